@@ -1,0 +1,169 @@
+//! The target (or chokepoint itself) seen from outside, through `/proc`.
+//!
+//! For now one observation: CPU time. A [`CpuMeter`] reads the CPU seconds a process has used
+//! (or only those of its threads whose names start with a prefix, which is how chokepoint tells
+//! its load generator's threads apart from an in-process demo service), and turns two readings
+//! into a share of the machine's cores. The load engine uses it on its own threads to say when
+//! it is the bottleneck (seed 001); the sweep uses it on the target's process.
+#![deny(missing_docs)]
+
+use std::time::Instant;
+
+/// Which CPU time to count.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CpuScope {
+    /// All threads of a process.
+    Process(i32),
+    /// Only the threads of a process whose name (`comm`, at most 15 bytes) starts with a prefix.
+    Threads {
+        /// The process id.
+        pid: i32,
+        /// The thread-name prefix.
+        prefix: String,
+    },
+}
+
+impl CpuScope {
+    /// This process.
+    pub fn this_process() -> CpuScope {
+        CpuScope::Process(std::process::id() as i32)
+    }
+
+    /// The threads of this process whose names start with `prefix`.
+    pub fn own_threads(prefix: &str) -> CpuScope {
+        CpuScope::Threads {
+            pid: std::process::id() as i32,
+            prefix: prefix.to_string(),
+        }
+    }
+}
+
+/// Why a CPU reading failed.
+#[derive(Debug)]
+pub struct ObserveError(String);
+
+impl std::fmt::Display for ObserveError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ObserveError {}
+
+/// CPU seconds (user + system) used so far by the threads in `scope`.
+///
+/// Threads that ended are not counted in [`CpuScope::Threads`] (their time is gone from
+/// `/proc`), so a meter over a thread prefix suits long-lived worker threads.
+pub fn cpu_seconds(scope: &CpuScope) -> Result<f64, ObserveError> {
+    let ticks = procfs::ticks_per_second() as f64;
+    let pid = match scope {
+        CpuScope::Process(pid) | CpuScope::Threads { pid, .. } => *pid,
+    };
+    let process = procfs::process::Process::new(pid)
+        .map_err(|e| ObserveError(format!("cannot read /proc/{pid}: {e}")))?;
+    match scope {
+        CpuScope::Process(_) => {
+            let stat = process
+                .stat()
+                .map_err(|e| ObserveError(format!("cannot read /proc/{pid}/stat: {e}")))?;
+            Ok((stat.utime + stat.stime) as f64 / ticks)
+        }
+        CpuScope::Threads { prefix, .. } => {
+            let tasks = process
+                .tasks()
+                .map_err(|e| ObserveError(format!("cannot list /proc/{pid}/task: {e}")))?;
+            let mut total = 0u64;
+            // A thread may end between listing and reading: skip it.
+            for stat in tasks.flatten().filter_map(|task| task.stat().ok()) {
+                if stat.comm.starts_with(prefix.as_str()) {
+                    total += stat.utime + stat.stime;
+                }
+            }
+            Ok(total as f64 / ticks)
+        }
+    }
+}
+
+/// The number of cores this process may run on.
+pub fn available_cores() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+/// Measures the CPU share of a scope between its creation and each [`CpuMeter::percent`] call.
+#[derive(Debug, Clone)]
+pub struct CpuMeter {
+    scope: CpuScope,
+    start_cpu_s: f64,
+    start: Instant,
+}
+
+impl CpuMeter {
+    /// Starts measuring now.
+    pub fn start(scope: CpuScope) -> Result<CpuMeter, ObserveError> {
+        let start_cpu_s = cpu_seconds(&scope)?;
+        Ok(CpuMeter {
+            scope,
+            start_cpu_s,
+            start: Instant::now(),
+        })
+    }
+
+    /// CPU used since the start as a percentage of `cores` fully busy
+    /// (100 = all `cores` busy the whole time).
+    pub fn percent(&self, cores: usize) -> Result<f64, ObserveError> {
+        let used = cpu_seconds(&self.scope)? - self.start_cpu_s;
+        let wall = self.start.elapsed().as_secs_f64();
+        Ok(share_percent(used, wall, cores))
+    }
+
+    /// Starts a new measuring window now.
+    pub fn restart(&mut self) -> Result<(), ObserveError> {
+        self.start_cpu_s = cpu_seconds(&self.scope)?;
+        self.start = Instant::now();
+        Ok(())
+    }
+}
+
+/// `cpu_s` seconds of CPU over `wall_s` seconds as a percentage of `cores` cores.
+pub fn share_percent(cpu_s: f64, wall_s: f64, cores: usize) -> f64 {
+    if wall_s <= 0.0 || cores == 0 {
+        return 0.0;
+    }
+    (100.0 * cpu_s / (wall_s * cores as f64)).max(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn share_is_relative_to_cores() {
+        assert_eq!(share_percent(1.0, 1.0, 1), 100.0);
+        assert_eq!(share_percent(1.0, 1.0, 2), 50.0);
+        assert_eq!(share_percent(0.5, 0.0, 2), 0.0);
+    }
+
+    #[test]
+    fn a_busy_named_thread_is_counted_and_others_are_not() {
+        let busy = std::thread::Builder::new()
+            .name("cp-test-busy".into())
+            .spawn(|| {
+                let until = Instant::now() + std::time::Duration::from_millis(300);
+                let mut x = 0u64;
+                while Instant::now() < until {
+                    x = x.wrapping_add(1);
+                }
+                x
+            })
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let named = cpu_seconds(&CpuScope::own_threads("cp-test-busy")).unwrap();
+        let nobody = cpu_seconds(&CpuScope::own_threads("no-such-thread")).unwrap();
+        busy.join().unwrap();
+        assert!(named > 0.0, "the spinning thread used {named} s");
+        assert_eq!(nobody, 0.0);
+        assert!(cpu_seconds(&CpuScope::this_process()).unwrap() >= named);
+    }
+}

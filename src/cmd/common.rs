@@ -1,0 +1,119 @@
+//! Argument parsers shared by several subcommands. Each returns a message that names what was
+//! wrong and how to fix it; clap puts the flag's name in front.
+use std::time::Duration;
+
+/// A duration such as `10s`, `500ms` or `1m30s` that must be greater than zero.
+pub fn positive_duration(text: &str) -> Result<Duration, String> {
+    let trimmed = text.trim();
+    if trimmed.starts_with('-') {
+        return Err(format!(
+            "'{text}' is negative: give a positive duration such as 10s"
+        ));
+    }
+    let parsed = if trimmed.chars().all(|c| c.is_ascii_digit() || c == '.') && !trimmed.is_empty() {
+        // A bare number is seconds, as in ab and wrk.
+        trimmed
+            .parse::<f64>()
+            .ok()
+            .filter(|s| s.is_finite())
+            .map(Duration::from_secs_f64)
+            .ok_or_else(|| format!("'{text}' is not a duration: use e.g. 10s, 500ms, 1m"))?
+    } else {
+        humantime::parse_duration(trimmed)
+            .map_err(|e| format!("'{text}' is not a duration ({e}): use e.g. 10s, 500ms, 1m"))?
+    };
+    if parsed.is_zero() {
+        return Err(format!(
+            "'{text}' is zero: give a duration greater than 0, such as 10s"
+        ));
+    }
+    Ok(parsed)
+}
+
+/// A duration that may be zero (a think time, a delay).
+pub fn duration(text: &str) -> Result<Duration, String> {
+    let trimmed = text.trim();
+    if trimmed == "0" {
+        return Ok(Duration::ZERO);
+    }
+    if trimmed.starts_with('-') {
+        return Err(format!(
+            "'{text}' is negative: give a duration such as 0s or 100ms"
+        ));
+    }
+    if trimmed.chars().all(|c| c.is_ascii_digit() || c == '.') && !trimmed.is_empty() {
+        return trimmed
+            .parse::<f64>()
+            .ok()
+            .filter(|s| s.is_finite())
+            .map(Duration::from_secs_f64)
+            .ok_or_else(|| format!("'{text}' is not a duration: use e.g. 100ms, 1s"));
+    }
+    humantime::parse_duration(trimmed)
+        .map_err(|e| format!("'{text}' is not a duration ({e}): use e.g. 100ms, 1s"))
+}
+
+/// A count that must be at least 1.
+pub fn positive_count(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<i128>() {
+        Ok(n) if n >= 1 && n <= u64::MAX as i128 => Ok(n as u64),
+        Ok(_) => Err(format!("'{text}' must be at least 1")),
+        Err(_) => Err(format!("'{text}' is not a whole number")),
+    }
+}
+
+/// A client count: at least 1, at most 1,000,000.
+pub fn client_count(text: &str) -> Result<u32, String> {
+    let n = positive_count(text)?;
+    u32::try_from(n)
+        .ok()
+        .filter(|n| *n <= 1_000_000)
+        .ok_or_else(|| format!("'{text}' is too many clients: at most 1000000"))
+}
+
+/// A header given as `Name: value`.
+pub fn header(text: &str) -> Result<(String, String), String> {
+    let (name, value) = text
+        .split_once(':')
+        .ok_or_else(|| format!("'{text}' is not a header: write it as 'Name: value'"))?;
+    let name = name.trim();
+    if name.is_empty() || !name.bytes().all(|b| b.is_ascii_graphic() && b != b':') {
+        return Err(format!(
+            "'{text}' has no valid header name: write it as 'Name: value'"
+        ));
+    }
+    Ok((name.to_string(), value.trim().to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_must_be_positive_where_asked() {
+        assert_eq!(positive_duration("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(positive_duration("2"), Ok(Duration::from_secs(2)));
+        assert_eq!(positive_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert!(positive_duration("0s").unwrap_err().contains("zero"));
+        assert!(positive_duration("0").unwrap_err().contains("zero"));
+        assert!(positive_duration("-1s").unwrap_err().contains("negative"));
+        assert!(positive_duration("soon").is_err());
+        assert_eq!(duration("0"), Ok(Duration::ZERO));
+        assert_eq!(duration("0s"), Ok(Duration::ZERO));
+        assert!(duration("-5ms").is_err());
+    }
+
+    #[test]
+    fn counts_and_headers() {
+        assert_eq!(client_count("20"), Ok(20));
+        assert!(client_count("0").is_err());
+        assert!(client_count("-3").is_err());
+        assert!(client_count("x").is_err());
+        assert_eq!(
+            header("X-Test:  a b"),
+            Ok(("X-Test".to_string(), "a b".to_string()))
+        );
+        assert!(header("no colon").is_err());
+        assert!(header(": v").is_err());
+    }
+}

@@ -1,0 +1,11 @@
+//! `chokepoint sweep`: not built yet.
+use std::process::ExitCode;
+
+/// Arguments of `chokepoint sweep`.
+#[derive(Debug, Default, clap::Args)]
+pub struct Args {}
+
+/// Runs the subcommand.
+pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
+    anyhow::bail!("`chokepoint sweep` is not built yet")
+}
