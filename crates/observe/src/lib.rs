@@ -21,6 +21,14 @@ pub enum CpuScope {
         /// The thread-name prefix.
         prefix: String,
     },
+    /// All threads of a process except those whose names start with one of the prefixes (an
+    /// in-process target: everything but chokepoint's own generator and mock threads).
+    ThreadsExcept {
+        /// The process id.
+        pid: i32,
+        /// Thread-name prefixes to leave out.
+        prefixes: Vec<String>,
+    },
 }
 
 impl CpuScope {
@@ -57,7 +65,9 @@ impl std::error::Error for ObserveError {}
 pub fn cpu_seconds(scope: &CpuScope) -> Result<f64, ObserveError> {
     let ticks = procfs::ticks_per_second() as f64;
     let pid = match scope {
-        CpuScope::Process(pid) | CpuScope::Threads { pid, .. } => *pid,
+        CpuScope::Process(pid)
+        | CpuScope::Threads { pid, .. }
+        | CpuScope::ThreadsExcept { pid, .. } => *pid,
     };
     let process = procfs::process::Process::new(pid)
         .map_err(|e| ObserveError(format!("cannot read /proc/{pid}: {e}")))?;
@@ -69,19 +79,31 @@ pub fn cpu_seconds(scope: &CpuScope) -> Result<f64, ObserveError> {
             Ok((stat.utime + stat.stime) as f64 / ticks)
         }
         CpuScope::Threads { prefix, .. } => {
-            let tasks = process
-                .tasks()
-                .map_err(|e| ObserveError(format!("cannot list /proc/{pid}/task: {e}")))?;
-            let mut total = 0u64;
-            // A thread may end between listing and reading: skip it.
-            for stat in tasks.flatten().filter_map(|task| task.stat().ok()) {
-                if stat.comm.starts_with(prefix.as_str()) {
-                    total += stat.utime + stat.stime;
-                }
-            }
-            Ok(total as f64 / ticks)
+            thread_ticks(&process, |name| name.starts_with(prefix.as_str())).map(|t| t / ticks)
         }
+        CpuScope::ThreadsExcept { prefixes, .. } => thread_ticks(&process, |name| {
+            !prefixes.iter().any(|p| name.starts_with(p.as_str()))
+        })
+        .map(|t| t / ticks),
     }
+}
+
+/// CPU ticks of the threads of `process` whose names pass `keep`.
+fn thread_ticks(
+    process: &procfs::process::Process,
+    keep: impl Fn(&str) -> bool,
+) -> Result<f64, ObserveError> {
+    let tasks = process
+        .tasks()
+        .map_err(|e| ObserveError(format!("cannot list /proc/{}/task: {e}", process.pid)))?;
+    // A thread may end between listing and reading: skip it.
+    let total: u64 = tasks
+        .flatten()
+        .filter_map(|task| task.stat().ok())
+        .filter(|stat| keep(&stat.comm))
+        .map(|stat| stat.utime + stat.stime)
+        .sum();
+    Ok(total as f64)
 }
 
 /// The number of cores this process may run on.
@@ -161,9 +183,16 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(200));
         let named = cpu_seconds(&CpuScope::own_threads("cp-test-busy")).unwrap();
         let nobody = cpu_seconds(&CpuScope::own_threads("no-such-thread")).unwrap();
+        let all_but_busy = cpu_seconds(&CpuScope::ThreadsExcept {
+            pid: std::process::id() as i32,
+            prefixes: vec!["cp-test-busy".into()],
+        })
+        .unwrap();
         busy.join().unwrap();
         assert!(named > 0.0, "the spinning thread used {named} s");
         assert_eq!(nobody, 0.0);
-        assert!(cpu_seconds(&CpuScope::this_process()).unwrap() >= named);
+        let whole = cpu_seconds(&CpuScope::this_process()).unwrap();
+        assert!(whole >= named);
+        assert!(all_but_busy < whole, "{all_but_busy} of {whole} s");
     }
 }
