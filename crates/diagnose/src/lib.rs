@@ -1,1 +1,36 @@
-//! stub
+//! The diagnosis: a sweep's steps in, a finding out — pure functions, no I/O, no clock.
+//!
+//! [`diagnose`] reads the [`Step`]s of a sweep (any order, repeats merged by their median) and
+//! the [`SweepContext`], and writes a [`Diagnosis`]: the kind of limit, its size, the knee, one
+//! summary sentence and evidence sentences whose numbers all come from the steps. The method:
+//!
+//! 1. **Ideal line.** The base latency L0 is the ok mean latency at the fewest clients (when that
+//!    step already queued past a known downstream delay D, L0 = D). The ideal throughput is
+//!    X(c) = c / L0; efficiency e(c) = X(c) / ideal. The knee is the first step from which every
+//!    step has e < 0.9.
+//! 2. **Plateau and size.** Past the knee, the plateau throughput is the median successful
+//!    throughput; the steps within 10% of it form the plateau. Little's law turns it into a
+//!    size: limit = plateau X × S, S = D when the target makes one downstream call per request
+//!    (else L0). When the mock saw the plateau, its most calls in flight are direct evidence and
+//!    win when they agree within 15%.
+//! 3. **Kind**, first match wins: `generator-bound` (the generator above 90% CPU at or past the
+//!    knee), `connection-limit` (periodic stalls in a step's timeline), `error-bound` (more than
+//!    5% errors from some step on), then for a plateau `cpu-bound` (target CPU saturated, or the
+//!    mock idle when the CPU was not observed) or `blocking-pool`; `no-limit-found` otherwise.
+//! 4. **Models.** A Universal Scalability Law fit ([`usl_fit`]) with ≥ 4 client counts, beside
+//!    the bounded-pool model ([`pool_fit`]); the better R² is named.
+//!
+//! [`next_clients`] is the sweep's adaptive search and [`Gate`] / [`check_gates`] the CI gates.
+#![deny(missing_docs)]
+
+mod finding;
+mod fit;
+mod gates;
+mod points;
+mod search;
+mod stalls;
+
+pub use finding::diagnose;
+pub use fit::{pool_fit, usl_fit};
+pub use gates::{check_gates, Gate, GateError};
+pub use search::next_clients;
