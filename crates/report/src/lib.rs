@@ -1,6 +1,18 @@
 //! Renderers of finished results: text for the terminal, JSON files, and one self-contained HTML
 //! page with SVG charts. A renderer reads a result and writes; it never reaches back into the
 //! engine, and nothing here measures or decides.
+//!
+//! - [`sweep_text`]: the live per-step table of `chokepoint sweep` and the finding in plain words.
+//! - [`demo_text`]: the findings table of `chokepoint demo`.
+//! - [`load_text`]: the report of one `chokepoint load` run.
+//! - [`html`]: `report.html`, one page with inline SVG charts drawn by plotters.
+//! - [`files`]: `result.json` and `report.html` written atomically, and `result.json` read back.
+mod charts;
+pub mod demo_text;
+pub mod files;
 pub mod html;
 pub mod load_text;
+mod numbers;
 pub mod sweep_text;
+
+pub use files::ReportError;

@@ -1,1 +1,162 @@
-//! stub: being written.
+//! The terminal view of a sweep: one line per step as it ends, and the finding in plain words.
+use crate::numbers;
+use chokepoint_result::{Diagnosis, Step, SweepResult};
+use std::fmt::Write;
+
+/// The header of the live table; [`step_line`] prints its rows under it.
+pub fn step_header() -> String {
+    format!(
+        "{:>7} {:>9} {:>9} {:>9} {:>9}  {:<16} {:>11} {:>11} {:>8}",
+        "clients",
+        "req/s",
+        "ok req/s",
+        "avg",
+        "p99",
+        "errors (rate)",
+        "in flight",
+        "target CPU",
+        "gen CPU"
+    )
+}
+
+/// One row of the live table: clients, req/s, ok req/s, mean and p99 latency, errors with their
+/// rate, the downstream's mean/max calls in flight (`-` without a mock), target and generator CPU.
+pub fn step_line(step: &Step) -> String {
+    format!(
+        "{:>7} {:>9} {:>9} {:>9} {:>9}  {:<16} {:>11} {:>11} {:>8}",
+        step.clients,
+        numbers::rate(step.throughput_rps),
+        numbers::rate(step.ok_throughput_rps),
+        numbers::ms(step.latency_ms.mean),
+        numbers::ms(step.latency_ms.p99),
+        numbers::errors(numbers::error_count(step), step.error_rate),
+        numbers::in_flight(step.downstream_inflight.as_ref()),
+        numbers::cpu(step.target_cpu_pct),
+        numbers::cpu(Some(step.generator_cpu_pct)),
+    )
+}
+
+/// The whole report: what was swept, the step table, errors by kind, and the finding.
+pub fn render(result: &SweepResult) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "chokepoint sweep of {}", result.target);
+    let _ = writeln!(
+        out,
+        "downstream: {}",
+        numbers::downstream_context(&result.context)
+    );
+    out.push('\n');
+    if result.steps.is_empty() {
+        out.push_str("No steps were measured.\n");
+    } else {
+        let _ = writeln!(out, "{}", step_header());
+        for step in &result.steps {
+            let _ = writeln!(out, "{}", step_line(step));
+        }
+        for step in result.steps.iter().filter(|s| !s.errors.is_empty()) {
+            let kinds: Vec<String> = step
+                .errors
+                .iter()
+                .map(|(kind, count)| format!("{kind} {count}"))
+                .collect();
+            let _ = writeln!(
+                out,
+                "errors at {} clients: {}",
+                step.clients,
+                kinds.join(", ")
+            );
+        }
+    }
+    if result.interrupted {
+        let _ = writeln!(
+            out,
+            "The sweep was interrupted after {} step{}.",
+            result.steps.len(),
+            if result.steps.len() == 1 { "" } else { "s" }
+        );
+    }
+    out.push('\n');
+    match &result.diagnosis {
+        Some(diagnosis) => out.push_str(&render_finding(diagnosis)),
+        None if result.interrupted => {
+            out.push_str("No finding: the sweep stopped before the diagnosis.\n")
+        }
+        None => out.push_str("No finding yet: the result has no diagnosis.\n"),
+    }
+    out
+}
+
+/// The finding in plain words: kind, limit and knee, the summary, the evidence, the models.
+fn render_finding(diagnosis: &Diagnosis) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "Finding: {}", headline(diagnosis));
+    let _ = writeln!(out, "  {}", diagnosis.summary);
+    for sentence in &diagnosis.evidence {
+        let _ = writeln!(out, "  - {sentence}");
+    }
+    if let Some(models) = models_line(diagnosis) {
+        let _ = writeln!(out, "  Models: {models}");
+    }
+    if let Some(fan_out) = fan_out_line(diagnosis) {
+        let _ = writeln!(out, "  Fan-out: {fan_out}");
+    }
+    if let Some(place) = &diagnosis.attribution {
+        let _ = writeln!(out, "  Where: {place}");
+    }
+    out
+}
+
+/// `blocking-pool, limit 20, knee at 40 clients`.
+pub(crate) fn headline(diagnosis: &Diagnosis) -> String {
+    let mut parts = vec![diagnosis.kind.as_str().to_string()];
+    if let Some(limit) = diagnosis.limit {
+        parts.push(format!("limit {}", numbers::concurrency(limit)));
+    }
+    if let Some(knee) = diagnosis.knee_clients {
+        parts.push(format!("knee at {knee} clients"));
+    }
+    parts.join(", ")
+}
+
+/// The bounded-pool fit beside the USL fit, and which fits better; `None` without either.
+pub(crate) fn models_line(diagnosis: &Diagnosis) -> Option<String> {
+    let pool = diagnosis.pool.map(|p| {
+        format!(
+            "bounded pool (limit {}, plateau {} req/s, R² {:.3})",
+            numbers::concurrency(p.limit),
+            numbers::rate(p.plateau_rps),
+            p.r_squared
+        )
+    });
+    let usl = diagnosis.usl.map(|u| {
+        let n_max = u
+            .n_max
+            .map(|n| format!(", N_max {}", numbers::concurrency(n)))
+            .unwrap_or_default();
+        format!(
+            "USL (σ {}, κ {}, λ {} req/s{n_max}, R² {:.3})",
+            numbers::parameter(u.sigma),
+            numbers::parameter(u.kappa),
+            numbers::rate(u.lambda),
+            u.r_squared
+        )
+    });
+    let fits: Vec<String> = [pool, usl].into_iter().flatten().collect();
+    if fits.is_empty() {
+        return None;
+    }
+    let mut line = fits.join(" vs ");
+    if let Some(better) = &diagnosis.better_model {
+        let _ = write!(line, "; the {better} model fits better");
+    }
+    line.push('.');
+    Some(line)
+}
+
+/// `downstream calls appear parallel` / `serial`, when the diagnosis could tell.
+pub(crate) fn fan_out_line(diagnosis: &Diagnosis) -> Option<String> {
+    diagnosis
+        .fan_out
+        .as_ref()
+        .map(|how| format!("downstream calls appear {how}"))
+}

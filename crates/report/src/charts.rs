@@ -1,0 +1,468 @@
+//! The four charts of `report.html`, drawn by plotters as inline SVG strings.
+//!
+//! Clients go on a log-2 axis (1, 2, 4 … 1024 read evenly, and a sweep spans that range): the
+//! axis is linear in log₂(clients) with tick labels written back as client counts, so ticks fall
+//! on whole powers of two.
+use crate::numbers;
+use chokepoint_result::{Step, SweepResult};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+type Drawn = Result<(), Box<dyn std::error::Error>>;
+type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+
+/// Chart width in pixels (the page scales it to fit).
+const WIDTH: u32 = 960;
+/// Height of one of the three charts over clients.
+const HEIGHT: u32 = 440;
+/// Height of one row of the timeline's small multiples.
+const PANEL_HEIGHT: u32 = 200;
+/// A timeline bucket under this share of its step's mean throughput is drawn as a stall.
+pub const STALL_SHARE: f64 = 0.1;
+
+const TOTAL: RGBColor = RGBColor(31, 119, 180);
+const OK: RGBColor = RGBColor(44, 160, 44);
+const IDEAL: RGBColor = RGBColor(150, 150, 150);
+const KNEE: RGBColor = RGBColor(214, 39, 40);
+const PLATEAU: RGBColor = RGBColor(255, 127, 14);
+const P50: RGBColor = RGBColor(31, 119, 180);
+const P90: RGBColor = RGBColor(148, 103, 189);
+const P99: RGBColor = RGBColor(214, 39, 40);
+const MEAN: RGBColor = RGBColor(44, 160, 44);
+
+/// Runs `draw` on a fresh white SVG canvas and returns the SVG markup, without the XML
+/// namespace attribute (an inline `<svg>` in HTML needs none, and the page keeps no URLs).
+fn svg(height: u32, draw: impl FnOnce(&Area) -> Drawn) -> Result<String, String> {
+    let mut buffer = String::new();
+    {
+        let root = SVGBackend::with_string(&mut buffer, (WIDTH, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        draw(&root).map_err(|e| e.to_string())?;
+        root.present().map_err(|e| e.to_string())?;
+    }
+    Ok(buffer.replace(" xmlns=\"http://www.w3.org/2000/svg\"", ""))
+}
+
+/// A log₂ clients axis covering every step, with whole powers of two at both ends.
+struct ClientAxis {
+    lo: f64,
+    hi: f64,
+}
+
+impl ClientAxis {
+    fn new(steps: &[Step]) -> ClientAxis {
+        let min = steps.iter().map(|s| s.clients).min().unwrap_or(1);
+        let max = steps.iter().map(|s| s.clients).max().unwrap_or(1);
+        let lo = log2_clients(min as f64).floor();
+        let mut hi = log2_clients(max as f64).ceil();
+        if hi - lo < 2.0 {
+            hi = lo + 2.0;
+        }
+        ClientAxis { lo, hi }
+    }
+
+    /// The plotted range, padded so points at the ends do not sit on the frame.
+    fn range(&self) -> std::ops::Range<f64> {
+        (self.lo - 0.3)..(self.hi + 0.3)
+    }
+
+    /// How many labels to ask for so that plotters puts one on each power of two.
+    fn labels(&self) -> usize {
+        (self.hi - self.lo) as usize + 2
+    }
+
+    /// Clients (≥ 1) from a point of the axis.
+    fn clients_at(&self, x: f64) -> f64 {
+        2f64.powf(x)
+    }
+}
+
+fn log2_clients(clients: f64) -> f64 {
+    clients.max(1.0).log2()
+}
+
+fn clients_label(x: &f64) -> String {
+    format!("{:.0}", 2f64.powf(*x))
+}
+
+/// A value axis label: `0`, `2.5`, `1000` (no `.0` on whole numbers).
+fn value_label(value: &f64) -> String {
+    if value.abs() >= 100.0 || value.fract() == 0.0 {
+        format!("{value:.0}")
+    } else {
+        let text = format!("{value:.2}");
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+fn finite_max(values: impl IntoIterator<Item = f64>) -> f64 {
+    values
+        .into_iter()
+        .filter(|v| v.is_finite())
+        .fold(0.0, f64::max)
+}
+
+/// Throughput (all and successful) over clients, the ideal line of clients / base latency, the
+/// knee and the plateau.
+pub fn throughput(result: &SweepResult) -> Result<String, String> {
+    let steps = &result.steps;
+    let axis = ClientAxis::new(steps);
+    let diagnosis = result.diagnosis.as_ref();
+    let plateau = diagnosis
+        .and_then(|d| d.pool.map(|p| p.plateau_rps))
+        .or_else(|| {
+            let limit = diagnosis?.limit?;
+            Some(limit * 1000.0 / numbers::base_latency_ms(result)?)
+        });
+    let measured = finite_max(
+        steps
+            .iter()
+            .flat_map(|s| [s.throughput_rps, s.ok_throughput_rps]),
+    );
+    let y_max = nonzero(finite_max([measured, plateau.unwrap_or(0.0)]) * 1.25);
+    svg(HEIGHT, |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption("Throughput vs clients", ("sans-serif", 22))
+            .margin(14)
+            .x_label_area_size(50)
+            .y_label_area_size(72)
+            .build_cartesian_2d(axis.range(), 0f64..y_max)?;
+        chart
+            .configure_mesh()
+            .x_labels(axis.labels())
+            .x_label_formatter(&clients_label)
+            .y_label_formatter(&value_label)
+            .x_desc("clients (log₂ scale)")
+            .y_desc("throughput (requests/s)")
+            .label_style(("sans-serif", 14))
+            .axis_desc_style(("sans-serif", 16))
+            .draw()?;
+        if let Some(base_ms) = numbers::base_latency_ms(result) {
+            // clients / base latency, up to where it leaves the chart.
+            let last = axis.range().end.min(log2_clients(y_max * base_ms / 1000.0));
+            let first = axis.range().start;
+            let ideal: Vec<(f64, f64)> = (0..=60)
+                .map(|i| first + (last - first) * i as f64 / 60.0)
+                .map(|x| (x, axis.clients_at(x) * 1000.0 / base_ms))
+                .collect();
+            chart
+                .draw_series(DashedLineSeries::new(ideal, 8, 6, IDEAL.stroke_width(2)))?
+                .label(format!("ideal: clients / {}", numbers::ms(base_ms)))
+                .legend(|(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], IDEAL.stroke_width(2))
+                });
+        }
+        let total: Vec<(f64, f64)> = points(steps, |s| s.throughput_rps);
+        let ok: Vec<(f64, f64)> = points(steps, |s| s.ok_throughput_rps);
+        chart
+            .draw_series(LineSeries::new(total.clone(), TOTAL.stroke_width(2)))?
+            .label("all responses")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], TOTAL.stroke_width(2)));
+        chart.draw_series(total.iter().map(|&p| Circle::new(p, 4, TOTAL.filled())))?;
+        chart
+            .draw_series(DashedLineSeries::new(ok.clone(), 5, 3, OK.stroke_width(2)))?
+            .label("successful (2xx)")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], OK.stroke_width(2)));
+        chart.draw_series(ok.iter().map(|&p| Cross::new(p, 5, OK.stroke_width(2))))?;
+        if let Some(plateau) = plateau.filter(|p| p.is_finite()) {
+            let range = axis.range();
+            chart
+                .draw_series(LineSeries::new(
+                    [(range.start, plateau), (range.end, plateau)],
+                    PLATEAU.stroke_width(1),
+                ))?
+                .label(format!("plateau {} req/s", numbers::rate(plateau)))
+                .legend(|(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], PLATEAU.stroke_width(1))
+                });
+        }
+        draw_knee(&mut chart, result, y_max)?;
+        draw_legend(&mut chart, SeriesLabelPosition::LowerRight)
+    })
+}
+
+/// A latency line: its name, colour, and how to read it from a step.
+type Percentile = (&'static str, RGBColor, fn(&Step) -> f64);
+
+/// Latency percentiles (p50, p90, p99) and the mean over clients.
+pub fn latency(result: &SweepResult) -> Result<String, String> {
+    let steps = &result.steps;
+    let axis = ClientAxis::new(steps);
+    let largest = finite_max(steps.iter().flat_map(|s| {
+        let l = s.latency_ms;
+        [l.p50, l.p90, l.p99, l.mean]
+    }));
+    let (unit, per_unit) = if largest >= 10_000.0 {
+        ("s", 1000.0)
+    } else {
+        ("ms", 1.0)
+    };
+    let y_max = nonzero(largest / per_unit * 1.15);
+    svg(HEIGHT, |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption("Latency vs clients", ("sans-serif", 22))
+            .margin(14)
+            .x_label_area_size(50)
+            .y_label_area_size(80)
+            .build_cartesian_2d(axis.range(), 0f64..y_max)?;
+        chart
+            .configure_mesh()
+            .x_labels(axis.labels())
+            .x_label_formatter(&clients_label)
+            .y_label_formatter(&value_label)
+            .x_desc("clients (log₂ scale)")
+            .y_desc(format!("latency ({unit})"))
+            .label_style(("sans-serif", 14))
+            .axis_desc_style(("sans-serif", 16))
+            .draw()?;
+        let series: [Percentile; 4] = [
+            ("p99", P99, |s| s.latency_ms.p99),
+            ("p90", P90, |s| s.latency_ms.p90),
+            ("p50", P50, |s| s.latency_ms.p50),
+            ("mean", MEAN, |s| s.latency_ms.mean),
+        ];
+        for (name, color, value) in series {
+            let line = points(steps, |s| value(s) / per_unit);
+            chart
+                .draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))?
+                .label(name)
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                });
+            chart.draw_series(line.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+        }
+        draw_knee(&mut chart, result, y_max)?;
+        draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)
+    })
+}
+
+/// Calls in flight at the downstream (mean and max) over clients, with the limit; `None` when
+/// no step has downstream data.
+pub fn in_flight(result: &SweepResult) -> Option<Result<String, String>> {
+    let steps: Vec<Step> = result
+        .steps
+        .iter()
+        .filter(|s| s.downstream_inflight.is_some())
+        .cloned()
+        .collect();
+    if steps.is_empty() {
+        return None;
+    }
+    let axis = ClientAxis::new(&result.steps);
+    let limit = result.diagnosis.as_ref().and_then(|d| d.limit);
+    let largest = finite_max(
+        steps
+            .iter()
+            .filter_map(|s| s.downstream_inflight)
+            .map(|d| d.max as f64)
+            .chain(limit),
+    );
+    let y_max = nonzero(largest * 1.25);
+    Some(svg(HEIGHT, |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption("Downstream calls in flight vs clients", ("sans-serif", 22))
+            .margin(14)
+            .x_label_area_size(50)
+            .y_label_area_size(72)
+            .build_cartesian_2d(axis.range(), 0f64..y_max)?;
+        chart
+            .configure_mesh()
+            .x_labels(axis.labels())
+            .x_label_formatter(&clients_label)
+            .y_label_formatter(&value_label)
+            .x_desc("clients (log₂ scale)")
+            .y_desc("calls in flight at the mock")
+            .label_style(("sans-serif", 14))
+            .axis_desc_style(("sans-serif", 16))
+            .draw()?;
+        // Every client's request at the downstream at once: where in-flight would go unlimited.
+        let first = axis.range().start;
+        let last = axis.range().end.min(log2_clients(y_max));
+        let diagonal: Vec<(f64, f64)> = (0..=40)
+            .map(|i| first + (last - first) * i as f64 / 40.0)
+            .map(|x| (x, axis.clients_at(x)))
+            .collect();
+        chart
+            .draw_series(DashedLineSeries::new(diagonal, 8, 6, IDEAL.stroke_width(2)))?
+            .label("= clients (no limit)")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], IDEAL.stroke_width(2)));
+        let max = points(&steps, |s| {
+            s.downstream_inflight.map_or(0.0, |d| d.max as f64)
+        });
+        let mean = points(&steps, |s| s.downstream_inflight.map_or(0.0, |d| d.mean));
+        for (name, color, line) in [("max", P99, max), ("mean", TOTAL, mean)] {
+            chart
+                .draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))?
+                .label(name)
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                });
+            chart.draw_series(line.iter().map(|&p| Circle::new(p, 4, color.filled())))?;
+        }
+        if let Some(limit) = limit.filter(|l| l.is_finite()) {
+            let range = axis.range();
+            chart
+                .draw_series(LineSeries::new(
+                    [(range.start, limit), (range.end, limit)],
+                    PLATEAU.stroke_width(1),
+                ))?
+                .label(format!("limit {}", numbers::concurrency(limit)))
+                .legend(|(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], PLATEAU.stroke_width(1))
+                });
+        }
+        draw_knee(&mut chart, result, y_max)?;
+        draw_legend(&mut chart, SeriesLabelPosition::LowerRight)
+    }))
+}
+
+/// Throughput over time within each step, one small chart per step, with stalls (buckets under
+/// [`STALL_SHARE`] of the step's mean) marked in red.
+pub fn timelines(result: &SweepResult) -> Result<String, String> {
+    let steps = &result.steps;
+    let columns = match steps.len() {
+        0 | 1 => 1,
+        2 => 2,
+        3..=6 => 3,
+        _ => 4,
+    };
+    let rows = steps.len().div_ceil(columns).max(1);
+    let x_max = nonzero(finite_max(steps.iter().map(|s| {
+        s.timeline
+            .last()
+            .map_or(s.duration_s, |p| p.t_s + s.timeline_bucket_s)
+    })));
+    svg(50 + rows as u32 * PANEL_HEIGHT, |root| {
+        let body = root.titled("Throughput over time within each step", ("sans-serif", 22))?;
+        for (panel, step) in body.split_evenly((rows, columns)).iter().zip(steps) {
+            draw_timeline(panel, step, x_max)?;
+        }
+        Ok(())
+    })
+}
+
+fn draw_timeline(panel: &Area, step: &Step, x_max: f64) -> Drawn {
+    let rates = bucket_rates(step);
+    let y_max = nonzero(finite_max(rates.iter().map(|p| p.1)) * 1.2);
+    let mut chart = ChartBuilder::on(panel)
+        .caption(format!("{} clients", step.clients), ("sans-serif", 15))
+        .margin(8)
+        .x_label_area_size(34)
+        .y_label_area_size(50)
+        .build_cartesian_2d(0f64..x_max, 0f64..y_max)?;
+    chart
+        .configure_mesh()
+        .x_labels(6)
+        .y_labels(4)
+        .x_label_formatter(&value_label)
+        .y_label_formatter(&value_label)
+        .x_desc("time in step (s)")
+        .y_desc("req/s")
+        .label_style(("sans-serif", 11))
+        .axis_desc_style(("sans-serif", 12))
+        .draw()?;
+    if rates.is_empty() {
+        chart.draw_series(std::iter::once(Text::new(
+            "no timeline recorded",
+            (x_max * 0.3, y_max * 0.5),
+            ("sans-serif", 14),
+        )))?;
+        return Ok(());
+    }
+    chart.draw_series(LineSeries::new(rates.clone(), TOTAL.stroke_width(2)))?;
+    let threshold = mean(rates.iter().map(|p| p.1)) * STALL_SHARE;
+    chart.draw_series(
+        rates
+            .iter()
+            .filter(|p| p.1 < threshold)
+            .map(|&p| Circle::new(p, 4, KNEE.filled())),
+    )?;
+    Ok(())
+}
+
+/// (middle of the bucket in seconds, responses per second) for each timeline bucket.
+pub fn bucket_rates(step: &Step) -> Vec<(f64, f64)> {
+    if step.timeline_bucket_s.is_nan() || step.timeline_bucket_s <= 0.0 {
+        return Vec::new();
+    }
+    let width = step.timeline_bucket_s;
+    step.timeline
+        .iter()
+        .map(|p| (p.t_s + width / 2.0, p.completed as f64 / width))
+        .filter(|p| p.0.is_finite() && p.1.is_finite())
+        .collect()
+}
+
+/// How many of a step's timeline buckets are stalls.
+pub fn stall_count(step: &Step) -> usize {
+    let rates = bucket_rates(step);
+    let threshold = mean(rates.iter().map(|p| p.1)) * STALL_SHARE;
+    rates.iter().filter(|p| p.1 < threshold).count()
+}
+
+fn mean(values: impl Iterator<Item = f64>) -> f64 {
+    let (sum, count) = values
+        .filter(|v| v.is_finite())
+        .fold((0.0, 0usize), |(sum, count), v| (sum + v, count + 1));
+    if count == 0 {
+        0.0
+    } else {
+        sum / count as f64
+    }
+}
+
+fn points(steps: &[Step], value: impl Fn(&Step) -> f64) -> Vec<(f64, f64)> {
+    steps
+        .iter()
+        .map(|s| (log2_clients(s.clients as f64), value(s)))
+        .filter(|p| p.1.is_finite())
+        .collect()
+}
+
+fn nonzero(value: f64) -> f64 {
+    if value.is_finite() && value > 0.0 {
+        value
+    } else {
+        1.0
+    }
+}
+
+type Chart<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// A vertical line at the diagnosis's knee, labelled.
+fn draw_knee<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>, result: &SweepResult, y_max: f64) -> Drawn {
+    let Some(knee) = result.diagnosis.as_ref().and_then(|d| d.knee_clients) else {
+        return Ok(());
+    };
+    let x = log2_clients(knee as f64);
+    chart
+        .draw_series(DashedLineSeries::new(
+            [(x, 0.0), (x, y_max)],
+            6,
+            4,
+            KNEE.stroke_width(2),
+        ))?
+        .label(format!("knee: {knee} clients"))
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], KNEE.stroke_width(2)));
+    chart.draw_series(std::iter::once(Text::new(
+        format!("knee: {knee} clients"),
+        (x + 0.06, y_max * 0.97),
+        ("sans-serif", 15).into_font().color(&KNEE),
+    )))?;
+    Ok(())
+}
+
+fn draw_legend<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>, position: SeriesLabelPosition) -> Drawn {
+    chart
+        .configure_series_labels()
+        .position(position)
+        .label_font(("sans-serif", 14))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.4))
+        .draw()?;
+    Ok(())
+}
