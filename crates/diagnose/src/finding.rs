@@ -211,7 +211,11 @@ impl<'p, 'a> Analysis<'p, 'a> {
                 "Little's law: {} req/s × {} ({}) = {} requests held at once.",
                 fmt_rate(plateau_x),
                 fmt_dur(s_ms),
-                s_label.trim_start_matches("the whole "),
+                if s_label.contains("downstream") {
+                    "the downstream delay"
+                } else {
+                    "the base latency"
+                },
                 fmt_count(little)
             ));
         }
@@ -369,6 +373,11 @@ impl<'p, 'a> Analysis<'p, 'a> {
                 let idx: Vec<usize> = (k.saturating_sub(1)..pts.len())
                     .filter(|&i| (pts[i].ok_x - px).abs() <= 0.1 * px)
                     .collect();
+                let px = if idx.is_empty() {
+                    px
+                } else {
+                    median(idx.iter().map(|&i| pts[i].ok_x))
+                };
                 (px, idx)
             }
             None => (0.0, Vec::new()),
@@ -493,7 +502,9 @@ impl<'p, 'a> Analysis<'p, 'a> {
             if let Some(s) = size.sentence {
                 self.evidence.push(s);
             }
-            self.batch_range(f, ok_plateau);
+            if let Some((low, high)) = self.batch_range(f) {
+                limit = Some(size.limit.clamp(low, high));
+            }
         } else if let Some(k) = knee {
             let size = self.size(plateau_x, &plateau_idx);
             limit = Some(size.limit);
@@ -558,19 +569,31 @@ impl<'p, 'a> Analysis<'p, 'a> {
             if let Some(s) = size.sentence {
                 self.evidence.push(s);
             }
-            self.batch_range(k, plateau_x);
+            if let Some((low, high)) = self.batch_range(k) {
+                limit = Some(size.limit.clamp(low, high));
+            }
         } else {
             kind = Kind::NoLimitFound;
             let p = &pts[last];
-            summary = format!(
-                "No limit up to {} {}: {} req/s at {} {}, {} of ideal.",
-                p.clients,
-                plural(p.clients),
-                fmt_rate(p.ok_x),
-                p.clients,
-                plural(p.clients),
-                fmt_pct(self.sh.efficiency[last])
-            );
+            summary = if pts.len() == 1 && self.delay.is_none() {
+                format!(
+                    "One step at {} {} ({} req/s, mean {}) cannot show a limit: without a second step or a known downstream delay there is no ideal line to compare with.",
+                    p.clients,
+                    plural(p.clients),
+                    fmt_rate(p.ok_x),
+                    fmt_ms(p.ok_mean_ms)
+                )
+            } else {
+                format!(
+                    "No limit up to {} {}: {} req/s at {} {}, {} of ideal.",
+                    p.clients,
+                    plural(p.clients),
+                    fmt_rate(p.ok_x),
+                    p.clients,
+                    plural(p.clients),
+                    fmt_pct(self.sh.efficiency[last])
+                )
+            };
             if let Some(g) = pts
                 .iter()
                 .find(|p| p.generator_cpu > GENERATOR_SATURATED_PCT)
@@ -697,8 +720,23 @@ impl<'p, 'a> Analysis<'p, 'a> {
         if !self.ctx.mock_present {
             return None;
         }
-        let calls = median(idx.iter().filter_map(|&i| self.pts[i].calls_per_request()));
-        let in_flight = median(idx.iter().filter_map(|&i| self.pts[i].inflight_mean));
+        let calls: Vec<f64> = idx
+            .iter()
+            .filter_map(|&i| self.pts[i].calls_per_request())
+            .collect();
+        let in_flight: Vec<f64> = idx
+            .iter()
+            .filter_map(|&i| self.pts[i].inflight_mean)
+            .collect();
+        if calls.is_empty() && in_flight.is_empty() {
+            return None;
+        }
+        let calls = if calls.is_empty() { 1.0 } else { median(calls) };
+        let in_flight = if in_flight.is_empty() {
+            f64::INFINITY
+        } else {
+            median(in_flight)
+        };
         let l0 = self.sh.base_ms;
         let mut limit = self.pts[idx[0]].ok_x * l0 / 1000.0;
         if little > 0.0 {
@@ -744,18 +782,17 @@ impl<'p, 'a> Analysis<'p, 'a> {
 
     /// A single step of a batch (each client sent about one request, as `ab -n N -c N`): the
     /// requests went through in waves of the delay, which bounds the pool from both sides.
-    fn batch_range(&mut self, from: usize, plateau_x: f64) {
-        let _ = plateau_x;
-        let Some(d) = self.delay else { return };
+    fn batch_range(&mut self, from: usize) -> Option<(f64, f64)> {
+        let d = self.delay?;
         if self.pts.len() != 1 {
-            return;
+            return None;
         }
         let p = &self.pts[from];
-        let Some(step) = p.steps.first() else { return };
+        let step = p.steps.first()?;
         let served = step.ok as f64;
         let waves = (step.duration_s * 1000.0 / d).round();
         if step.requests as f64 > 1.5 * p.clients as f64 || waves < 2.0 || served < 1.0 {
-            return;
+            return None;
         }
         let low = (served / waves).ceil();
         let high = (served / (waves - 1.0)).ceil() - 1.0;
@@ -771,5 +808,9 @@ impl<'p, 'a> Analysis<'p, 'a> {
             low,
             high.max(low)
         ));
+        self.evidence.push(
+            "Little's law undercounts a batch (its last wave is partial), so the limit is kept within that range.".to_string(),
+        );
+        Some((low, high.max(low)))
     }
 }

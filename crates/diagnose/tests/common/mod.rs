@@ -1,0 +1,191 @@
+//! Builders of steps for the diagnosis tests: hand-typed tables (the seeds') and model services
+//! (a pool, a CPU, a shedding server, ...) measured with deterministic noise.
+#![allow(dead_code)]
+
+use chokepoint_result::{
+    DownstreamInFlight, DownstreamStep, ErrorCounts, LatencyMs, Step, StubStats, SweepContext,
+    TimelinePoint,
+};
+
+/// A latency summary around a mean (percentiles spread a little above it).
+pub fn latency(mean: f64) -> LatencyMs {
+    LatencyMs {
+        min: mean * 0.95,
+        mean,
+        p50: mean,
+        p66: mean * 1.01,
+        p75: mean * 1.02,
+        p80: mean * 1.03,
+        p90: mean * 1.05,
+        p95: mean * 1.07,
+        p98: mean * 1.09,
+        p99: mean * 1.1,
+        p999: mean * 1.2,
+        max: mean * 1.3,
+    }
+}
+
+/// A step of a closed loop: `clients`, successful throughput and mean latency, no errors,
+/// measured for `duration_s`.
+pub fn step(clients: u32, ok_rps: f64, mean_ms: f64) -> Step {
+    let duration_s = 10.0;
+    let ok = (ok_rps * duration_s).round() as u64;
+    Step {
+        clients,
+        throughput_rps: ok_rps,
+        ok_throughput_rps: ok_rps,
+        requests: ok,
+        ok,
+        latency_ms: latency(mean_ms),
+        ok_latency_ms: Some(latency(mean_ms)),
+        error_latency_ms: None,
+        errors: ErrorCounts::new(),
+        error_rate: 0.0,
+        downstream_inflight: None,
+        downstream: None,
+        target_cpu_pct: None,
+        generator_cpu_pct: 5.0,
+        duration_s,
+        ramp_s: 0.5,
+        timeline_bucket_s: 0.1,
+        timeline: Vec::new(),
+    }
+}
+
+/// Adds failed requests of one kind at `error_rps`, answered in `error_ms`.
+pub fn with_errors(mut s: Step, kind: &str, error_rps: f64, error_ms: f64) -> Step {
+    let errors = (error_rps * s.duration_s).round() as u64;
+    s.errors.insert(kind.to_string(), errors);
+    s.requests = s.ok + errors;
+    s.throughput_rps = s.ok_throughput_rps + error_rps;
+    s.error_rate = if s.requests > 0 {
+        errors as f64 / s.requests as f64
+    } else {
+        0.0
+    };
+    let ok_mean = s.ok_latency_ms.map_or(0.0, |l| l.mean);
+    let total = s.requests.max(1) as f64;
+    s.latency_ms = latency((ok_mean * s.ok as f64 + error_ms * errors as f64) / total);
+    s.error_latency_ms = Some(latency(error_ms));
+    s
+}
+
+/// Adds what a mock with one stub of `delay_ms` saw: `calls_per_request` calls per request,
+/// at most `max_in_flight` at once.
+pub fn with_mock(mut s: Step, delay_ms: f64, calls_per_request: f64, max_in_flight: u64) -> Step {
+    let calls = (s.requests as f64 * calls_per_request).round() as u64;
+    s.downstream_inflight = Some(DownstreamInFlight {
+        mean: s.ok_throughput_rps * calls_per_request * delay_ms / 1000.0,
+        max: max_in_flight,
+    });
+    s.downstream = Some(DownstreamStep {
+        requests: calls,
+        stubs: vec![StubStats {
+            id: "1".into(),
+            name: "GET /slow".into(),
+            requests: calls,
+            delay_ms: Some(delay_ms),
+        }],
+        max_connections_open: max_in_flight,
+        connections_accepted: max_in_flight,
+        in_flight_series: Vec::new(),
+    });
+    s
+}
+
+/// Deterministic noise in [-1, 1] (a small LCG, so every run of the tests sees the same numbers).
+pub struct Noise(u64);
+
+impl Noise {
+    pub fn new(seed: u64) -> Noise {
+        Noise(
+            seed.wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407),
+        )
+    }
+    pub fn next(&mut self) -> f64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+    }
+    /// `v` times (1 ± `share`).
+    pub fn jitter(&mut self, v: f64, share: f64) -> f64 {
+        v * (1.0 + share * self.next())
+    }
+}
+
+/// A target with a pool of `pool` slots, each held for `delay_ms` of downstream call plus
+/// `overhead_ms`, behind a mock: the closed loop gives X = min(c, pool) / S, latency c / X.
+pub fn pool_step(
+    pool: u32,
+    delay_ms: f64,
+    overhead_ms: f64,
+    clients: u32,
+    noise: &mut Noise,
+) -> Step {
+    let service_s = (delay_ms + overhead_ms) / 1000.0;
+    let x = noise.jitter(clients.min(pool) as f64 / service_s, 0.03);
+    let mean_ms = clients as f64 / x * 1000.0;
+    let s = step(clients, x, mean_ms);
+    with_mock(s, delay_ms, 1.0, clients.min(pool) as u64)
+}
+
+/// The context of a sweep with a mock of fixed delay `delay_ms`.
+pub fn mock_context(delay_ms: f64) -> SweepContext {
+    SweepContext {
+        downstream_delay_ms: Some(delay_ms),
+        mock_present: true,
+        max_clients: 1000,
+        ..SweepContext::default()
+    }
+}
+
+/// The context of a sweep that only saw the client side (no mock, no observer).
+pub fn bare_context() -> SweepContext {
+    SweepContext {
+        max_clients: 1000,
+        ..SweepContext::default()
+    }
+}
+
+/// A timeline of `seconds` in buckets of 0.1 s: bursts of `per_bucket` completions, with
+/// `stall_s` of nothing at the start of every `period_s`.
+pub fn stalling_timeline(
+    seconds: f64,
+    period_s: f64,
+    stall_s: f64,
+    per_bucket: u64,
+) -> Vec<TimelinePoint> {
+    let buckets = (seconds / 0.1).round() as usize;
+    let period = (period_s / 0.1).round() as usize;
+    let stall = (stall_s / 0.1).round() as usize;
+    (0..buckets)
+        .map(|i| {
+            let completed = if i % period < stall { 0 } else { per_bucket };
+            TimelinePoint {
+                t_s: i as f64 * 0.1,
+                completed,
+                ok: completed,
+                mean_latency_ms: if completed > 0 { 50.0 } else { 0.0 },
+                in_flight: 0,
+            }
+        })
+        .collect()
+}
+
+/// A steady timeline: `per_bucket` completions in every 0.1 s bucket.
+pub fn steady_timeline(seconds: f64, per_bucket: u64) -> Vec<TimelinePoint> {
+    stalling_timeline(seconds, 1.0, 0.0, per_bucket)
+}
+
+/// Asserts `value` is within `share` of `expected`.
+#[track_caller]
+pub fn assert_near(value: f64, expected: f64, share: f64) {
+    assert!(
+        (value - expected).abs() <= share * expected,
+        "{value} is not within {:.0}% of {expected}",
+        share * 100.0
+    );
+}
