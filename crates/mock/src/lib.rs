@@ -1,1 +1,224 @@
-//! stub
+//! The controlled downstream: a WireMock-compatible mock server that can never be the
+//! bottleneck and reports how many calls it had in flight.
+//!
+//! - [`mapping`] reads WireMock's JSON stub mappings (files, folders, `__files`) and refuses what
+//!   it cannot honour, naming the file, the JSON path and the reason.
+//! - [`matching`] matches a request against a stub and names the nearest miss for a 404.
+//! - [`inflight`] counts requests and connections in flight, with no HTTP in it (a later
+//!   `chokepoint proxy` reuses it).
+//! - `server` accepts connections (the `--max-connections` cap, the keep-alive timeout), serves
+//!   stubs after their delay on timers (never a thread per request), and plays faults at the
+//!   socket; `admin` answers `/__admin/*` (WireMock's admin API), `/__chokepoint/stats`,
+//!   `/__chokepoint/reset` and `/metrics`.
+//!
+//! Run it in a runtime you own with [`serve`], or on its own threads with [`start`]:
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! let config = chokepoint_mock::MockConfig {
+//!     fixed_delay: Some(Duration::from_secs(1)),
+//!     ..Default::default()
+//! };
+//! let mock = chokepoint_mock::start("127.0.0.1:0".parse().unwrap(), config).unwrap();
+//! println!("downstream at {}", mock.url());
+//! let stats = mock.stats(); // what the downstream saw, as `/__chokepoint/stats` reports it
+//! # let _ = stats;
+//! ```
+#![deny(missing_docs)]
+
+mod admin;
+pub mod inflight;
+pub mod mapping;
+pub mod matching;
+mod server;
+
+pub use mapping::{load_mappings, parse_mappings, parse_mappings_with_files, Mapping};
+pub use server::serve;
+
+use chokepoint_result::MockStats;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// How the mock behaves.
+#[derive(Debug, Clone, Default)]
+pub struct MockConfig {
+    /// `--delay`: a global delay added to every stub response (the admin `fixedDelay` changes it).
+    pub fixed_delay: Option<Duration>,
+    /// The stubs. Empty: every request gets 200 "OK" after the global delay (a catch-all stub
+    /// that the admin API lists and can remove).
+    pub mappings: Vec<Mapping>,
+    /// `--max-connections`: at most this many (non-admin) connections are served at once; the
+    /// others wait, unserved, as in a full accept queue.
+    pub max_connections: Option<usize>,
+    /// `--keepalive-timeout`: idle keep-alive connections are closed after this long. `None`:
+    /// they stay open until the client closes them.
+    pub keepalive_timeout: Option<Duration>,
+    /// `--journal N`: keep the last N requests for `GET /__admin/requests` (0 = off).
+    pub journal: usize,
+    /// The `__files` folder for `bodyFileName` in mappings added through the admin API.
+    pub files_root: Option<PathBuf>,
+}
+
+/// Why the mock cannot load its mappings or run. Each message is one line.
+#[derive(Debug, thiserror::Error)]
+pub enum MockError {
+    /// A mapping file or folder cannot be read.
+    #[error("cannot read mappings at {path}: {source}")]
+    Read {
+        /// The file or folder.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A mapping file is not JSON.
+    #[error("{source_name}: invalid JSON at line {line}, column {column}: {message}")]
+    Json {
+        /// The file (or "admin API").
+        source_name: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What the JSON parser said.
+        message: String,
+    },
+    /// A mapping the mock cannot honour.
+    #[error("{source_name}: {json_path}: {reason}")]
+    Mapping {
+        /// The file (or "admin API").
+        source_name: String,
+        /// Where in the JSON, e.g. `$.mappings[2].request.headers.Accept`.
+        json_path: String,
+        /// What is wrong and how to fix it.
+        reason: String,
+    },
+    /// The address cannot be bound.
+    #[error("cannot listen on {addr}: {reason}")]
+    Bind {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// Why, with a hint.
+        reason: String,
+    },
+    /// Any other I/O failure while starting.
+    #[error("cannot start the mock: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Binds a listening socket for the mock, with a deep accept queue (4096) so that thousands of
+/// clients can connect at once.
+pub fn bind(addr: SocketAddr) -> Result<std::net::TcpListener, MockError> {
+    use socket2::{Domain, Socket, Type};
+    let bind_error = |err: std::io::Error| {
+        let reason = match err.kind() {
+            std::io::ErrorKind::AddrInUse => {
+                "the port is already in use: pick another with --port, or stop what listens there"
+                    .to_string()
+            }
+            std::io::ErrorKind::AddrNotAvailable => {
+                "no local interface has this address: use --bind 127.0.0.1".to_string()
+            }
+            std::io::ErrorKind::PermissionDenied => {
+                "permission denied: use a port above 1023".to_string()
+            }
+            _ => err.to_string(),
+        };
+        MockError::Bind { addr, reason }
+    };
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, None).map_err(bind_error)?;
+    socket.set_reuse_address(true).map_err(bind_error)?;
+    socket.bind(&addr.into()).map_err(bind_error)?;
+    socket.listen(4096).map_err(bind_error)?;
+    socket.set_nonblocking(true).map_err(bind_error)?;
+    Ok(socket.into())
+}
+
+/// A mock running on its own threads (see [`start`]). Dropping it stops the mock.
+#[derive(Debug)]
+pub struct RunningMock {
+    addr: SocketAddr,
+    state: Arc<server::MockState>,
+    shutdown: CancellationToken,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl RunningMock {
+    /// The address it listens on (the real port when port 0 was asked).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://ADDR`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// What the downstream saw in the current window (as `GET /__chokepoint/stats`).
+    pub fn stats(&self) -> MockStats {
+        self.state.stats()
+    }
+
+    /// Ends the current window and starts a new one (as `POST /__chokepoint/reset`); returns the
+    /// stats of the window that ended.
+    pub fn reset_stats(&self) -> MockStats {
+        self.state.reset_stats()
+    }
+
+    /// Changes the global delay (as the admin `fixedDelay` setting).
+    pub fn set_fixed_delay(&self, delay: Option<Duration>) {
+        self.state.set_fixed_delay(delay);
+    }
+
+    /// Stops the mock and waits for its threads to end.
+    pub fn stop(mut self) {
+        self.shutdown_and_join();
+    }
+
+    fn shutdown_and_join(&mut self) {
+        self.shutdown.cancel();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for RunningMock {
+    fn drop(&mut self) {
+        self.shutdown_and_join();
+    }
+}
+
+/// Starts the mock on its own runtime (a std thread; worker threads named `cp-mock`), bound to
+/// `addr` (port 0 picks a free port). It stops when the handle is dropped or stopped.
+pub fn start(addr: SocketAddr, config: MockConfig) -> Result<RunningMock, MockError> {
+    let listener = bind(addr)?;
+    let local = listener.local_addr()?;
+    let state = Arc::new(server::MockState::new(config));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .thread_name("cp-mock")
+        .enable_all()
+        .build()?;
+    let shutdown = CancellationToken::new();
+    let (thread_state, thread_shutdown) = (Arc::clone(&state), shutdown.clone());
+    let thread = std::thread::Builder::new()
+        .name("cp-mock".into())
+        .spawn(move || {
+            runtime.block_on(async move {
+                match tokio::net::TcpListener::from_std(listener) {
+                    Ok(listener) => {
+                        server::serve_state(listener, thread_state, thread_shutdown).await
+                    }
+                    Err(err) => eprintln!("chokepoint mock: cannot listen: {err}"),
+                }
+            });
+        })?;
+    Ok(RunningMock {
+        addr: local,
+        state,
+        shutdown,
+        thread: Some(thread),
+    })
+}

@@ -1,0 +1,236 @@
+//! Matching a request against a mapping's request pattern, and naming the nearest miss.
+use crate::mapping::{RequestPattern, UrlMatcher, ValueMatcher};
+use std::cell::OnceCell;
+
+/// The parts of a request that patterns look at.
+pub struct RequestView<'a> {
+    /// Method, upper case.
+    pub method: &'a str,
+    /// Path, without the query.
+    pub path: &'a str,
+    /// Path and query, as sent.
+    pub path_and_query: &'a str,
+    /// The query string without `?` (empty when none).
+    pub query: &'a str,
+    /// Request headers.
+    pub headers: &'a http::HeaderMap,
+    decoded_query: OnceCell<Vec<(String, String)>>,
+}
+
+impl<'a> RequestView<'a> {
+    /// A view of a request's parts.
+    pub fn new(method: &'a str, uri: &'a http::Uri, headers: &'a http::HeaderMap) -> Self {
+        RequestView {
+            method,
+            path: uri.path(),
+            path_and_query: uri.path_and_query().map_or("/", |pq| pq.as_str()),
+            query: uri.query().unwrap_or(""),
+            headers,
+            decoded_query: OnceCell::new(),
+        }
+    }
+
+    fn query_values(&self, name: &str) -> Vec<&str> {
+        self.decoded_query
+            .get_or_init(|| parse_query(self.query))
+            .iter()
+            .filter(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str())
+            .collect()
+    }
+
+    fn header_values(&self, name: &str) -> Vec<&str> {
+        self.headers
+            .get_all(name)
+            .iter()
+            .map(|value| value.to_str().unwrap_or(""))
+            .collect()
+    }
+}
+
+/// Whether the request matches the pattern.
+pub fn matches(pattern: &RequestPattern, request: &RequestView<'_>) -> bool {
+    method_matches(pattern, request)
+        && url_matches(&pattern.url, request)
+        && pattern
+            .headers
+            .iter()
+            .all(|(name, m)| values_match(m, &request.header_values(name)))
+        && pattern
+            .query
+            .iter()
+            .all(|(name, m)| values_match(m, &request.query_values(name)))
+}
+
+/// What differs between a pattern and a request, one phrase per part, and how many parts the
+/// pattern has (so near misses can be ranked by the share that differs).
+pub fn differences(pattern: &RequestPattern, request: &RequestView<'_>) -> (Vec<String>, usize) {
+    let mut diffs = Vec::new();
+    let mut parts = 1;
+    if !method_matches(pattern, request) {
+        diffs.push(format!(
+            "method {} expected, got {}",
+            pattern.method.as_deref().unwrap_or("ANY"),
+            request.method
+        ));
+    }
+    if !matches!(pattern.url, UrlMatcher::Any) {
+        parts += 1;
+        if !url_matches(&pattern.url, request) {
+            diffs.push(match &pattern.url {
+                UrlMatcher::Url(url) => {
+                    format!("url {url} expected, got {}", request.path_and_query)
+                }
+                UrlMatcher::UrlPath(path) => {
+                    format!("urlPath {path} expected, got {}", request.path)
+                }
+                UrlMatcher::UrlPathPattern(re) => {
+                    format!(
+                        "urlPathPattern {} does not match {}",
+                        unanchored(re),
+                        request.path
+                    )
+                }
+                UrlMatcher::UrlPattern(re) => format!(
+                    "urlPattern {} does not match {}",
+                    unanchored(re),
+                    request.path_and_query
+                ),
+                UrlMatcher::Any => String::new(),
+            });
+        }
+    }
+    for (name, matcher) in &pattern.headers {
+        parts += 1;
+        if !values_match(matcher, &request.header_values(name)) {
+            diffs.push(format!("header {name} {}", describe(matcher)));
+        }
+    }
+    for (name, matcher) in &pattern.query {
+        parts += 1;
+        if !values_match(matcher, &request.query_values(name)) {
+            diffs.push(format!("query parameter {name} {}", describe(matcher)));
+        }
+    }
+    (diffs, parts)
+}
+
+fn method_matches(pattern: &RequestPattern, request: &RequestView<'_>) -> bool {
+    pattern
+        .method
+        .as_deref()
+        .is_none_or(|method| method == request.method)
+}
+
+fn url_matches(url: &UrlMatcher, request: &RequestView<'_>) -> bool {
+    match url {
+        UrlMatcher::Any => true,
+        UrlMatcher::Url(url) => url == request.path_and_query,
+        UrlMatcher::UrlPath(path) => path == request.path,
+        UrlMatcher::UrlPathPattern(re) => re.is_match(request.path),
+        UrlMatcher::UrlPattern(re) => re.is_match(request.path_and_query),
+    }
+}
+
+/// A header or parameter matches when one of its values does; `absent` when it has none.
+/// Negative matchers (`doesNotMatch`, `doesNotContain`) need a value, as in WireMock.
+fn values_match(matcher: &ValueMatcher, values: &[&str]) -> bool {
+    match matcher {
+        ValueMatcher::Absent => values.is_empty(),
+        _ => values.iter().any(|value| value_matches(matcher, value)),
+    }
+}
+
+fn value_matches(matcher: &ValueMatcher, value: &str) -> bool {
+    match matcher {
+        ValueMatcher::EqualTo {
+            value: expected,
+            case_insensitive,
+        } => {
+            if *case_insensitive {
+                expected.eq_ignore_ascii_case(value)
+            } else {
+                expected == value
+            }
+        }
+        ValueMatcher::Contains(part) => value.contains(part.as_str()),
+        ValueMatcher::DoesNotContain(part) => !value.contains(part.as_str()),
+        ValueMatcher::Matches(re) => re.is_match(value),
+        ValueMatcher::DoesNotMatch(re) => !re.is_match(value),
+        ValueMatcher::Absent => false,
+    }
+}
+
+fn describe(matcher: &ValueMatcher) -> String {
+    match matcher {
+        ValueMatcher::EqualTo { value, .. } => format!("should equal '{value}'"),
+        ValueMatcher::Contains(part) => format!("should contain '{part}'"),
+        ValueMatcher::DoesNotContain(part) => format!("should not contain '{part}'"),
+        ValueMatcher::Matches(re) => format!("should match {}", unanchored(re)),
+        ValueMatcher::DoesNotMatch(re) => format!("should not match {}", unanchored(re)),
+        ValueMatcher::Absent => "should be absent".to_string(),
+    }
+}
+
+/// The regex as the user wrote it (the parser wraps it in `^(?:...)$`).
+fn unanchored(re: &regex::Regex) -> &str {
+    let text = re.as_str();
+    text.strip_prefix("^(?:")
+        .and_then(|t| t.strip_suffix(")$"))
+        .unwrap_or(text)
+}
+
+/// Splits a query string into decoded name/value pairs (`+` is a space, `%XX` a byte).
+pub fn parse_query(query: &str) -> Vec<(String, String)> {
+    query
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| {
+            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+            (percent_decode(name), percent_decode(value))
+        })
+        .collect()
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                (Some(high), Some(low)) => {
+                    out.push(high * 16 + low);
+                    i += 2;
+                }
+                _ => out.push(b'%'),
+            },
+            byte => out.push(byte),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn hex(digit: u8) -> Option<u8> {
+    (digit as char).to_digit(16).map(|d| d as u8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_decoding() {
+        assert_eq!(
+            parse_query("a=1&b=x+y&c=%41%2&d"),
+            vec![
+                ("a".into(), "1".into()),
+                ("b".into(), "x y".into()),
+                ("c".into(), "A%2".into()),
+                ("d".into(), "".into())
+            ]
+        );
+    }
+}
