@@ -122,7 +122,60 @@ pub fn diagnose(steps: &[Step], context: &SweepContext) -> Diagnosis {
             attribution: None,
         };
     }
+    if pts.iter().all(|p| p.ok_x <= 0.0) {
+        return nothing_succeeded(&pts);
+    }
     Analysis::new(&pts, context).finish()
+}
+
+/// The finding when no step had a single successful request.
+fn nothing_succeeded(pts: &[Point<'_>]) -> Diagnosis {
+    let mut all = ErrorCounts::new();
+    for p in pts {
+        for (k, n) in error_counts(p) {
+            *all.entry(k).or_default() += n;
+        }
+    }
+    let largest = pts.last().map_or(0, |p| p.clients);
+    let failed = all.values().sum::<u64>() > 0;
+    let summary = if failed {
+        format!(
+            "No request succeeded at any step up to {largest} {}: every request failed ({}).",
+            plural(largest),
+            describe_errors(&all)
+        )
+    } else {
+        format!(
+            "No request completed at any step up to {largest} {}: there is nothing to measure.",
+            plural(largest)
+        )
+    };
+    Diagnosis {
+        kind: if failed {
+            Kind::ErrorBound
+        } else {
+            Kind::NoLimitFound
+        },
+        limit: None,
+        knee_clients: None,
+        summary,
+        evidence: pts
+            .iter()
+            .map(|p| {
+                format!(
+                    "At {} {}: 0 successful requests, {} completed per second.",
+                    p.clients,
+                    plural(p.clients),
+                    fmt_rate(p.x)
+                )
+            })
+            .collect(),
+        usl: None,
+        pool: None,
+        better_model: None,
+        fan_out: None,
+        attribution: None,
+    }
 }
 
 struct Analysis<'p, 'a> {
@@ -287,13 +340,13 @@ impl<'p, 'a> Analysis<'p, 'a> {
         }
     }
 
-    fn missing_evidence(&mut self) {
+    fn missing_evidence(&mut self, cpu_already_said: bool) {
         if !self.ctx.mock_present {
             self.evidence.push(
                 "No mock was given: the downstream evidence (calls in flight, connections) is missing.".to_string(),
             );
         }
-        if !self.ctx.target_observed {
+        if !self.ctx.target_observed && !cpu_already_said {
             self.evidence.push(
                 "The target process was not observed: its CPU evidence is missing.".to_string(),
             );
@@ -615,7 +668,7 @@ impl<'p, 'a> Analysis<'p, 'a> {
         }
         let fan_out = self.fan_out();
         if kind == Kind::BlockingPool || kind == Kind::CpuBound {
-            self.missing_evidence();
+            self.missing_evidence(kind == Kind::CpuBound);
         } else if !self.ctx.mock_present && kind != Kind::GeneratorBound {
             self.evidence.push(
                 "No mock was given: the downstream evidence (calls in flight, connections) is missing.".to_string(),
@@ -674,6 +727,25 @@ impl<'p, 'a> Analysis<'p, 'a> {
                 }
             ));
         }
+        if let (Some(u), Some("usl")) = (&usl, better_model.as_deref()) {
+            let peak = pts
+                .iter()
+                .max_by(|a, b| a.ok_x.total_cmp(&b.ok_x))
+                .filter(|p| p.clients < pts[last].clients);
+            if let (Some(peak), Some(_)) = (peak, u.n_max) {
+                let end = &pts[last];
+                if end.ok_x < 0.9 * peak.ok_x {
+                    self.evidence.push(format!(
+                        "Throughput peaks at {} req/s at {} clients and falls to {} req/s at {} clients: \
+                         more clients cost throughput (contention σ and crosstalk κ), which a fixed pool alone does not do.",
+                        fmt_rate(peak.ok_x),
+                        peak.clients,
+                        fmt_rate(end.ok_x),
+                        end.clients
+                    ));
+                }
+            }
+        }
         Diagnosis {
             kind,
             limit: limit.filter(|l: &f64| l.is_finite()),
@@ -692,8 +764,9 @@ impl<'p, 'a> Analysis<'p, 'a> {
         let pts = self.pts;
         let p = &pts[k];
         let mut s = format!(
-            "The knee is at {} clients: throughput reached {} of ideal there (below {}), and every larger step stays below.",
+            "The knee is at {} {}: throughput reached {} of ideal there (below {}), and every larger step stays below.",
             p.clients,
+            plural(p.clients),
             fmt_pct(self.sh.efficiency[k]),
             fmt_pct(KNEE_EFFICIENCY)
         );

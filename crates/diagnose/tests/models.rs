@@ -1,0 +1,415 @@
+//! Synthetic sweeps of model services, measured with deterministic noise: each kind of limit,
+//! its size, and the numbers its finding must say.
+
+mod common;
+use chokepoint_diagnose::{diagnose, usl_fit};
+use chokepoint_result::{Kind, Step, StubStats, SweepContext};
+use common::*;
+
+const DOUBLING: [u32; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 256];
+
+#[test]
+fn pools_of_1_8_16_64_are_found_with_and_without_a_mock() {
+    for (seed, pool) in [1u32, 8, 16, 64].into_iter().enumerate() {
+        let mut noise = Noise::new(seed as u64);
+        let steps: Vec<Step> = DOUBLING
+            .iter()
+            .map(|&c| pool_step(pool, 50.0, 2.0, c, &mut noise))
+            .collect();
+        let d = diagnose(&steps, &mock_context(50.0));
+        assert_eq!(d.kind, Kind::BlockingPool, "pool {pool}: {d:#?}");
+        assert_near(d.limit.unwrap(), pool as f64, 0.1);
+        let knee = d.knee_clients.unwrap();
+        assert!(knee > pool && knee <= 2 * pool, "pool {pool}: knee {knee}");
+        assert_eq!(
+            d.better_model.as_deref(),
+            Some("bounded-pool"),
+            "pool {pool}"
+        );
+
+        // Client side only: Little's law with the base latency alone.
+        let bare: Vec<Step> = steps
+            .iter()
+            .cloned()
+            .map(|mut s| {
+                s.downstream = None;
+                s.downstream_inflight = None;
+                s
+            })
+            .collect();
+        let d = diagnose(&bare, &bare_context());
+        assert_eq!(d.kind, Kind::BlockingPool, "pool {pool} bare: {d:#?}");
+        assert_near(d.limit.unwrap(), pool as f64, 0.1);
+        assert!(d.evidence.iter().any(|e| e.contains("downstream evidence")));
+        assert!(d
+            .evidence
+            .iter()
+            .any(|e| e.contains("CPU evidence is missing")));
+    }
+}
+
+/// A target doing `work_ms` of CPU per request on `cores` cores; the mock is there but idle.
+fn cpu_steps(cores: u32, work_ms: f64, observed: bool) -> Vec<Step> {
+    let mut noise = Noise::new(7);
+    DOUBLING[..7]
+        .iter()
+        .map(|&c| {
+            let x = noise.jitter(c.min(cores) as f64 * 1000.0 / work_ms, 0.03);
+            let mut s = with_mock(step(c, x, c as f64 / x * 1000.0), 50.0, 0.0, 0);
+            if observed {
+                s.target_cpu_pct = Some((c.min(cores) as f64 / cores as f64 * 96.0).min(96.0));
+            }
+            s.generator_cpu_pct = 3.0;
+            s
+        })
+        .collect()
+}
+
+#[test]
+fn a_cpu_bound_target_with_its_cpu_observed() {
+    let context = SweepContext {
+        target_observed: true,
+        ..mock_context(50.0)
+    };
+    let d = diagnose(&cpu_steps(2, 10.0, true), &context);
+    assert_eq!(d.kind, Kind::CpuBound, "{d:#?}");
+    assert!(d.summary.contains("CPU at 96%"), "{}", d.summary);
+    // Two cores busy: about 2 requests in service at once.
+    assert_near(d.limit.unwrap(), 2.0, 0.1);
+}
+
+#[test]
+fn a_cpu_bound_target_unobserved_is_told_by_the_idle_mock() {
+    let d = diagnose(&cpu_steps(2, 10.0, false), &mock_context(50.0));
+    assert_eq!(d.kind, Kind::CpuBound, "{d:#?}");
+    assert!(d.summary.contains("downstream stays idle"), "{}", d.summary);
+    assert!(d
+        .evidence
+        .iter()
+        .any(|e| e.contains("0.00 calls per target request")));
+}
+
+#[test]
+fn a_plateau_without_mock_or_observer_is_a_pool_with_the_evidence_missing() {
+    let mut steps = cpu_steps(2, 10.0, false);
+    for s in &mut steps {
+        s.downstream = None;
+        s.downstream_inflight = None;
+    }
+    let d = diagnose(&steps, &bare_context());
+    assert_eq!(d.kind, Kind::BlockingPool);
+    assert!(d
+        .evidence
+        .iter()
+        .any(|e| e.contains("CPU evidence is missing")));
+}
+
+#[test]
+fn an_observed_idle_cpu_keeps_a_blocking_pool() {
+    let context = SweepContext {
+        target_observed: true,
+        ..mock_context(50.0)
+    };
+    let mut noise = Noise::new(3);
+    let steps: Vec<Step> = DOUBLING[..7]
+        .iter()
+        .map(|&c| {
+            let mut s = pool_step(16, 50.0, 1.0, c, &mut noise);
+            s.target_cpu_pct = Some(4.0);
+            s
+        })
+        .collect();
+    let d = diagnose(&steps, &context);
+    assert_eq!(d.kind, Kind::BlockingPool, "{d:#?}");
+    assert_eq!(d.limit, Some(16.0));
+    assert!(d
+        .evidence
+        .iter()
+        .any(|e| e.contains("The CPU is not the limit")));
+}
+
+#[test]
+fn periodic_stalls_with_the_mock_at_its_connection_cap_are_a_connection_limit() {
+    let context = SweepContext {
+        mock_max_connections: Some(50),
+        mock_keepalive_timeout_ms: Some(1000),
+        ..mock_context(5.0)
+    };
+    let steps: Vec<Step> = [1u32, 2, 4, 8, 16]
+        .iter()
+        .map(|&c| {
+            // Bursts of 50 requests, then 0.5 s with nothing until idle connections close.
+            let mut s = with_mock(step(c, 50.0, c as f64 * 20.0), 5.0, 1.0, c.min(50) as u64);
+            s.timeline = stalling_timeline(10.0, 1.0, 0.5, 10);
+            if let Some(ds) = s.downstream.as_mut() {
+                ds.max_connections_open = 50;
+            }
+            s
+        })
+        .collect();
+    let d = diagnose(&steps, &context);
+    assert_eq!(d.kind, Kind::ConnectionLimit, "{d:#?}");
+    assert_eq!(d.limit, Some(50.0));
+    assert!(d.summary.contains("every 1.0 s"), "{}", d.summary);
+    assert!(d.evidence.iter().any(|e| e.contains("at its cap of 50")));
+    assert!(d.evidence.iter().any(|e| e.contains("10 stalls")));
+}
+
+#[test]
+fn stalls_without_the_mock_at_its_cap_are_not_a_connection_limit() {
+    let context = SweepContext {
+        mock_max_connections: Some(500),
+        ..mock_context(5.0)
+    };
+    let steps: Vec<Step> = [1u32, 2, 4, 8]
+        .iter()
+        .map(|&c| {
+            let mut s = with_mock(step(c, c as f64 * 190.0, 5.2), 5.0, 1.0, c as u64);
+            s.timeline = stalling_timeline(10.0, 1.0, 0.5, 10);
+            s
+        })
+        .collect();
+    let d = diagnose(&steps, &context);
+    assert_ne!(d.kind, Kind::ConnectionLimit, "{d:#?}");
+}
+
+#[test]
+fn a_pool_in_synchronised_waves_is_not_taken_for_stalls() {
+    // Pool of 20 at a fixed 1 s delay: all 20 finish together, every second; the 0.9 s gaps
+    // are the delay, not stalls.
+    let mut noise = Noise::new(11);
+    let steps: Vec<Step> = [1u32, 5, 20, 40, 100]
+        .iter()
+        .map(|&c| {
+            let mut s = pool_step(20, 1000.0, 10.0, c, &mut noise);
+            s.timeline = stalling_timeline(10.0, 1.0, 0.9, c.min(20) as u64);
+            s
+        })
+        .collect();
+    let d = diagnose(&steps, &mock_context(1000.0));
+    assert_eq!(d.kind, Kind::BlockingPool, "{d:#?}");
+    assert_eq!(d.limit, Some(20.0));
+}
+
+/// A server serving 30 at a time for 50 ms; excess requests get a 503 in 2 ms.
+fn shedding_steps() -> Vec<Step> {
+    let mut noise = Noise::new(5);
+    DOUBLING[..8]
+        .iter()
+        .map(|&c| {
+            let ok_x = noise.jitter(c.min(30) as f64 / 0.05, 0.02);
+            let s = step(c, ok_x, 50.0);
+            let s = with_mock(s, 50.0, 1.0, c.min(30) as u64);
+            if c > 30 {
+                let mut s = with_errors(s, "http_503", (c - 30) as f64 / 0.002, 2.0);
+                // The mock only sees the requests the target serves.
+                let served = s.ok;
+                if let Some(ds) = s.downstream.as_mut() {
+                    ds.requests = served;
+                    ds.stubs[0].requests = served;
+                }
+                s
+            } else {
+                s
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn a_shedding_target_is_error_bound_at_its_successful_plateau() {
+    let d = diagnose(&shedding_steps(), &mock_context(50.0));
+    assert_eq!(d.kind, Kind::ErrorBound, "{d:#?}");
+    assert_near(d.limit.unwrap(), 30.0, 0.1);
+    assert_eq!(d.knee_clients, Some(32));
+    assert!(d.summary.starts_with("Past ~30 in flight"), "{}", d.summary);
+    assert!(d.summary.contains("503 in 2.0 ms"), "{}", d.summary);
+    assert!(d.evidence.iter().any(|e| e.contains("http_503")));
+
+    // Without a mock the limit comes from the ok plateau × base latency.
+    let mut bare = shedding_steps();
+    for s in &mut bare {
+        s.downstream = None;
+        s.downstream_inflight = None;
+    }
+    let d = diagnose(&bare, &bare_context());
+    assert_eq!(d.kind, Kind::ErrorBound);
+    assert_near(d.limit.unwrap(), 30.0, 0.1);
+}
+
+#[test]
+fn a_saturated_generator_makes_the_finding_about_the_generator() {
+    let mut noise = Noise::new(9);
+    let steps: Vec<Step> = DOUBLING[..8]
+        .iter()
+        .map(|&c| {
+            // The target could go on; the generator tops out at 4000 req/s.
+            let x = noise.jitter((c as f64 * 100.0).min(4000.0), 0.02);
+            let mut s = step(c, x, c as f64 / x * 1000.0);
+            s.generator_cpu_pct = (x / 4000.0 * 97.0).min(97.0);
+            s
+        })
+        .collect();
+    let d = diagnose(&steps, &bare_context());
+    assert_eq!(d.kind, Kind::GeneratorBound, "{d:#?}");
+    assert_eq!(d.limit, None);
+    assert!(
+        d.summary.contains("generator's own CPU reached"),
+        "{}",
+        d.summary
+    );
+}
+
+#[test]
+fn no_limit_up_to_200_clients() {
+    let mut noise = Noise::new(13);
+    let steps: Vec<Step> = [1u32, 2, 4, 8, 16, 32, 64, 128, 200]
+        .iter()
+        .map(|&c| {
+            let x = noise.jitter(c as f64 * 4.9, 0.02);
+            step(c, x, c as f64 / x * 1000.0)
+        })
+        .collect();
+    let context = SweepContext {
+        max_clients: 200,
+        ..bare_context()
+    };
+    let d = diagnose(&steps, &context);
+    assert_eq!(d.kind, Kind::NoLimitFound, "{d:#?}");
+    assert_eq!(d.limit, None);
+    assert_eq!(d.knee_clients, None);
+    assert!(
+        d.summary.starts_with("No limit up to 200 clients: 9"),
+        "{}",
+        d.summary
+    );
+    assert!(d.summary.contains("req/s at 200 clients"), "{}", d.summary);
+    assert!(d.evidence.iter().any(|e| e.contains("raise --max-clients")));
+}
+
+#[test]
+fn one_noisy_step_before_the_knee_does_not_move_it() {
+    let mut steps: Vec<Step> = DOUBLING[..8]
+        .iter()
+        .map(|&c| pool_step(64, 50.0, 2.0, c, &mut Noise::new(c as u64)))
+        .collect();
+    // 8 clients ran at 85% of ideal (a noisy step), every other step before 64 is fine.
+    steps[3].ok_throughput_rps *= 0.85;
+    let d = diagnose(&steps, &mock_context(50.0));
+    assert_eq!(d.kind, Kind::BlockingPool);
+    assert_eq!(d.knee_clients, Some(128));
+    assert_near(d.limit.unwrap(), 64.0, 0.1);
+}
+
+#[test]
+fn zero_requests_and_zero_steps_stay_finite() {
+    let d = diagnose(&[], &bare_context());
+    assert_eq!(d.kind, Kind::NoLimitFound);
+    assert!(d.summary.contains("No step"));
+
+    let mut empty = step(4, 0.0, 0.0);
+    empty.ok_latency_ms = None;
+    let steps = vec![step(1, 0.0, 0.0), empty, step(0, 5.0, 10.0)];
+    let d = diagnose(&steps, &mock_context(50.0));
+    let json = serde_json::to_string(&d).expect("a diagnosis serialises");
+    assert!(!json.contains("NaN"), "{json}");
+    assert_eq!(d.kind, Kind::NoLimitFound);
+    assert_eq!(d.limit, None);
+    assert!(d.summary.contains("No request completed"), "{}", d.summary);
+
+    let failing = vec![
+        with_errors(step(1, 0.0, 0.0), "connect_refused", 100.0, 1.0),
+        with_errors(step(2, 0.0, 0.0), "connect_refused", 200.0, 1.0),
+    ];
+    let d = diagnose(&failing, &bare_context());
+    assert_eq!(d.kind, Kind::ErrorBound);
+    assert_eq!(d.limit, None);
+    assert!(d.summary.contains("connect_refused: 3000"), "{}", d.summary);
+}
+
+fn usl_throughput(lambda: f64, sigma: f64, kappa: f64, n: f64) -> f64 {
+    lambda * n / (1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0))
+}
+
+#[test]
+fn usl_fit_recovers_its_parameters_from_exact_data() {
+    let points: Vec<(f64, f64)> = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]
+        .iter()
+        .map(|&n| (n, usl_throughput(100.0, 0.05, 0.002, n)))
+        .collect();
+    let fit = usl_fit(&points).unwrap();
+    assert_near(fit.lambda, 100.0, 0.01);
+    assert_near(fit.sigma, 0.05, 0.01);
+    assert_near(fit.kappa, 0.002, 0.01);
+    assert_near(fit.n_max.unwrap(), (0.95f64 / 0.002).sqrt(), 0.01);
+    assert!(fit.r_squared > 0.9999);
+    assert!(
+        usl_fit(&points[..3]).is_none(),
+        "3 client counts are too few"
+    );
+}
+
+#[test]
+fn retrograde_throughput_is_better_fitted_by_the_usl() {
+    let mut noise = Noise::new(21);
+    let steps: Vec<Step> = DOUBLING[..8]
+        .iter()
+        .map(|&c| {
+            let x = noise.jitter(usl_throughput(100.0, 0.03, 0.001, c as f64), 0.02);
+            step(c, x, c as f64 / x * 1000.0)
+        })
+        .collect();
+    let d = diagnose(&steps, &bare_context());
+    let usl = d.usl.unwrap();
+    assert!(usl.kappa > 0.0, "{usl:?}");
+    assert_eq!(d.better_model.as_deref(), Some("usl"), "{d:#?}");
+    assert!(usl.r_squared > d.pool.unwrap().r_squared);
+    assert!(d.evidence.iter().any(|e| e.contains("the USL fits better")));
+    assert!(d.evidence.iter().any(|e| e.contains("Throughput peaks at")));
+}
+
+/// One client against a route calling four stubs per request; `base_ms` is what the client waits.
+fn fan_out_steps(base_ms: f64) -> Vec<Step> {
+    [1u32, 2, 4, 8]
+        .iter()
+        .map(|&c| {
+            let x = c as f64 * 1000.0 / base_ms;
+            let mut s = with_mock(step(c, x, base_ms), 1200.0, 4.0, 4 * c as u64);
+            let requests = s.requests;
+            if let Some(ds) = s.downstream.as_mut() {
+                ds.stubs = [1200.0, 400.0, 300.0, 210.0]
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &delay)| StubStats {
+                        id: i.to_string(),
+                        name: format!("GET /part{i}"),
+                        requests,
+                        delay_ms: Some(delay),
+                    })
+                    .collect();
+            }
+            s
+        })
+        .collect()
+}
+
+#[test]
+fn fan_out_calls_are_told_parallel_or_serial() {
+    let context = SweepContext {
+        downstream_delay_ms: None,
+        ..mock_context(0.0)
+    };
+    let d = diagnose(&fan_out_steps(1212.0), &context);
+    assert_eq!(d.fan_out.as_deref(), Some("parallel"), "{d:#?}");
+    assert!(
+        d.evidence.iter().any(|e| e.contains(
+            "calls appear parallel: 1 client waits 1212 ms, the slowest call takes 1200 ms, the sum would be 2110 ms"
+        )),
+        "{:#?}",
+        d.evidence
+    );
+    assert_eq!(d.kind, Kind::NoLimitFound);
+
+    let d = diagnose(&fan_out_steps(2125.0), &context);
+    assert_eq!(d.fan_out.as_deref(), Some("serial"), "{d:#?}");
+}
