@@ -1,1 +1,316 @@
-//! stub: being written.
+//! The text of one load run for the terminal: JMeter's summariser lines while it runs, and an
+//! ab-like report at the end. Pure functions: numbers or a finished
+//! [`LoadReport`](chokepoint_result::LoadReport) in, a `String` out.
+use chokepoint_result::{LatencyMs, LoadReport};
+use std::fmt::Write;
+
+/// The figures of one summariser line (an interval, or the running total).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Summariser {
+    /// Completed requests.
+    pub requests: u64,
+    /// Seconds the span covers.
+    pub elapsed_s: f64,
+    /// Mean latency, ms.
+    pub mean_ms: f64,
+    /// Smallest latency, ms.
+    pub min_ms: f64,
+    /// Largest latency, ms.
+    pub max_ms: f64,
+    /// Failed requests.
+    pub errors: u64,
+}
+
+impl Summariser {
+    fn body(&self) -> String {
+        let rate = if self.elapsed_s > 0.0 {
+            self.requests as f64 / self.elapsed_s
+        } else {
+            0.0
+        };
+        let error_pct = if self.requests > 0 {
+            100.0 * self.errors as f64 / self.requests as f64
+        } else {
+            0.0
+        };
+        format!(
+            "{:>6} in {:>5.1}s = {:>6.1}/s Avg: {:>5} Min: {:>5} Max: {:>5} Err: {:>5} ({:.2}%)",
+            self.requests,
+            self.elapsed_s,
+            rate,
+            self.mean_ms.round() as u64,
+            self.min_ms.round() as u64,
+            self.max_ms.round() as u64,
+            self.errors,
+            error_pct
+        )
+    }
+}
+
+/// JMeter's interval line: `summary +    590 in  30.0s =   19.7/s Avg:  1018 ... Active: 20`.
+pub fn summary_interval_line(interval: &Summariser, active: u64) -> String {
+    format!("summary + {} Active: {active}", interval.body())
+}
+
+/// JMeter's running-total line: `summary =   1071 in  64.3s =   16.7/s Avg:  1019 ...`.
+pub fn summary_total_line(total: &Summariser) -> String {
+    format!("summary = {}", total.body())
+}
+
+const PERCENTILES: [(&str, fn(&LatencyMs) -> f64); 11] = [
+    ("50%", |l| l.p50),
+    ("66%", |l| l.p66),
+    ("75%", |l| l.p75),
+    ("80%", |l| l.p80),
+    ("90%", |l| l.p90),
+    ("95%", |l| l.p95),
+    ("98%", |l| l.p98),
+    ("99%", |l| l.p99),
+    ("99.9%", |l| l.p999),
+    ("100%", |l| l.max),
+    ("mean", |l| l.mean),
+];
+
+/// The final report of a load run, in ab's shape.
+pub fn load_report(report: &LoadReport) -> String {
+    let mut out = String::new();
+    let line = |out: &mut String, label: &str, value: String| {
+        let _ = writeln!(out, "{:<24}{value}", format!("{label}:"));
+    };
+    line(&mut out, "Target", report.target.clone());
+    let connections = if report.keepalive {
+        "keep-alive"
+    } else {
+        "a new connection per request"
+    };
+    let model = match report.rate_rps {
+        Some(rate) => format!(
+            "open, {rate} requests/s on a fixed schedule, up to {} connections used ({connections})",
+            report.clients
+        ),
+        None => format!("closed, {} clients ({connections})", report.clients),
+    };
+    line(&mut out, "Model", model);
+    let interrupted = if report.interrupted {
+        " (interrupted)"
+    } else {
+        ""
+    };
+    line(
+        &mut out,
+        "Time taken",
+        format!("{:.3} seconds{interrupted}", report.duration_s),
+    );
+    line(&mut out, "Complete requests", report.requests.to_string());
+    line(
+        &mut out,
+        "Failed requests",
+        report.error_count().to_string(),
+    );
+    for (kind, count) in &report.errors {
+        let _ = writeln!(out, "   {:<21}{count}", format!("{kind}:"));
+    }
+    line(
+        &mut out,
+        "Requests per second",
+        format!(
+            "{:.2} [#/sec] (mean); successful: {:.2}",
+            report.throughput_rps, report.ok_throughput_rps
+        ),
+    );
+    if report.requests > 0 {
+        let per_request = 1000.0 * report.duration_s / report.requests as f64;
+        let concurrency = match report.rate_rps {
+            Some(_) => report.latency_ms.mean / per_request.max(f64::MIN_POSITIVE),
+            None => report.clients as f64,
+        };
+        line(
+            &mut out,
+            "Time per request",
+            format!("{:.3} [ms] (mean)", report.latency_ms.mean.max(0.0)),
+        );
+        line(
+            &mut out,
+            "Time per request",
+            format!(
+                "{per_request:.3} [ms] (mean, across all concurrent requests; ~{concurrency:.1} at once)"
+            ),
+        );
+    }
+    line(
+        &mut out,
+        "Received",
+        format!("{} bytes", report.bytes_received),
+    );
+    line(
+        &mut out,
+        "Connections opened",
+        report.connections_opened.to_string(),
+    );
+    if let Some(late) = &report.late_starts {
+        line(
+            &mut out,
+            "Late starts",
+            format!(
+                "{} requests started more than 1 ms after their scheduled time (mean {:.1} ms, max {:.1} ms)",
+                late.count, late.mean_ms, late.max_ms
+            ),
+        );
+    }
+    let saturated = if report.generator_saturated {
+        ": SATURATED, these figures may show chokepoint's own limit, not the service's"
+    } else {
+        ""
+    };
+    line(
+        &mut out,
+        "Generator CPU",
+        format!(
+            "{:.0}% of the cores it may use{saturated}",
+            report.generator_cpu_pct
+        ),
+    );
+    if report.requests == 0 {
+        return out;
+    }
+    let mut columns: Vec<(&str, &LatencyMs)> = Vec::new();
+    match &report.uncorrected_latency_ms {
+        Some(raw) => {
+            columns.push(("corrected", &report.latency_ms));
+            columns.push(("uncorrected", raw));
+        }
+        None => columns.push(("all", &report.latency_ms)),
+    }
+    if report.error_count() > 0 {
+        if let Some(ok) = &report.ok_latency_ms {
+            columns.push(("successful", ok));
+        }
+        if let Some(failed) = &report.error_latency_ms {
+            columns.push(("failed", failed));
+        }
+    }
+    out.push('\n');
+    out.push_str("Percentage of the requests served within a certain time (ms)\n");
+    if report.uncorrected_latency_ms.is_some() {
+        out.push_str(
+            "(corrected: from the scheduled send time, as wrk2; uncorrected: from the actual send)\n",
+        );
+    }
+    let _ = write!(out, "{:>7}", "");
+    for (name, _) in &columns {
+        let _ = write!(out, " {name:>12}");
+    }
+    out.push('\n');
+    for (label, pick) in PERCENTILES {
+        let _ = write!(out, "{label:>7}");
+        for (_, latency) in &columns {
+            let _ = write!(out, " {:>12}", format_ms(pick(latency)));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn format_ms(ms: f64) -> String {
+    if ms >= 100.0 {
+        format!("{ms:.0}")
+    } else if ms >= 1.0 {
+        format!("{ms:.1}")
+    } else {
+        format!("{ms:.3}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chokepoint_result::LateStarts;
+
+    #[test]
+    fn summariser_lines_match_jmeter() {
+        let interval = Summariser {
+            requests: 590,
+            elapsed_s: 30.0,
+            mean_ms: 1018.2,
+            min_ms: 1007.0,
+            max_ms: 1092.0,
+            errors: 0,
+        };
+        assert_eq!(
+            summary_interval_line(&interval, 20),
+            "summary +    590 in  30.0s =   19.7/s Avg:  1018 Min:  1007 Max:  1092 Err:     0 (0.00%) Active: 20"
+        );
+        let total = Summariser {
+            requests: 1071,
+            elapsed_s: 64.3,
+            mean_ms: 1019.0,
+            min_ms: 1005.0,
+            max_ms: 1167.0,
+            errors: 0,
+        };
+        assert_eq!(
+            summary_total_line(&total),
+            "summary =   1071 in  64.3s =   16.7/s Avg:  1019 Min:  1005 Max:  1167 Err:     0 (0.00%)"
+        );
+    }
+
+    fn latency(scale: f64) -> LatencyMs {
+        LatencyMs {
+            min: scale,
+            mean: 2.0 * scale,
+            p50: 2.0 * scale,
+            p66: 2.0 * scale,
+            p75: 3.0 * scale,
+            p80: 3.0 * scale,
+            p90: 4.0 * scale,
+            p95: 5.0 * scale,
+            p98: 6.0 * scale,
+            p99: 7.0 * scale,
+            p999: 8.0 * scale,
+            max: 9.0 * scale,
+        }
+    }
+
+    #[test]
+    fn the_final_report_shows_failures_by_kind_and_both_latencies() {
+        let mut report = LoadReport {
+            target: "http://127.0.0.1:8080/".into(),
+            requests: 100,
+            ok: 90,
+            throughput_rps: 50.0,
+            ok_throughput_rps: 45.0,
+            latency_ms: latency(10.0),
+            ok_latency_ms: Some(latency(12.0)),
+            error_latency_ms: Some(latency(0.5)),
+            uncorrected_latency_ms: Some(latency(5.0)),
+            late_starts: Some(LateStarts {
+                count: 7,
+                mean_ms: 3.0,
+                max_ms: 9.5,
+            }),
+            clients: 4,
+            rate_rps: Some(50.0),
+            duration_s: 2.0,
+            connections_opened: 4,
+            keepalive: true,
+            generator_cpu_pct: 95.0,
+            generator_saturated: true,
+            ..LoadReport::default()
+        };
+        report.errors.insert("http_503".into(), 10);
+        let text = load_report(&report);
+        assert!(text.contains("Failed requests:        10"), "{text}");
+        assert!(text.contains("   http_503:            10"), "{text}");
+        assert!(text.contains("corrected") && text.contains("uncorrected"));
+        assert!(text.contains("7 requests started more than 1 ms"));
+        assert!(text.contains("SATURATED"));
+        let p99 = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("99%"))
+            .unwrap();
+        assert_eq!(
+            p99.split_whitespace().collect::<Vec<_>>(),
+            ["99%", "70.0", "35.0", "84.0", "3.5"]
+        );
+    }
+}
