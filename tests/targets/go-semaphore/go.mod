@@ -1,0 +1,3 @@
+module chokepoint/targets/gosemaphore
+
+go 1.19

@@ -1,0 +1,78 @@
+"""py-threadpool: a service chokepoint was not written against.
+
+http.server.ThreadingHTTPServer (a thread per connection, standard library only) hands every
+request to a fixed concurrent.futures.ThreadPoolExecutor of 6 workers, and each worker makes a
+blocking HTTP GET to a downstream URL with urllib. The connection threads wait for the worker's
+result, so the hidden limit is the executor: 6 downstream calls in flight at once (kind
+blocking-pool).
+
+Usage: python3 server.py --port 0 --downstream http://127.0.0.1:9999/
+The first stdout line is "listening on 127.0.0.1:PORT".
+"""
+
+import argparse
+import sys
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+WORKERS = 6
+
+
+def make_handler(executor, downstream):
+    def call_downstream():
+        with urllib.request.urlopen(downstream, timeout=30) as response:
+            response.read()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive: the clients, not connect(), set the pace
+        # Buffer the response so headers and body leave in one write (flushed after each
+        # request); two small writes meet the client's delayed ACK and add ~40 ms per request.
+        wbufsize = -1
+
+        def do_GET(self):
+            length = int(self.headers.get("Content-Length", "0") or "0")
+            if length:
+                self.rfile.read(length)
+            try:
+                executor.submit(call_downstream).result()
+                status, body = 200, b"ok\n"
+            except Exception as error:  # the downstream failed: say so, keep serving
+                status, body = 502, f"downstream: {error}\n".encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(len(body)))
+            if self.headers.get("Connection", "").lower() == "keep-alive":
+                self.send_header("Connection", "keep-alive")  # HTTP/1.0 clients (ab -k) wait for it
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_POST = do_GET
+
+        def log_message(self, format, *args):
+            pass  # one line per request would cost more than the request
+
+    return Handler
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 1024
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=0, help="TCP port (0: any free port)")
+    parser.add_argument("--downstream", required=True, help="URL each worker calls")
+    args = parser.parse_args()
+    executor = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="worker")
+    server = Server(("127.0.0.1", args.port), make_handler(executor, args.downstream))
+    print(f"listening on 127.0.0.1:{server.server_address[1]}", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
