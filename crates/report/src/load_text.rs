@@ -57,7 +57,10 @@ pub fn summary_total_line(total: &Summariser) -> String {
     format!("summary = {}", total.body())
 }
 
-const PERCENTILES: [(&str, fn(&LatencyMs) -> f64); 11] = [
+/// Picks one figure out of a [`LatencyMs`].
+type Pick = fn(&LatencyMs) -> f64;
+
+const PERCENTILES: [(&str, Pick); 11] = [
     ("50%", |l| l.p50),
     ("66%", |l| l.p66),
     ("75%", |l| l.p75),
