@@ -302,7 +302,7 @@ fn fmt_num(v: f64) -> String {
 impl Gate {
     /// The measured value at one point and how to print it.
     fn measure(&self, p: &Point<'_>) -> Option<(f64, String)> {
-        let step = p.steps.first()?;
+        p.steps.first()?;
         let lat = |f: fn(&chokepoint_result::LatencyMs) -> f64| -> f64 {
             crate::points::median(p.steps.iter().map(|s| f(&s.latency_ms)))
         };
@@ -317,7 +317,6 @@ impl Gate {
                     LatencyStat::Mean => ("mean", lat(|l| l.mean)),
                     LatencyStat::Max => ("max", lat(|l| l.max)),
                 };
-                let _ = step;
                 (v, format!("{name} was {} ms", fmt_num(v)))
             }
             Check::Throughput(_) => (p.ok_x, format!("throughput was {} req/s", fmt_num(p.ok_x))),
@@ -401,7 +400,8 @@ impl Gate {
                     2 => " (and at 1 more step)".to_string(),
                     n => format!(" (and at {} more steps)", n - 1),
                 };
-                fail(format!("{said} at {clients} clients{more}"))
+                let unit = if *clients == 1 { "client" } else { "clients" };
+                fail(format!("{said} at {clients} {unit}{more}"))
             }
         }
     }
