@@ -36,8 +36,13 @@ pub fn next_clients(steps: &[Step], max_clients: u32) -> Option<u32> {
     if pts.iter().any(|p| p.generator_cpu > 90.0) {
         return None;
     }
-    let best = pts.iter().map(|p| p.ok_x).fold(0.0, f64::max);
-    if pts.iter().filter(|p| p.ok_x < 0.5 * best).count() >= 2 {
+    // Collapse: past the best step, two steps under half its throughput.
+    let best = pts.iter().max_by(|a, b| a.ok_x.total_cmp(&b.ok_x))?;
+    let collapsed = pts
+        .iter()
+        .filter(|p| p.clients > best.clients && p.ok_x < 0.5 * best.ok_x)
+        .count();
+    if collapsed >= 2 {
         return None;
     }
     let sh = shape(&pts, None);

@@ -1,0 +1,229 @@
+//! The adaptive search: a table of (steps so far → next count), one comment per row, in the
+//! style of vegeta's pacer tests; then whole simulated sweeps against model services.
+
+mod common;
+use chokepoint_diagnose::{diagnose, next_clients};
+use chokepoint_result::{Kind, Step};
+use common::*;
+
+/// A pool of 20 slots held 50 ms, measured without noise.
+fn pool20(c: u32) -> Step {
+    let x = c.min(20) as f64 / 0.05;
+    step(c, x, c as f64 / x * 1000.0)
+}
+
+/// A target with no limit: 50 ms per request whatever the clients.
+fn unlimited(c: u32) -> Step {
+    step(c, c as f64 / 0.05, 50.0)
+}
+
+fn run(model: fn(u32) -> Step, counts: &[u32]) -> Vec<Step> {
+    counts.iter().map(|&c| model(c)).collect()
+}
+
+#[test]
+fn next_clients_table() {
+    let saturated = {
+        let mut s = run(unlimited, &[1, 2, 4]);
+        s[2].generator_cpu_pct = 95.0;
+        s
+    };
+    let collapsed = {
+        let mut s = run(pool20, &[1, 2, 4, 8, 16, 32]);
+        s[4].ok_throughput_rps = 60.0; // 16 clients: 38% of the best (8 clients, 160/s)
+        s[5].ok_throughput_rps = 50.0; // 32 clients: 31% of the best
+        s
+    };
+    let table: Vec<(&str, Vec<Step>, u32, Option<u32>)> = vec![
+        (
+            "nothing measured => start at 1 client",
+            vec![],
+            1000,
+            Some(1),
+        ),
+        ("max 0 clients => nothing to run", vec![], 0, None),
+        (
+            "1 client follows the ideal => double",
+            run(pool20, &[1]),
+            1000,
+            Some(2),
+        ),
+        (
+            "1..16 follow the ideal => double to 32",
+            run(pool20, &[1, 2, 4, 8, 16]),
+            1000,
+            Some(32),
+        ),
+        (
+            "32 ran at 62% of ideal, estimate 20 => bisect 16..32 at 24",
+            run(pool20, &[1, 2, 4, 8, 16, 32]),
+            1000,
+            Some(24),
+        ),
+        (
+            "24 at 83% is below => bisect 16..24 at 20",
+            run(pool20, &[1, 2, 4, 8, 16, 32, 24]),
+            1000,
+            Some(20),
+        ),
+        (
+            "20 follows => bisect 20..24 at 22",
+            run(pool20, &[1, 2, 4, 8, 16, 32, 24, 20]),
+            1000,
+            Some(22),
+        ),
+        (
+            "22 follows, 22..24 is 2 clients wide; 32 is past 1.5 x 20 => done",
+            run(pool20, &[1, 2, 4, 8, 16, 32, 24, 20, 22]),
+            1000,
+            None,
+        ),
+        (
+            "steps out of order and repeated count once => same as 1..16",
+            run(pool20, &[16, 1, 4, 2, 8, 4, 16]),
+            1000,
+            Some(32),
+        ),
+        (
+            "64 follows and 128 would overshoot 100 => one last step at 100",
+            run(unlimited, &[1, 2, 4, 8, 16, 32, 64]),
+            100,
+            Some(100),
+        ),
+        (
+            "the maximum ran and still follows => done",
+            run(unlimited, &[1, 2, 4, 8, 16, 32, 64, 100]),
+            100,
+            None,
+        ),
+        (
+            "a pool of 1: 2 clients at 50%, estimate 1 => confirm at 2 x first bad = 4",
+            run(|c| step(c, 20.0, c as f64 * 50.0), &[1, 2]),
+            1000,
+            Some(4),
+        ),
+        (
+            "a pool of 1 confirmed at 4 => done",
+            run(|c| step(c, 20.0, c as f64 * 50.0), &[1, 2, 4]),
+            1000,
+            None,
+        ),
+        (
+            "confirmation capped at the maximum => 30",
+            run(pool20, &[1, 2, 4, 8, 16, 24, 20, 22]),
+            30,
+            Some(30),
+        ),
+        (
+            "the generator saturated at 4 clients => stop at once",
+            saturated,
+            1000,
+            None,
+        ),
+        (
+            "ok throughput under half the best at two steps => stop",
+            collapsed,
+            1000,
+            None,
+        ),
+    ];
+    for (comment, steps, max, expected) in table {
+        assert_eq!(next_clients(&steps, max), expected, "{comment}");
+    }
+}
+
+/// Runs the adaptive search against `model` to the end; returns the steps in order.
+fn sweep(model: &mut dyn FnMut(u32) -> Step, max: u32) -> Vec<Step> {
+    let mut steps = Vec::new();
+    while let Some(c) = next_clients(&steps, max) {
+        assert!(c >= 1 && c <= max, "{c} outside 1..={max}");
+        assert!(
+            steps.iter().all(|s: &Step| s.clients != c),
+            "{c} proposed twice"
+        );
+        steps.push(model(c));
+        assert!(steps.len() <= 30, "the search does not stop");
+    }
+    steps
+}
+
+#[test]
+fn a_pool_of_20_at_50_ms_is_found_in_few_steps() {
+    let mut noise = Noise::new(42);
+    let steps = sweep(&mut |c| pool_step(20, 50.0, 1.0, c, &mut noise), 1000);
+    let counts: Vec<u32> = steps.iter().map(|s| s.clients).collect();
+    assert!(steps.len() <= 12, "{counts:?}");
+    let d = diagnose(&steps, &mock_context(50.0));
+    assert_eq!(d.kind, Kind::BlockingPool, "{counts:?} {d:#?}");
+    assert_near(d.limit.unwrap(), 20.0, 0.1);
+    let knee = d.knee_clients.unwrap();
+    assert!((21..=26).contains(&knee), "knee {knee} for {counts:?}");
+}
+
+#[test]
+fn a_pool_of_1_is_found_in_three_steps() {
+    let mut noise = Noise::new(1);
+    let steps = sweep(&mut |c| pool_step(1, 50.0, 1.0, c, &mut noise), 1000);
+    let counts: Vec<u32> = steps.iter().map(|s| s.clients).collect();
+    assert_eq!(counts, vec![1, 2, 4]);
+    let d = diagnose(&steps, &mock_context(50.0));
+    assert_eq!(d.kind, Kind::BlockingPool);
+    assert_eq!(d.limit, Some(1.0));
+}
+
+#[test]
+fn pools_of_8_and_64_stay_within_12_steps() {
+    for pool in [8u32, 64, 100] {
+        let mut noise = Noise::new(pool as u64);
+        let steps = sweep(&mut |c| pool_step(pool, 50.0, 1.0, c, &mut noise), 1000);
+        let counts: Vec<u32> = steps.iter().map(|s| s.clients).collect();
+        assert!(steps.len() <= 12, "pool {pool}: {counts:?}");
+        let d = diagnose(&steps, &mock_context(50.0));
+        assert_eq!(d.kind, Kind::BlockingPool, "pool {pool}: {counts:?}");
+        assert_near(d.limit.unwrap(), pool as f64, 0.1);
+    }
+}
+
+#[test]
+fn no_limit_up_to_256_ends_at_the_maximum() {
+    let mut noise = Noise::new(256);
+    let steps = sweep(
+        &mut |c| {
+            let x = noise.jitter(c as f64 / 0.05, 0.03);
+            step(c, x, c as f64 / x * 1000.0)
+        },
+        256,
+    );
+    let counts: Vec<u32> = steps.iter().map(|s| s.clients).collect();
+    assert_eq!(counts, vec![1, 2, 4, 8, 16, 32, 64, 128, 256]);
+    let d = diagnose(&steps, &bare_context());
+    assert_eq!(d.kind, Kind::NoLimitFound);
+    assert!(
+        d.summary.starts_with("No limit up to 256 clients"),
+        "{}",
+        d.summary
+    );
+}
+
+#[test]
+fn a_noisy_step_that_looks_like_a_knee_is_outvoted() {
+    // Pool of 64; the 8-client step ran at 85% of ideal once.
+    let mut noise = Noise::new(8);
+    let mut first_eight = true;
+    let steps = sweep(
+        &mut |c| {
+            let mut s = pool_step(64, 50.0, 1.0, c, &mut noise);
+            if c == 8 && first_eight {
+                first_eight = false;
+                s.ok_throughput_rps *= 0.85;
+            }
+            s
+        },
+        1000,
+    );
+    let counts: Vec<u32> = steps.iter().map(|s| s.clients).collect();
+    assert!(counts.contains(&128), "{counts:?}");
+    assert!(steps.len() <= 14, "{counts:?}");
+    let d = diagnose(&steps, &mock_context(50.0));
+    assert_near(d.limit.unwrap(), 64.0, 0.1);
+}
