@@ -1,11 +1,110 @@
-//! `chokepoint mock`: not built yet.
+//! `chokepoint mock`: the controlled downstream, on a port, until Ctrl-C.
+use super::common;
+use anyhow::Context;
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 /// Arguments of `chokepoint mock`.
-#[derive(Debug, Default, clap::Args)]
-pub struct Args {}
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Port to listen on (0 picks a free one)
+    #[arg(short, long, default_value_t = 8080)]
+    pub port: u16,
+    /// Address to listen on
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind: IpAddr,
+    /// Global delay added to every stub response, e.g. 1s or 100ms
+    #[arg(long, value_parser = common::duration, allow_hyphen_values = true)]
+    pub delay: Option<Duration>,
+    /// WireMock mappings: a JSON file, or a folder (mappings/*.json with __files/ beside)
+    #[arg(long, value_name = "DIR_OR_FILE")]
+    pub mappings: Option<PathBuf>,
+    /// Serve at most N connections at once; others wait as in a full accept queue
+    #[arg(long, value_name = "N", value_parser = common::positive_count)]
+    pub max_connections: Option<u64>,
+    /// Close keep-alive connections idle this long (default: keep them until the client closes)
+    #[arg(long, value_parser = common::positive_duration)]
+    pub keepalive_timeout: Option<Duration>,
+    /// Keep the last N requests for GET /__admin/requests (0 = off)
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub journal: usize,
+}
 
 /// Runs the subcommand.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`chokepoint mock` is not built yet")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let (mappings, files_root) = match &args.mappings {
+        Some(path) => {
+            let source = chokepoint_mock::mapping::locate(path)?;
+            if source.files.is_empty() {
+                anyhow::bail!(
+                    "no *.json mappings in {}: give a mapping file or a folder holding mappings/",
+                    path.display()
+                );
+            }
+            (chokepoint_mock::load_mappings(path)?, source.files_root)
+        }
+        None => (Vec::new(), None),
+    };
+    let stub_count = mappings.len();
+    let config = chokepoint_mock::MockConfig {
+        fixed_delay: args.delay.filter(|d| !d.is_zero()),
+        mappings,
+        max_connections: args
+            .max_connections
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+        keepalive_timeout: args.keepalive_timeout,
+        journal: args.journal,
+        files_root,
+    };
+    let addr = SocketAddr::new(args.bind, args.port);
+    let listener = chokepoint_mock::bind(addr)?;
+    let local = listener
+        .local_addr()
+        .context("cannot read the listening address")?;
+    println!("{}", describe(local, &config, stub_count));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .thread_name("cp-mock")
+        .enable_all()
+        .build()
+        .context("cannot start the runtime")?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::from_std(listener).context("cannot listen")?;
+        let shutdown = tokio_util::sync::CancellationToken::new();
+        let on_ctrl_c = shutdown.clone();
+        tokio::spawn(async move {
+            let _ = tokio::signal::ctrl_c().await;
+            on_ctrl_c.cancel();
+        });
+        chokepoint_mock::serve(listener, config, shutdown).await?;
+        anyhow::Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The one start line: where it listens and how it is configured.
+fn describe(addr: SocketAddr, config: &chokepoint_mock::MockConfig, stubs: usize) -> String {
+    let delay = config
+        .fixed_delay
+        .map_or("none".to_string(), |d| format!("{d:?}"));
+    let stubs = if stubs == 0 {
+        "every request 200 OK".to_string()
+    } else {
+        format!("{stubs} stubs")
+    };
+    let cap = config
+        .max_connections
+        .map_or("unlimited".to_string(), |n| n.to_string());
+    let keepalive = config
+        .keepalive_timeout
+        .map_or("until the client closes".to_string(), |d| format!("{d:?}"));
+    let journal = match config.journal {
+        0 => "off".to_string(),
+        n => format!("last {n}"),
+    };
+    format!(
+        "chokepoint mock listening on http://{addr} (delay {delay}; {stubs}; max connections \
+         {cap}; keep-alive {keepalive}; journal {journal}; stats at /__chokepoint/stats)"
+    )
 }

@@ -66,12 +66,12 @@ pub struct MockConfig {
 #[derive(Debug, thiserror::Error)]
 pub enum MockError {
     /// A mapping file or folder cannot be read.
-    #[error("cannot read mappings at {path}: {source}")]
+    #[error("cannot read mappings at {path}: {error}")]
     Read {
         /// The file or folder.
         path: String,
         /// The I/O error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// A mapping file is not JSON.
     #[error("{source_name}: invalid JSON at line {line}, column {column}: {message}")]
@@ -105,7 +105,13 @@ pub enum MockError {
     },
     /// Any other I/O failure while starting.
     #[error("cannot start the mock: {0}")]
-    Io(#[from] std::io::Error),
+    Io(std::io::Error),
+}
+
+impl From<std::io::Error> for MockError {
+    fn from(error: std::io::Error) -> Self {
+        MockError::Io(error)
+    }
 }
 
 /// Binds a listening socket for the mock, with a deep accept queue (4096) so that thousands of

@@ -224,9 +224,9 @@ pub struct MappingSource {
 /// `*.json` mappings itself (and its subfolders', except `__files`), with `__files` inside it or
 /// beside it.
 pub fn locate(path: &Path) -> Result<MappingSource, MockError> {
-    let read_error = |source: std::io::Error| MockError::Read {
+    let read_error = |error: std::io::Error| MockError::Read {
         path: path.display().to_string(),
-        source,
+        error,
     };
     let meta = std::fs::metadata(path).map_err(read_error)?;
     if meta.is_file() {
@@ -258,15 +258,12 @@ fn files_root_near(folder: &Path) -> Option<PathBuf> {
 }
 
 fn collect_json(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), MockError> {
-    let entries = std::fs::read_dir(dir).map_err(|source| MockError::Read {
+    let read_error = |error: std::io::Error| MockError::Read {
         path: dir.display().to_string(),
-        source,
-    })?;
-    for entry in entries {
-        let entry = entry.map_err(|source| MockError::Read {
-            path: dir.display().to_string(),
-            source,
-        })?;
+        error,
+    };
+    for entry in std::fs::read_dir(dir).map_err(read_error)? {
+        let entry = entry.map_err(read_error)?;
         let path = entry.path();
         if path.is_dir() {
             if entry.file_name() != "__files" {
@@ -286,7 +283,7 @@ pub fn load_mappings(path: &Path) -> Result<Vec<Mapping>, MockError> {
     for file in &source.files {
         let text = std::fs::read_to_string(file).map_err(|err| MockError::Read {
             path: file.display().to_string(),
-            source: err,
+            error: err,
         })?;
         let name = file.display().to_string();
         mappings.extend(parse_mappings_with_files(

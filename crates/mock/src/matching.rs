@@ -62,12 +62,14 @@ pub fn matches(pattern: &RequestPattern, request: &RequestView<'_>) -> bool {
             .all(|(name, m)| values_match(m, &request.query_values(name)))
 }
 
-/// What differs between a pattern and a request, one phrase per part, and how many parts the
-/// pattern has (so near misses can be ranked by the share that differs).
-pub fn differences(pattern: &RequestPattern, request: &RequestView<'_>) -> (Vec<String>, usize) {
+/// What differs between a pattern and a request, one phrase per part, and a distance from 0
+/// (everything matches) to 1 (nothing does) for ranking near misses. The URL weighs 3, the
+/// method 2, each header or parameter 1.
+pub fn differences(pattern: &RequestPattern, request: &RequestView<'_>) -> (Vec<String>, f64) {
     let mut diffs = Vec::new();
-    let mut parts = 1;
+    let (mut total, mut missed) = (2.0, 0.0);
     if !method_matches(pattern, request) {
+        missed += 2.0;
         diffs.push(format!(
             "method {} expected, got {}",
             pattern.method.as_deref().unwrap_or("ANY"),
@@ -75,8 +77,9 @@ pub fn differences(pattern: &RequestPattern, request: &RequestView<'_>) -> (Vec<
         ));
     }
     if !matches!(pattern.url, UrlMatcher::Any) {
-        parts += 1;
+        total += 3.0;
         if !url_matches(&pattern.url, request) {
+            missed += 3.0;
             diffs.push(match &pattern.url {
                 UrlMatcher::Url(url) => {
                     format!("url {url} expected, got {}", request.path_and_query)
@@ -101,18 +104,20 @@ pub fn differences(pattern: &RequestPattern, request: &RequestView<'_>) -> (Vec<
         }
     }
     for (name, matcher) in &pattern.headers {
-        parts += 1;
+        total += 1.0;
         if !values_match(matcher, &request.header_values(name)) {
+            missed += 1.0;
             diffs.push(format!("header {name} {}", describe(matcher)));
         }
     }
     for (name, matcher) in &pattern.query {
-        parts += 1;
+        total += 1.0;
         if !values_match(matcher, &request.query_values(name)) {
+            missed += 1.0;
             diffs.push(format!("query parameter {name} {}", describe(matcher)));
         }
     }
-    (diffs, parts)
+    (diffs, missed / total)
 }
 
 fn method_matches(pattern: &RequestPattern, request: &RequestView<'_>) -> bool {

@@ -620,8 +620,8 @@ fn near_miss(stubs: &[Arc<Stub>], view: &RequestView<'_>) -> String {
     let closest = stubs
         .iter()
         .map(|stub| {
-            let (diffs, parts) = matching::differences(&stub.mapping.request, view);
-            (diffs.len() as f64 / parts as f64, stub, diffs)
+            let (diffs, distance) = matching::differences(&stub.mapping.request, view);
+            (distance, stub, diffs)
         })
         .min_by(|a, b| a.0.total_cmp(&b.0));
     match closest {

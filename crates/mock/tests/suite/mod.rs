@@ -1,0 +1,8 @@
+//! Index of the test modules.
+mod admin; // admin API round trips, settings, journal, stats and metrics endpoints
+mod client; // a tiny raw HTTP/1.1 client over std::net::TcpStream
+mod connections; // --max-connections with --keepalive-timeout: batches; admin at the cap
+mod delays; // fixed, distributions, global delay, dribble, in-flight counting
+mod faults; // each WireMock fault as a client sees it
+mod folder; // mappings from a folder of WireMock-style files, __files escapes refused
+mod matching; // each matcher, response field, priorities, near-miss 404
