@@ -70,11 +70,6 @@ impl ClientAxis {
     fn labels(&self) -> usize {
         (self.hi - self.lo) as usize + 2
     }
-
-    /// Clients (≥ 1) from a point of the axis.
-    fn clients_at(&self, x: f64) -> f64 {
-        2f64.powf(x)
-    }
 }
 
 fn log2_clients(clients: f64) -> f64 {
@@ -110,10 +105,7 @@ pub fn throughput(result: &SweepResult) -> Result<String, String> {
     let diagnosis = result.diagnosis.as_ref();
     let plateau = diagnosis
         .and_then(|d| d.pool.map(|p| p.plateau_rps))
-        .or_else(|| {
-            let limit = diagnosis?.limit?;
-            Some(limit * 1000.0 / numbers::base_latency_ms(result)?)
-        });
+        .filter(|p| p.is_finite());
     let measured = finite_max(
         steps
             .iter()
@@ -136,15 +128,22 @@ pub fn throughput(result: &SweepResult) -> Result<String, String> {
             .y_desc("throughput (requests/s)")
             .label_style(("sans-serif", 14))
             .axis_desc_style(("sans-serif", 16))
+            .x_max_light_lines(0)
+            .y_max_light_lines(1)
+            .light_line_style(RGBColor(238, 238, 238))
+            .bold_line_style(RGBColor(210, 210, 210))
             .draw()?;
+        let total = points(steps, |s| s.throughput_rps);
+        let ok = points(steps, |s| s.ok_throughput_rps);
+        let mut drawn = vec![total.clone(), ok.clone()];
         if let Some(base_ms) = numbers::base_latency_ms(result) {
-            // clients / base latency, up to where it leaves the chart.
-            let last = axis.range().end.min(log2_clients(y_max * base_ms / 1000.0));
-            let first = axis.range().start;
-            let ideal: Vec<(f64, f64)> = (0..=60)
-                .map(|i| first + (last - first) * i as f64 / 60.0)
-                .map(|x| (x, axis.clients_at(x) * 1000.0 / base_ms))
-                .collect();
+            // clients / base latency at each step, joined like the measured lines so the two
+            // compare segment by segment, up to where it leaves the chart.
+            let ideal = clip_below(
+                points(steps, |s| s.clients as f64 * 1000.0 / base_ms),
+                y_max,
+            );
+            drawn.push(ideal.clone());
             chart
                 .draw_series(DashedLineSeries::new(ideal, 8, 6, IDEAL.stroke_width(2)))?
                 .label(format!("ideal: clients / {}", numbers::ms(base_ms)))
@@ -152,8 +151,6 @@ pub fn throughput(result: &SweepResult) -> Result<String, String> {
                     PathElement::new(vec![(x, y), (x + 20, y)], IDEAL.stroke_width(2))
                 });
         }
-        let total: Vec<(f64, f64)> = points(steps, |s| s.throughput_rps);
-        let ok: Vec<(f64, f64)> = points(steps, |s| s.ok_throughput_rps);
         chart
             .draw_series(LineSeries::new(total.clone(), TOTAL.stroke_width(2)))?
             .label("all responses")
@@ -164,8 +161,9 @@ pub fn throughput(result: &SweepResult) -> Result<String, String> {
             .label("successful (2xx)")
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], OK.stroke_width(2)));
         chart.draw_series(ok.iter().map(|&p| Cross::new(p, 5, OK.stroke_width(2))))?;
-        if let Some(plateau) = plateau.filter(|p| p.is_finite()) {
+        if let Some(plateau) = plateau {
             let range = axis.range();
+            drawn.push(vec![(range.start, plateau), (range.end, plateau)]);
             chart
                 .draw_series(LineSeries::new(
                     [(range.start, plateau), (range.end, plateau)],
@@ -177,7 +175,8 @@ pub fn throughput(result: &SweepResult) -> Result<String, String> {
                 });
         }
         draw_knee(&mut chart, result, y_max)?;
-        draw_legend(&mut chart, SeriesLabelPosition::LowerRight)
+        let corner = legend_corner(&drawn, &axis, y_max, 5);
+        draw_legend(&mut chart, corner)
     })
 }
 
@@ -214,6 +213,10 @@ pub fn latency(result: &SweepResult) -> Result<String, String> {
             .y_desc(format!("latency ({unit})"))
             .label_style(("sans-serif", 14))
             .axis_desc_style(("sans-serif", 16))
+            .x_max_light_lines(0)
+            .y_max_light_lines(1)
+            .light_line_style(RGBColor(238, 238, 238))
+            .bold_line_style(RGBColor(210, 210, 210))
             .draw()?;
         let series: [Percentile; 4] = [
             ("p99", P99, |s| s.latency_ms.p99),
@@ -221,8 +224,10 @@ pub fn latency(result: &SweepResult) -> Result<String, String> {
             ("p50", P50, |s| s.latency_ms.p50),
             ("mean", MEAN, |s| s.latency_ms.mean),
         ];
+        let mut drawn = Vec::new();
         for (name, color, value) in series {
             let line = points(steps, |s| value(s) / per_unit);
+            drawn.push(line.clone());
             chart
                 .draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))?
                 .label(name)
@@ -232,7 +237,8 @@ pub fn latency(result: &SweepResult) -> Result<String, String> {
             chart.draw_series(line.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
         }
         draw_knee(&mut chart, result, y_max)?;
-        draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)
+        let corner = legend_corner(&drawn, &axis, y_max, 5);
+        draw_legend(&mut chart, corner)
     })
 }
 
@@ -274,14 +280,14 @@ pub fn in_flight(result: &SweepResult) -> Option<Result<String, String>> {
             .y_desc("calls in flight at the mock")
             .label_style(("sans-serif", 14))
             .axis_desc_style(("sans-serif", 16))
+            .x_max_light_lines(0)
+            .y_max_light_lines(1)
+            .light_line_style(RGBColor(238, 238, 238))
+            .bold_line_style(RGBColor(210, 210, 210))
             .draw()?;
         // Every client's request at the downstream at once: where in-flight would go unlimited.
-        let first = axis.range().start;
-        let last = axis.range().end.min(log2_clients(y_max));
-        let diagonal: Vec<(f64, f64)> = (0..=40)
-            .map(|i| first + (last - first) * i as f64 / 40.0)
-            .map(|x| (x, axis.clients_at(x)))
-            .collect();
+        let diagonal = clip_below(points(&result.steps, |s| s.clients as f64), y_max);
+        let mut drawn = vec![diagonal.clone()];
         chart
             .draw_series(DashedLineSeries::new(diagonal, 8, 6, IDEAL.stroke_width(2)))?
             .label("= clients (no limit)")
@@ -290,6 +296,8 @@ pub fn in_flight(result: &SweepResult) -> Option<Result<String, String>> {
             s.downstream_inflight.map_or(0.0, |d| d.max as f64)
         });
         let mean = points(&steps, |s| s.downstream_inflight.map_or(0.0, |d| d.mean));
+        drawn.push(max.clone());
+        drawn.push(mean.clone());
         for (name, color, line) in [("max", P99, max), ("mean", TOTAL, mean)] {
             chart
                 .draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))?
@@ -301,6 +309,7 @@ pub fn in_flight(result: &SweepResult) -> Option<Result<String, String>> {
         }
         if let Some(limit) = limit.filter(|l| l.is_finite()) {
             let range = axis.range();
+            drawn.push(vec![(range.start, limit), (range.end, limit)]);
             chart
                 .draw_series(LineSeries::new(
                     [(range.start, limit), (range.end, limit)],
@@ -312,7 +321,8 @@ pub fn in_flight(result: &SweepResult) -> Option<Result<String, String>> {
                 });
         }
         draw_knee(&mut chart, result, y_max)?;
-        draw_legend(&mut chart, SeriesLabelPosition::LowerRight)
+        let corner = legend_corner(&drawn, &axis, y_max, 5);
+        draw_legend(&mut chart, corner)
     }))
 }
 
@@ -360,6 +370,8 @@ fn draw_timeline(panel: &Area, step: &Step, x_max: f64) -> Drawn {
         .y_desc("req/s")
         .label_style(("sans-serif", 11))
         .axis_desc_style(("sans-serif", 12))
+        .max_light_lines(0)
+        .bold_line_style(RGBColor(215, 215, 215))
         .draw()?;
     if rates.is_empty() {
         chart.draw_series(std::iter::once(Text::new(
@@ -419,6 +431,75 @@ fn points(steps: &[Step], value: impl Fn(&Step) -> f64) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// The line up to where it first rises above `y_max`, ending on the edge.
+fn clip_below(line: Vec<(f64, f64)>, y_max: f64) -> Vec<(f64, f64)> {
+    let mut clipped: Vec<(f64, f64)> = Vec::with_capacity(line.len());
+    for (x, y) in line {
+        if y <= y_max {
+            clipped.push((x, y));
+            continue;
+        }
+        if let Some(&(x0, y0)) = clipped.last() {
+            clipped.push((x0 + (x - x0) * (y_max - y0) / (y - y0), y_max));
+        }
+        break;
+    }
+    clipped
+}
+
+/// The corner of the plot where a legend of `entries` lines hides the least of the drawn lines
+/// (each sampled along its segments); lower right, upper left, upper right, lower left when
+/// they tie.
+fn legend_corner(
+    lines: &[Vec<(f64, f64)>],
+    axis: &ClientAxis,
+    y_max: f64,
+    entries: usize,
+) -> SeriesLabelPosition {
+    let range = axis.range();
+    let width = range.end - range.start;
+    let mut samples = Vec::new();
+    for line in lines {
+        for pair in line.windows(2) {
+            let ((x0, y0), (x1, y1)) = (pair[0], pair[1]);
+            for i in 0..=20 {
+                let t = i as f64 / 20.0;
+                let x = x0 + (x1 - x0) * t;
+                let y = y0 + (y1 - y0) * t;
+                samples.push(((x - range.start) / width, y / y_max));
+            }
+        }
+        if let [(x, y)] = line[..] {
+            samples.push(((x - range.start) / width, y / y_max));
+        }
+    }
+    // The legend box as a share of the plot: about a third wide, 6% high per entry.
+    let box_width = 0.32;
+    let box_height = (0.06 * entries as f64 + 0.04).min(0.6);
+    let corners = [
+        (SeriesLabelPosition::LowerRight, 1.0 - box_width, 0.0),
+        (SeriesLabelPosition::UpperLeft, 0.0, 1.0 - box_height),
+        (
+            SeriesLabelPosition::UpperRight,
+            1.0 - box_width,
+            1.0 - box_height,
+        ),
+        (SeriesLabelPosition::LowerLeft, 0.0, 0.0),
+    ];
+    let hidden = |x0: f64, y0: f64| {
+        samples
+            .iter()
+            .filter(|(x, y)| {
+                (x0..=x0 + box_width).contains(x) && (y0..=y0 + box_height).contains(y)
+            })
+            .count()
+    };
+    corners
+        .into_iter()
+        .min_by_key(|&(_, x0, y0)| hidden(x0, y0))
+        .map_or(SeriesLabelPosition::LowerRight, |c| c.0)
+}
+
 fn nonzero(value: f64) -> f64 {
     if value.is_finite() && value > 0.0 {
         value
@@ -465,4 +546,65 @@ fn draw_legend<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>, position: SeriesLabelPosit
         .border_style(BLACK.mix(0.4))
         .draw()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chokepoint_result::TimelinePoint;
+
+    #[test]
+    fn a_line_is_cut_where_it_leaves_the_chart() {
+        let line = vec![(0.0, 10.0), (1.0, 20.0), (2.0, 40.0), (3.0, 80.0)];
+        assert_eq!(
+            clip_below(line.clone(), 30.0),
+            [(0.0, 10.0), (1.0, 20.0), (1.5, 30.0)]
+        );
+        assert_eq!(clip_below(line.clone(), 100.0), line);
+        assert!(clip_below(vec![(0.0, 50.0)], 30.0).is_empty());
+    }
+
+    #[test]
+    fn the_legend_goes_where_the_lines_are_not() {
+        let axis = ClientAxis { lo: 0.0, hi: 6.0 };
+        // A plateau high on the right: lower right is free.
+        let plateau = vec![(0.0, 1.0), (4.0, 20.0), (6.0, 20.0)];
+        assert!(matches!(
+            legend_corner(&[plateau], &axis, 25.0, 4),
+            SeriesLabelPosition::LowerRight
+        ));
+        // Throughput that collapses to the floor on the right: lower right is taken.
+        let collapse = vec![(0.0, 20.0), (1.0, 40.0), (2.0, 5.0), (6.0, 5.0)];
+        assert!(!matches!(
+            legend_corner(&[collapse], &axis, 50.0, 4),
+            SeriesLabelPosition::LowerRight
+        ));
+    }
+
+    #[test]
+    fn stalls_are_buckets_far_under_the_steps_mean() {
+        let bucket = |t_s: f64, completed: u64| TimelinePoint {
+            t_s,
+            completed,
+            ..TimelinePoint::default()
+        };
+        let step = Step {
+            timeline_bucket_s: 0.5,
+            timeline: vec![
+                bucket(0.0, 10),
+                bucket(0.5, 0),
+                bucket(1.0, 10),
+                bucket(1.5, 0),
+            ],
+            ..Step::default()
+        };
+        assert_eq!(bucket_rates(&step)[0], (0.25, 20.0));
+        assert_eq!(stall_count(&step), 2);
+        let no_width = Step {
+            timeline_bucket_s: 0.0,
+            ..step
+        };
+        assert!(bucket_rates(&no_width).is_empty());
+        assert_eq!(stall_count(&no_width), 0);
+    }
 }
