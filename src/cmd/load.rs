@@ -1,11 +1,250 @@
-//! `chokepoint load`: not built yet.
+//! `chokepoint load URL`: one load run with live summariser lines and an ab-like final report.
+use super::common;
+use anyhow::Context;
+use chokepoint_load::hdrhistogram::serialization::{interval_log, V2DeflateSerializer};
+use chokepoint_load::progress::RunProgress;
+use chokepoint_load::{LoadConfig, LoadEvent};
+use chokepoint_report::load_text::{self, Summariser};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 /// Arguments of `chokepoint load`.
-#[derive(Debug, Default, clap::Args)]
-pub struct Args {}
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Stopping: -d runs for a time, -n sends exactly N requests in total (as ab -n); they cannot be \
+combined. With neither, the run lasts 10s.
+Models: without --rate, -c clients each send the next request when the last one ended (closed \
+model, as JMeter threads and ab -c). With --rate, requests go out on a fixed schedule whatever \
+the service does (open model); -c caps the connections, and latency counts from the scheduled \
+time (wrk2), the uncorrected latency shown beside it.")]
+pub struct Args {
+    /// The target, http://host:port/path (https:// is not supported yet)
+    pub url: String,
+    /// Clients (closed model), or the most connections at once (with --rate)
+    #[arg(short, long, default_value_t = 10, value_parser = common::client_count)]
+    pub clients: u32,
+    /// Run for this long, e.g. 30s (default 10s); cannot be combined with -n
+    #[arg(short, long, value_parser = common::positive_duration, conflicts_with = "requests")]
+    pub duration: Option<Duration>,
+    /// Send exactly N requests in total, then stop; cannot be combined with -d
+    #[arg(short = 'n', long, value_name = "N", value_parser = common::positive_count)]
+    pub requests: Option<u64>,
+    /// Open model: R requests per second on a fixed schedule
+    #[arg(long, value_name = "R", value_parser = rate)]
+    pub rate: Option<f64>,
+    /// Closed model: pause between a response and the client's next request
+    #[arg(long, value_parser = common::duration, default_value = "0s")]
+    pub think_time: Duration,
+    /// Open a new connection for each request (default: one kept-alive connection per client)
+    #[arg(long)]
+    pub no_keepalive: bool,
+    /// Per-request timeout
+    #[arg(long, value_parser = common::positive_duration, default_value = "30s")]
+    pub timeout: Duration,
+    /// Request method
+    #[arg(short, long, default_value = "GET")]
+    pub method: String,
+    /// A request header, 'Name: value' (repeatable)
+    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE", value_parser = common::header)]
+    pub headers: Vec<(String, String)>,
+    /// Request body
+    #[arg(long, conflicts_with = "body_file")]
+    pub body: Option<String>,
+    /// Request body read from a file
+    #[arg(long, value_name = "FILE")]
+    pub body_file: Option<PathBuf>,
+    /// Print a JMeter summariser line this often
+    #[arg(long, value_parser = common::positive_duration, default_value = "10s")]
+    pub interval: Duration,
+    /// Write the report as JSON to FILE
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write an HdrHistogram interval log (latency in microseconds) to FILE
+    #[arg(long, value_name = "FILE")]
+    pub hdr_log: Option<PathBuf>,
+    /// No progress bar, even on a terminal
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+fn rate(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(r) if r.is_finite() && r > 0.0 => Ok(r),
+        Ok(_) => Err(format!(
+            "'{text}' must be a number of requests per second above 0"
+        )),
+        Err(_) => Err(format!("'{text}' is not a number of requests per second")),
+    }
+}
+
+/// Turns the arguments into the engine's configuration; every check that can fail does so here.
+fn config(args: &Args) -> anyhow::Result<LoadConfig> {
+    let mut config = LoadConfig::new(&args.url)?;
+    config.clients = args.clients;
+    config.requests = args.requests;
+    config.duration = match (args.duration, args.requests) {
+        (Some(d), _) => Some(d),
+        (None, Some(_)) => None,
+        (None, None) => Some(Duration::from_secs(10)),
+    };
+    config.rate = args.rate;
+    config.think_time = args.think_time;
+    config.keepalive = !args.no_keepalive;
+    config.timeout = args.timeout;
+    config.method = chokepoint_load::parse_method(&args.method)?;
+    config.headers = args.headers.clone();
+    config.interval = args.interval;
+    config.body = match (&args.body, &args.body_file) {
+        (Some(text), _) => chokepoint_load::Bytes::from(text.clone()),
+        (None, Some(path)) => std::fs::read(path)
+            .map(chokepoint_load::Bytes::from)
+            .with_context(|| format!("--body-file {}: cannot read it", path.display()))?,
+        (None, None) => chokepoint_load::Bytes::new(),
+    };
+    config.validate()?;
+    Ok(config)
+}
+
+fn summariser(figures: &chokepoint_load::SpanFigures) -> Summariser {
+    Summariser {
+        requests: figures.requests,
+        elapsed_s: figures.elapsed.as_secs_f64(),
+        mean_ms: figures.mean_ms,
+        min_ms: figures.min_ms,
+        max_ms: figures.max_ms,
+        errors: figures.errors,
+    }
+}
+
+/// A file written beside its final path and renamed into place when complete.
+struct PendingFile {
+    temp: PathBuf,
+    path: PathBuf,
+}
+
+impl PendingFile {
+    fn new(path: &Path) -> PendingFile {
+        let mut name = path.file_name().unwrap_or_default().to_os_string();
+        name.push(format!(".{}.tmp", std::process::id()));
+        PendingFile {
+            temp: path.with_file_name(name),
+            path: path.to_path_buf(),
+        }
+    }
+
+    fn commit(&self, flag: &str) -> anyhow::Result<()> {
+        std::fs::rename(&self.temp, &self.path)
+            .with_context(|| format!("{flag} {}: cannot write it", self.path.display()))
+    }
+}
+
+impl Drop for PendingFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.temp);
+    }
+}
 
 /// Runs the subcommand.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`chokepoint load` is not built yet")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let config = config(&args)?;
+    if let Some(path) = &args.json {
+        common::check_writable(path, "--json")?;
+    }
+    if let Some(path) = &args.hdr_log {
+        common::check_writable(path, "--hdr-log")?;
+    }
+    let by_count = config.duration.is_none();
+    let cancel = common::cancel_on_ctrl_c();
+    let (sender, mut events) = tokio::sync::mpsc::unbounded_channel();
+    let engine = {
+        let config = config.clone();
+        std::thread::Builder::new()
+            .name("load-run".into())
+            .spawn(move || chokepoint_load::run(config, Some(sender), cancel))
+            .context("cannot start the load run")?
+    };
+
+    let hdr_file = args.hdr_log.as_deref().map(PendingFile::new);
+    let mut hdr_out = match &hdr_file {
+        Some(pending) => Some(std::io::BufWriter::new(
+            std::fs::File::create(&pending.temp).with_context(|| {
+                format!("--hdr-log {}: cannot create it", pending.path.display())
+            })?,
+        )),
+        None => None,
+    };
+    let mut serializer = V2DeflateSerializer::new();
+    let mut hdr_log = match &mut hdr_out {
+        Some(out) => Some(
+            interval_log::IntervalLogWriterBuilder::new()
+                .add_comment(&format!("chokepoint load {}", config.url))
+                .with_start_time(std::time::SystemTime::now())
+                .with_max_value_divisor(1000.0)
+                .begin_log_with(out, &mut serializer)
+                .context("--hdr-log: cannot write the log header")?,
+        ),
+        None => None,
+    };
+
+    let progress = RunProgress::new(config.duration, config.requests, !args.no_progress);
+    let mut hdr_error = None;
+    while let Some(event) = events.blocking_recv() {
+        match event {
+            LoadEvent::MeasurementStarted { .. } => {}
+            LoadEvent::Interval(summary) => {
+                progress.println(&load_text::summary_interval_line(
+                    &summariser(&summary.interval),
+                    summary.active,
+                ));
+                progress.println(&load_text::summary_total_line(&summariser(&summary.total)));
+                progress.update(
+                    summary.total.requests,
+                    summary.total.errors,
+                    summary.active,
+                    by_count,
+                );
+                if let Some(log) = &mut hdr_log {
+                    if let Err(e) = log.write_histogram(
+                        &summary.histogram,
+                        summary.start,
+                        summary.interval.elapsed,
+                        None,
+                    ) {
+                        hdr_error.get_or_insert(e.to_string());
+                    }
+                }
+            }
+        }
+    }
+    progress.finish();
+    let report = engine
+        .join()
+        .map_err(|_| anyhow::anyhow!("the load run panicked"))??;
+
+    println!();
+    print!("{}", load_text::load_report(&report));
+
+    drop(hdr_log);
+    if let (Some(mut out), Some(pending)) = (hdr_out, &hdr_file) {
+        use std::io::Write;
+        if let Some(e) = hdr_error {
+            anyhow::bail!(
+                "--hdr-log {}: cannot write it ({e})",
+                pending.path.display()
+            );
+        }
+        out.flush()
+            .with_context(|| format!("--hdr-log {}: cannot write it", pending.path.display()))?;
+        drop(out);
+        pending.commit("--hdr-log")?;
+    }
+    if let Some(path) = &args.json {
+        let pending = PendingFile::new(path);
+        let json = serde_json::to_string_pretty(&report).context("cannot encode the report")?;
+        std::fs::write(&pending.temp, json + "\n")
+            .with_context(|| format!("--json {}: cannot write it", path.display()))?;
+        pending.commit("--json")?;
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -22,14 +22,18 @@
 mod client;
 mod engine;
 pub mod pacer;
+pub mod progress;
 pub mod recorder;
 pub mod summary;
 
+/// Re-exported so callers can fill [`LoadConfig::body`] and [`LoadConfig::method`].
+pub use bytes::Bytes;
 pub use engine::run;
-pub use summary::IntervalSummary;
-
-use bytes::Bytes;
+/// Re-exported: [`IntervalSummary::histogram`] is one of its histograms.
+pub use hdrhistogram;
+pub use http::Method;
 use std::time::Duration;
+pub use summary::{IntervalSummary, SpanFigures};
 
 /// What one load run sends, to where, and when it stops.
 #[derive(Debug, Clone)]
@@ -67,6 +71,15 @@ pub struct LoadConfig {
     pub exclude_ramp: bool,
     /// The longest ramp when `exclude_ramp` is set.
     pub ramp_limit: Duration,
+}
+
+/// Parses a request method (`GET`, `post`, ...); methods are sent in upper case.
+pub fn parse_method(name: &str) -> Result<http::Method, LoadError> {
+    http::Method::from_bytes(name.to_ascii_uppercase().as_bytes()).map_err(|_| {
+        LoadError::Config(format!(
+            "'{name}' is not an HTTP method: use GET, POST, PUT, DELETE, ... (-m)"
+        ))
+    })
 }
 
 /// Why a run could not start.
