@@ -213,7 +213,7 @@ impl<'p, 'a> Analysis<'p, 'a> {
     }
 
     fn single_call(&self) -> bool {
-        self.calls.map_or(true, |c| (0.8..=1.25).contains(&c))
+        self.calls.is_none_or(|c| (0.8..=1.25).contains(&c))
     }
 
     /// The time a request holds its slot, ms, and how to say it.
@@ -441,7 +441,7 @@ impl<'p, 'a> Analysis<'p, 'a> {
             .or(knee.map(|k| pts[k].clients));
 
         let generator = pts.iter().enumerate().find(|(i, p)| {
-            p.generator_cpu > GENERATOR_SATURATED_PCT && knee.map_or(false, |k| *i >= k)
+            p.generator_cpu > GENERATOR_SATURATED_PCT && knee.is_some_and(|k| *i >= k)
         });
         let stalls = self.stalls();
         let error_from = (0..pts.len()).find(|&i| {
@@ -849,7 +849,7 @@ impl<'p, 'a> Analysis<'p, 'a> {
             } else {
                 st.count >= 3
             };
-            accepted.then(|| (i, st, if at_cap { cap } else { None }))
+            accepted.then_some((i, st, if at_cap { cap } else { None }))
         })
     }
 

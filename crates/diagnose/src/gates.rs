@@ -110,14 +110,12 @@ impl FromStr for Gate {
                 format!("empty; write METRIC OP VALUE[@CLIENTS], e.g. 'p99<500ms@40' (metrics: {METRICS})"),
             ));
         }
-        let op_start = text
-            .find(|c: char| matches!(c, '<' | '>' | '=' | '!'))
-            .ok_or_else(|| {
-                GateError::new(
-                    &text,
-                    format!("no operator; use one of {OPERATORS}, e.g. 'limit>=100'"),
-                )
-            })?;
+        let op_start = text.find(['<', '>', '=', '!']).ok_or_else(|| {
+            GateError::new(
+                &text,
+                format!("no operator; use one of {OPERATORS}, e.g. 'limit>=100'"),
+            )
+        })?;
         let metric = &text[..op_start];
         let rest = &text[op_start..];
         let (op, rest) = [
@@ -288,9 +286,7 @@ fn parse_rate(gate: &str, value: &str) -> Result<f64, GateError> {
 }
 
 fn fmt_num(v: f64) -> String {
-    if v == v.trunc() && v.abs() < 1e15 {
-        format!("{v:.0}")
-    } else if v.abs() >= 100.0 {
+    if (v == v.trunc() && v.abs() < 1e15) || v.abs() >= 100.0 {
         format!("{v:.0}")
     } else if v.abs() >= 1.0 {
         format!("{v:.1}")
@@ -391,7 +387,7 @@ impl Gate {
                     .iter()
                     .filter_map(|p| {
                         let (v, said) = self.measure(p)?;
-                        (!self.op.holds(v, self.bound())).then(|| (p.clients, said))
+                        (!self.op.holds(v, self.bound())).then_some((p.clients, said))
                     })
                     .collect();
                 let (clients, said) = failed.first()?;

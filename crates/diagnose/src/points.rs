@@ -155,7 +155,7 @@ pub(crate) fn shape(points: &[Point<'_>], delay_ms: Option<f64>) -> Shape {
     if let (Some(first), Some(d)) = (points.first(), delay_ms) {
         let single_call = first
             .calls_per_request()
-            .map_or(true, |c| (0.8..=1.25).contains(&c));
+            .is_none_or(|c| (0.8..=1.25).contains(&c));
         if first.clients > 1 && d > 0.0 && single_call && (base_ms > 1.5 * d || base_ms == 0.0) {
             base_ms = d;
             base_from_delay = true;
