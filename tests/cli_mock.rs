@@ -1,0 +1,163 @@
+//! `chokepoint mock` on the command line: the one-line start, and bad input as one line, exit 2.
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+fn chokepoint() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_chokepoint"))
+}
+
+/// A scratch folder for this test, removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("cp-cli-mock-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    fn file(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.0.join(name);
+        std::fs::File::create(&path)
+            .and_then(|mut f| f.write_all(text.as_bytes()))
+            .unwrap();
+        path
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs `chokepoint mock ARGS` expecting it to refuse: returns its one stderr line.
+fn refused(args: &[&str]) -> String {
+    let output = chokepoint()
+        .arg("mock")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("the binary runs");
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr)
+        .trim_end()
+        .to_string();
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    stderr
+}
+
+#[test]
+fn unreadable_mappings() {
+    let message = refused(&["--port", "0", "--mappings", "/no/such/dir"]);
+    assert!(
+        message.contains("cannot read mappings at /no/such/dir"),
+        "{message}"
+    );
+}
+
+#[test]
+fn invalid_json_names_file_line_and_column() {
+    let scratch = Scratch::new("json");
+    let file = scratch.file(
+        "bad.json",
+        "{\n  \"request\": {\"url\": \"/a\"},\n  \"response\": {,}\n}\n",
+    );
+    let message = refused(&["--port", "0", "--mappings", file.to_str().unwrap()]);
+    assert!(
+        message.contains("bad.json: invalid JSON at line 3, column"),
+        "{message}"
+    );
+}
+
+#[test]
+fn unknown_matcher_and_fault_names_name_the_json_path() {
+    let scratch = Scratch::new("names");
+    let file = scratch.file(
+        "matcher.json",
+        r#"{"request": {"queryParameters": {"q": {"equalsTo": "x"}}}, "response": {}}"#,
+    );
+    let message = refused(&["--port", "0", "--mappings", file.to_str().unwrap()]);
+    assert!(
+        message.contains(
+            "matcher.json: $.request.queryParameters.q.equalsTo: unknown matcher 'equalsTo'"
+        ),
+        "{message}"
+    );
+    let file = scratch.file(
+        "fault.json",
+        r#"{"mappings": [{"request": {}, "response": {"fault": "CONNECTION_RESET"}}]}"#,
+    );
+    let message = refused(&["--port", "0", "--mappings", file.to_str().unwrap()]);
+    assert!(
+        message.contains("$.mappings[0].response.fault: unknown fault 'CONNECTION_RESET'"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_regex_that_does_not_compile() {
+    let scratch = Scratch::new("regex");
+    let file = scratch.file(
+        "re.json",
+        r#"{"request": {"urlPattern": "/a/[0-9"}, "response": {}}"#,
+    );
+    let message = refused(&["--port", "0", "--mappings", file.to_str().unwrap()]);
+    assert!(
+        message.contains("$.request.urlPattern: the regex does not compile"),
+        "{message}"
+    );
+}
+
+#[test]
+fn bad_flags() {
+    assert!(refused(&["--delay", "soon"]).contains("soon"));
+    assert!(refused(&["--delay", "-1s"]).contains("negative"));
+    assert!(refused(&["--max-connections", "0"]).contains("at least 1"));
+    assert!(refused(&["--keepalive-timeout", "0s"]).contains("zero"));
+}
+
+/// Kills the child process when dropped, also when an assertion fails.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn starts_with_one_line_then_refuses_a_port_in_use() {
+    let child = chokepoint()
+        .args([
+            "mock",
+            "--port",
+            "0",
+            "--delay",
+            "1s",
+            "--max-connections",
+            "150",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary runs");
+    let mut child = KillOnDrop(child);
+    let mut line = String::new();
+    BufReader::new(child.0.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let prefix = "chokepoint mock listening on http://127.0.0.1:";
+    assert!(line.starts_with(prefix), "{line}");
+    assert!(
+        line.contains("delay 1s") && line.contains("max connections 150"),
+        "{line}"
+    );
+    let port = line[prefix.len()..].split(' ').next().unwrap().to_string();
+    let message = refused(&["--port", &port]);
+    assert!(message.contains("already in use"), "{message}");
+}
