@@ -440,9 +440,31 @@ impl<'p, 'a> Analysis<'p, 'a> {
             .map(|&i| pts[i].clients)
             .or(knee.map(|k| pts[k].clients));
 
-        let generator = pts.iter().enumerate().find(|(i, p)| {
-            p.generator_cpu > GENERATOR_SATURATED_PCT && knee.is_some_and(|k| *i >= k)
+        // The generator explains the limit when it saturated where throughput stopped following
+        // (the knee step or the next) and its total rate, errors included, stopped too: a
+        // shedding target's fast errors can busy the generator past a knee it did not cause.
+        let base_s = self.sh.base_ms / 1000.0;
+        let generator = knee.and_then(|k| {
+            (k..pts.len().min(k + 2))
+                .map(|i| (i, &pts[i]))
+                .find(|(_, p)| {
+                    p.generator_cpu > GENERATOR_SATURATED_PCT
+                        && p.x * base_s / (p.clients as f64) < KNEE_EFFICIENCY
+                })
         });
+        if generator.is_none() && knee.is_some() {
+            if let Some(g) = pts
+                .iter()
+                .find(|p| p.generator_cpu > GENERATOR_SATURATED_PCT)
+            {
+                self.evidence.push(format!(
+                    "The generator used {:.0}% of its CPU at {} {}, after the limit showed: the finding stands, but figures at that step may be the generator's.",
+                    g.generator_cpu,
+                    g.clients,
+                    plural(g.clients)
+                ));
+            }
+        }
         let stalls = self.stalls();
         let error_from = (0..pts.len()).find(|&i| {
             pts[i].error_rate > ERROR_BOUND_RATE

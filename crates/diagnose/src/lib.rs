@@ -13,8 +13,9 @@
 //!    size: limit = plateau X × S, S = D when the target makes one downstream call per request
 //!    (else L0). When the mock saw the plateau, its most calls in flight are direct evidence and
 //!    win when they agree within 15%.
-//! 3. **Kind**, first match wins: `generator-bound` (the generator above 90% CPU at or past the
-//!    knee), `connection-limit` (periodic stalls in a step's timeline), `error-bound` (more than
+//! 3. **Kind**, first match wins: `generator-bound` (the generator above 90% CPU at the knee
+//!    step or the next, with its total rate, errors included, stalled too — a shedding target's
+//!    fast errors can busy the generator past a knee it did not cause), `connection-limit` (periodic stalls in a step's timeline), `error-bound` (more than
 //!    5% errors from some step on), then for a plateau `cpu-bound` (target CPU saturated, or the
 //!    mock idle when the CPU was not observed) or `blocking-pool`; `no-limit-found` otherwise.
 //! 4. **Models.** A Universal Scalability Law fit ([`usl_fit`]) with ≥ 4 client counts, beside

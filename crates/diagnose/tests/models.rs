@@ -413,3 +413,25 @@ fn fan_out_calls_are_told_parallel_or_serial() {
     let d = diagnose(&fan_out_steps(2125.0), &context);
     assert_eq!(d.fan_out.as_deref(), Some("serial"), "{d:#?}");
 }
+
+#[test]
+fn a_generator_busy_with_a_shedders_fast_errors_does_not_hide_the_shedding() {
+    // The shedder's 503s come back in 2 ms, so past the knee the generator is saturated; its
+    // total rate keeps growing, so the limit is the target's.
+    let steps: Vec<Step> = shedding_steps()
+        .into_iter()
+        .map(|mut s| {
+            if s.clients > 30 {
+                s.generator_cpu_pct = 97.0;
+            }
+            s
+        })
+        .collect();
+    let d = diagnose(&steps, &mock_context(50.0));
+    assert_eq!(d.kind, Kind::ErrorBound, "{d:#?}");
+    assert_near(d.limit.unwrap(), 30.0, 0.1);
+    assert!(d
+        .evidence
+        .iter()
+        .any(|e| e.contains("The generator used 97%") && e.contains("finding stands")));
+}
