@@ -355,7 +355,7 @@ fn draw_timeline(panel: &Area, step: &Step, x_max: f64) -> Drawn {
     let rates = bucket_rates(step);
     let y_max = nonzero(finite_max(rates.iter().map(|p| p.1)) * 1.2);
     let mut chart = ChartBuilder::on(panel)
-        .caption(format!("{} clients", step.clients), ("sans-serif", 15))
+        .caption(numbers::clients(step.clients), ("sans-serif", 15))
         .margin(8)
         .x_label_area_size(34)
         .y_label_area_size(50)

@@ -7,6 +7,7 @@ use serde::Serialize;
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The name of a sweep's saved result inside its directory.
 pub const RESULT_FILE: &str = "result.json";
@@ -106,10 +107,13 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let name = path
         .file_name()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?;
+    // Unique per process and per write, so concurrent writers never share a temporary file.
+    static WRITES: AtomicU64 = AtomicU64::new(0);
     let tmp = path.with_file_name(format!(
-        ".{}.{}.tmp",
+        ".{}.{}-{}.tmp",
         name.to_string_lossy(),
-        std::process::id()
+        std::process::id(),
+        WRITES.fetch_add(1, Ordering::Relaxed)
     ));
     let written = (|| {
         let mut file = fs::File::create(&tmp)?;

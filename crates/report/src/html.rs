@@ -55,7 +55,7 @@ fn header(page: &mut String, result: &SweepResult) {
     let steps = &result.steps;
     let mut facts = vec![match steps.len() {
         0 => "no steps measured".to_string(),
-        1 => format!("1 step at {} clients", steps[0].clients),
+        1 => format!("1 step at {}", numbers::clients(steps[0].clients)),
         n => {
             let min = steps.iter().map(|s| s.clients).min().unwrap_or(0);
             let max = steps.iter().map(|s| s.clients).max().unwrap_or(0);

@@ -125,6 +125,15 @@ pub fn base_latency_ms(result: &SweepResult) -> Option<f64> {
     (mean.is_finite() && mean > 0.0).then_some(mean)
 }
 
+/// `1 client`, `20 clients`.
+pub fn clients(count: u32) -> String {
+    if count == 1 {
+        "1 client".into()
+    } else {
+        format!("{count} clients")
+    }
+}
+
 /// The failed requests of one step, all kinds together.
 pub fn error_count(step: &chokepoint_result::Step) -> u64 {
     step.errors.values().sum()

@@ -36,7 +36,7 @@ pub fn step_line(step: &Step) -> String {
     )
 }
 
-/// The whole report: what was swept, the step table, errors by kind, and the finding.
+/// The whole report: what was swept, the step table, then [`after_table`].
 pub fn render(result: &SweepResult) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "chokepoint sweep of {}", result.target);
@@ -53,19 +53,27 @@ pub fn render(result: &SweepResult) -> String {
         for step in &result.steps {
             let _ = writeln!(out, "{}", step_line(step));
         }
-        for step in result.steps.iter().filter(|s| !s.errors.is_empty()) {
-            let kinds: Vec<String> = step
-                .errors
-                .iter()
-                .map(|(kind, count)| format!("{kind} {count}"))
-                .collect();
-            let _ = writeln!(
-                out,
-                "errors at {} clients: {}",
-                step.clients,
-                kinds.join(", ")
-            );
-        }
+    }
+    out.push_str(&after_table(result));
+    out
+}
+
+/// What follows the step table: errors by kind, whether the sweep was interrupted, and the
+/// finding in plain words. A live sweep that already printed [`step_line`]s ends with this.
+pub fn after_table(result: &SweepResult) -> String {
+    let mut out = String::new();
+    for step in result.steps.iter().filter(|s| !s.errors.is_empty()) {
+        let kinds: Vec<String> = step
+            .errors
+            .iter()
+            .map(|(kind, count)| format!("{kind} {count}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "errors at {} clients: {}",
+            step.clients,
+            kinds.join(", ")
+        );
     }
     if result.interrupted {
         let _ = writeln!(

@@ -152,3 +152,20 @@ fn repository_fixture_files_match_the_fixtures() {
         );
     }
 }
+
+#[test]
+fn concurrent_writers_leave_one_whole_file() {
+    let dir = TempDir::new("concurrent");
+    let result = fixtures::seed000();
+    std::thread::scope(|scope| {
+        for _ in 0..4 {
+            scope.spawn(|| {
+                for _ in 0..5 {
+                    files::write_result(&dir.0, &result).expect("write");
+                }
+            });
+        }
+    });
+    assert_eq!(files::read_result(&dir.0).expect("read"), result);
+    assert_eq!(dir.entries(), ["result.json"]);
+}

@@ -172,8 +172,14 @@ fn html_of_seed_000_has_four_labelled_charts_and_the_knee() {
 
     assert!(timeline.contains("Throughput over time within each step"));
     let labels = texts(timeline);
-    for clients in [1, 5, 20, 40, 100] {
-        let title = format!("{clients} clients");
+    for title in [
+        "1 client",
+        "5 clients",
+        "20 clients",
+        "40 clients",
+        "100 clients",
+    ] {
+        let title = title.to_string();
         assert!(labels.contains(&title), "no panel {title}: {labels:?}");
     }
     assert!(timeline.contains("time in step (s)"));
@@ -242,7 +248,7 @@ fn empty_single_and_interrupted_results_still_render() {
     assert_self_contained(&page, &single.target);
     assert_eq!(svgs(&page).len(), 4);
     assert!(!page.contains("knee:"));
-    assert!(page.contains("1 step at 1 clients"));
+    assert!(page.contains("1 step at 1 client "));
     assert!(sweep_text::render(&single).contains("No finding yet"));
 }
 
@@ -284,4 +290,14 @@ fn huge_and_zero_figures_render_without_breaking_the_charts() {
 fn the_same_result_renders_the_same_page() {
     let result = fixtures::connection_limit();
     assert_eq!(html::render(&result), html::render(&result));
+}
+
+#[test]
+fn a_live_sweep_can_end_its_table_with_the_finding_alone() {
+    let result = fixtures::connection_limit();
+    let tail = sweep_text::after_table(&result);
+    assert!(!tail.contains(&sweep_text::step_header()));
+    assert!(tail.starts_with("errors at 32 clients: connect_timeout 12\n"));
+    assert!(tail.contains("Finding: connection-limit"));
+    assert!(sweep_text::render(&result).ends_with(&tail));
 }
