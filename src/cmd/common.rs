@@ -117,3 +117,58 @@ mod tests {
         assert!(header(": v").is_err());
     }
 }
+
+/// A token that is cancelled when the user presses Ctrl-C (SIGINT) or the process gets SIGTERM.
+/// A second Ctrl-C exits at once with code 130.
+pub fn cancel_on_ctrl_c() -> tokio_util::sync::CancellationToken {
+    let token = tokio_util::sync::CancellationToken::new();
+    let cancel = token.clone();
+    let spawned = std::thread::Builder::new()
+        .name("cp-signals".into())
+        .spawn(move || {
+            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            runtime.block_on(async move {
+                let Ok(mut terminate) =
+                    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                else {
+                    return;
+                };
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = terminate.recv() => {}
+                }
+                cancel.cancel();
+                eprintln!("chokepoint: stopping (press Ctrl-C again to quit at once)");
+                let _ = tokio::signal::ctrl_c().await;
+                std::process::exit(130);
+            });
+        });
+    if spawned.is_err() {
+        eprintln!("chokepoint: cannot watch for Ctrl-C; the run will go to its end");
+    }
+    token
+}
+
+/// Fails early, before a long run, when `path` cannot be written (its folder is missing).
+pub fn check_writable(path: &std::path::Path, flag: &str) -> anyhow::Result<()> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    if !parent.is_dir() {
+        anyhow::bail!(
+            "{flag} {}: the folder {} does not exist; create it or choose another path",
+            path.display(),
+            parent.display()
+        );
+    }
+    if path.is_dir() {
+        anyhow::bail!("{flag} {}: is a folder; give a file path", path.display());
+    }
+    Ok(())
+}

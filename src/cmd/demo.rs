@@ -1,11 +1,79 @@
-//! `chokepoint demo`: not built yet.
+//! `chokepoint demo`: the main job. Mock, demo service and a sweep of every scenario, in one
+//! process, with embedded defaults: no flags needed.
+use super::common;
+use chokepoint_experiment::demo::{run_demo, DemoOptions};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 /// Arguments of `chokepoint demo`.
 #[derive(Debug, Default, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Write the findings table as JSON to this file
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Keep each scenario's result.json and report.html under DIR/<scenario>/
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Measured length of each step (default 1s)
+    #[arg(long, value_parser = common::positive_duration)]
+    pub step: Option<Duration>,
+    /// Run only these scenarios (comma-separated: actors,global,blocking,dispatcher,async,
+    /// recommendations,cpu,leaky)
+    #[arg(long, value_delimiter = ',')]
+    pub only: Vec<String>,
+}
 
-/// Runs the subcommand.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`chokepoint demo` is not built yet")
+/// Runs the demo and prints the findings table. Exit 1 when a scenario's finding is wrong.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let known = [
+        "actors",
+        "global",
+        "blocking",
+        "dispatcher",
+        "async",
+        "recommendations",
+        "cpu",
+        "leaky",
+    ];
+    if let Some(unknown) = args.only.iter().find(|n| !known.contains(&n.as_str())) {
+        anyhow::bail!(
+            "--only {unknown}: no such scenario; choose from {}",
+            known.join(",")
+        );
+    }
+    if let Some(json) = &args.json {
+        common::check_writable(json, "--json")?;
+    }
+    let options = DemoOptions {
+        out: args.out,
+        step: args.step.unwrap_or(DemoOptions::default().step),
+        only: args.only,
+    };
+    println!("chokepoint demo: mock + demo service on loopback, one sweep per scenario");
+    let cancel = common::cancel_on_ctrl_c();
+    let result = run_demo(&options, cancel, &mut |scenario, _| {
+        println!(
+            "  {:<16} {:<16} found {:<6} {} ({:.1} s)",
+            scenario.name,
+            scenario.kind.as_str(),
+            scenario
+                .found_limit
+                .map(|l| format!("{l:.1}"))
+                .unwrap_or_else(|| "-".into()),
+            if scenario.ok { "ok" } else { "WRONG" },
+            scenario.seconds
+        );
+    })?;
+    println!();
+    print!("{}", chokepoint_report::demo_text::render(&result));
+    if let Some(path) = &args.json {
+        chokepoint_report::files::write_json_file(path, &result)
+            .map_err(|e| anyhow::anyhow!("--json {}: cannot write it: {e}", path.display()))?;
+    }
+    Ok(if result.scenarios.iter().all(|s| s.ok) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

@@ -1,11 +1,131 @@
-//! `chokepoint sweep`: not built yet.
+//! `chokepoint sweep URL`: the experiment and the finding.
+use super::common;
+use anyhow::Context;
+use chokepoint_diagnose::Gate;
+use chokepoint_experiment::SweepConfig;
+use chokepoint_report::sweep_text;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 /// Arguments of `chokepoint sweep`.
-#[derive(Debug, Default, clap::Args)]
-pub struct Args {}
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The URL to sweep (http:// only)
+    pub url: String,
+    /// Client counts to run, e.g. 1,5,20,40,100 (default: adaptive search for the knee)
+    #[arg(short = 'c', long, value_delimiter = ',', value_parser = common::client_count)]
+    pub clients: Option<Vec<u32>>,
+    /// The largest client count the adaptive search may try
+    #[arg(long, default_value = "1000", value_parser = common::client_count)]
+    pub max_clients: u32,
+    /// Measured length of each step (the ramp until every client has answered comes on top)
+    #[arg(long, default_value = "10s", value_parser = common::positive_duration)]
+    pub step: Duration,
+    /// Base URL of the running `chokepoint mock` the target calls (downstream evidence)
+    #[arg(long)]
+    pub mock: Option<String>,
+    /// Save result.json (after each step) and report.html (at the end) in this folder
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Process id of the target, to observe its CPU
+    #[arg(long)]
+    pub pid: Option<i32>,
+    /// A gate for CI, e.g. 'limit>=100', 'p99<500ms@40', 'kind!=blocking-pool' (repeatable):
+    /// exit 1 when one fails
+    #[arg(long = "expect")]
+    pub expect: Vec<Gate>,
+    /// HTTP method
+    #[arg(short = 'm', long, default_value = "GET")]
+    pub method: String,
+    /// A request header, 'Name: value' (repeatable)
+    #[arg(short = 'H', long = "header", value_parser = common::header)]
+    pub headers: Vec<(String, String)>,
+    /// Request body
+    #[arg(long, conflicts_with = "body_file")]
+    pub body: Option<String>,
+    /// Request body from a file
+    #[arg(long)]
+    pub body_file: Option<PathBuf>,
+    /// Per-request timeout
+    #[arg(long, default_value = "30s", value_parser = common::positive_duration)]
+    pub timeout: Duration,
+    /// Open a new connection for each request
+    #[arg(long)]
+    pub no_keepalive: bool,
+}
 
-/// Runs the subcommand.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`chokepoint sweep` is not built yet")
+/// Runs the sweep, prints a line per step, the finding, and checks the gates.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let mut config = SweepConfig::new(&args.url)?;
+    config.base.method = args
+        .method
+        .parse()
+        .map_err(|_| anyhow::anyhow!("--method '{}' is not an HTTP method", args.method))?;
+    config.base.headers = args.headers;
+    config.base.timeout = args.timeout;
+    config.base.keepalive = !args.no_keepalive;
+    if let Some(body) = args.body {
+        config.base.body = body.into();
+    }
+    if let Some(path) = &args.body_file {
+        config.base.body = std::fs::read(path)
+            .with_context(|| format!("--body-file {}: cannot read it", path.display()))?
+            .into();
+    }
+    if let Some(clients) = &args.clients {
+        if let Some(&largest) = clients.iter().max() {
+            config.max_clients = largest;
+        }
+    } else {
+        config.max_clients = args.max_clients;
+    }
+    config.clients = args.clients;
+    config.step = args.step;
+    config.ramp_limit = (args.step * 2).max(Duration::from_secs(5));
+    config.mock = args.mock;
+    config.out = args.out;
+    if let Some(pid) = args.pid {
+        if chokepoint_observe::cpu_seconds(&chokepoint_observe::CpuScope::Process(pid)).is_err() {
+            anyhow::bail!("--pid {pid}: no such process to observe; give the target's process id");
+        }
+        config = config.with_target_pid(pid);
+    }
+    if config.mock.is_none() {
+        eprintln!(
+            "chokepoint: no --mock given: the downstream evidence (calls in flight) will be missing"
+        );
+    }
+
+    let cancel = common::cancel_on_ctrl_c();
+    println!("{}", sweep_text::step_header());
+    let result = chokepoint_experiment::sweep(&config, cancel, &mut |step| {
+        println!("{}", sweep_text::step_line(step));
+    })?;
+    println!();
+    print!("{}", sweep_text::after_table(&result));
+    if result.interrupted {
+        eprintln!(
+            "chokepoint: interrupted; the {} finished steps are kept{}",
+            result.steps.len(),
+            config
+                .out
+                .as_ref()
+                .map(|d| format!(" in {}", d.display()))
+                .unwrap_or_default()
+        );
+    }
+    let diagnosis = result
+        .diagnosis
+        .as_ref()
+        .expect("a finished sweep has a diagnosis");
+    let failures = chokepoint_diagnose::check_gates(&args.expect, &result.steps, diagnosis);
+    for failure in &failures {
+        eprintln!("chokepoint: {failure}");
+    }
+    Ok(if failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

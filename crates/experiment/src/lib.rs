@@ -1,1 +1,16 @@
-//! stub
+//! The experiment: load at growing concurrency, what the downstream saw, and the finding.
+//!
+//! [`sweep::sweep`] runs the load engine (`chokepoint-load`) once per client count, either the
+//! counts given or the adaptive search of `chokepoint-diagnose`. Around each step it resets the
+//! mock's window when the measured part begins, reads the mock's stats when it ends
+//! ([`downstream::MockClient`]), measures the target's CPU (`chokepoint-observe`), and turns all
+//! of it into a [`chokepoint_result::Step`]. Each finished step is saved at once (result.json),
+//! so an interrupted sweep keeps what it measured; at the end the diagnosis reads the steps.
+//!
+//! [`demo::run_demo`] is `chokepoint demo`: it starts mocks and the demo service in this process
+//! on free loopback ports and sweeps each of the seeds' scenarios.
+pub mod demo;
+pub mod downstream;
+pub mod sweep;
+
+pub use sweep::{sweep, SweepConfig};

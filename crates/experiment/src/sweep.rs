@@ -1,0 +1,367 @@
+//! `chokepoint sweep`: one load step per client count, each measured with what the mock and the
+//! observer saw, saved as it ends, then diagnosed.
+use crate::downstream::MockClient;
+use anyhow::Context;
+use chokepoint_load::{LoadConfig, LoadEvent};
+use chokepoint_observe::{available_cores, CpuMeter, CpuScope};
+use chokepoint_result::{
+    DownstreamInFlight, DownstreamStep, LoadReport, MockStats, Step, SweepContext, SweepResult,
+};
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// What to sweep and how.
+#[derive(Debug, Clone)]
+pub struct SweepConfig {
+    /// The request each client sends (URL, method, headers, body, timeout, keep-alive).
+    pub base: LoadConfig,
+    /// Client counts to run, in order; `None` for the adaptive search.
+    pub clients: Option<Vec<u32>>,
+    /// The largest client count the adaptive search may try.
+    pub max_clients: u32,
+    /// Measured length of each step (the ramp comes on top).
+    pub step: Duration,
+    /// The longest a step's ramp may take before measuring starts anyway.
+    pub ramp_limit: Duration,
+    /// Base URL of a running `chokepoint mock` that the target calls.
+    pub mock: Option<String>,
+    /// Where to save result.json (after each step) and report.html (at the end).
+    pub out: Option<PathBuf>,
+    /// Whose CPU is the target's: a process id, or the threads of an in-process target.
+    pub target_cpu: Option<CpuScope>,
+    /// The longest to wait, between steps, for the target's backlog to drain.
+    pub drain_timeout: Duration,
+}
+
+impl SweepConfig {
+    /// A sweep of `target_url` with the defaults: adaptive up to 1000 clients, 10 s steps.
+    pub fn new(target_url: &str) -> anyhow::Result<SweepConfig> {
+        let base = LoadConfig::new(target_url).map_err(|e| anyhow::anyhow!("{e}"))?;
+        Ok(SweepConfig {
+            base,
+            clients: None,
+            max_clients: 1000,
+            step: Duration::from_secs(10),
+            ramp_limit: Duration::from_secs(20),
+            mock: None,
+            out: None,
+            target_cpu: None,
+            drain_timeout: Duration::from_secs(30),
+        })
+    }
+
+    /// Observes the CPU of process `pid` as the target's.
+    pub fn with_target_pid(mut self, pid: i32) -> SweepConfig {
+        self.target_cpu = Some(CpuScope::Process(pid));
+        self
+    }
+}
+
+/// Runs the sweep. `on_step` sees each step as it ends. Cancelling `cancel` ends the step under
+/// way (it is dropped: only finished steps count) and returns the result of the finished steps,
+/// marked interrupted, diagnosed and saved.
+pub fn sweep(
+    config: &SweepConfig,
+    cancel: CancellationToken,
+    on_step: &mut dyn FnMut(&Step),
+) -> anyhow::Result<SweepResult> {
+    let mock = config.mock.as_deref().map(MockClient::new).transpose()?;
+    let first_stats = match &mock {
+        Some(mock) => Some(mock.stats().with_context(|| {
+            format!(
+                "--mock {}: no chokepoint mock answers there; start one (chokepoint mock) or drop --mock",
+                mock.base()
+            )
+        })?),
+        None => None,
+    };
+    if let Some(out) = &config.out {
+        std::fs::create_dir_all(out)
+            .with_context(|| format!("--out {}: cannot create the folder", out.display()))?;
+    }
+    let mut result = SweepResult {
+        target: config.base.url.clone(),
+        context: context_from(first_stats.as_ref(), config),
+        steps: Vec::new(),
+        diagnosis: None,
+        interrupted: false,
+        chokepoint_version: env!("CARGO_PKG_VERSION").to_string(),
+    };
+    let mut planned: Option<VecDeque<u32>> = config.clients.clone().map(VecDeque::from);
+    let mut failure = None;
+    loop {
+        if cancel.is_cancelled() {
+            result.interrupted = true;
+            break;
+        }
+        let next = match &mut planned {
+            Some(queue) => queue.pop_front(),
+            None => chokepoint_diagnose::next_clients(&result.steps, config.max_clients),
+        };
+        let Some(clients) = next else { break };
+        match run_step(config, clients, mock.as_ref(), &cancel) {
+            Ok(Some(step)) => {
+                result.steps.push(step);
+                on_step(result.steps.last().expect("just pushed"));
+                save(config, &result, false)?;
+            }
+            Ok(None) => {
+                result.interrupted = true;
+                break;
+            }
+            Err(err) if result.steps.is_empty() => return Err(err),
+            Err(err) => {
+                result.interrupted = true;
+                failure = Some(err);
+                break;
+            }
+        }
+        drain(config, mock.as_ref(), &cancel);
+    }
+    result.context.downstream_delay_ms = downstream_delay_ms(&result.steps, first_stats.as_ref());
+    result.diagnosis = Some(chokepoint_diagnose::diagnose(
+        &result.steps,
+        &result.context,
+    ));
+    save(config, &result, true)?;
+    match failure {
+        Some(err) => Err(err.context(format!(
+            "the sweep stopped after {} finished steps{}",
+            result.steps.len(),
+            config
+                .out
+                .as_ref()
+                .map(|d| format!(" (saved in {})", d.display()))
+                .unwrap_or_default()
+        ))),
+        None => Ok(result),
+    }
+}
+
+/// One step: the load run, with the mock's window reset when the measured part begins.
+/// `Ok(None)` when the step was cancelled before it finished.
+fn run_step(
+    config: &SweepConfig,
+    clients: u32,
+    mock: Option<&MockClient>,
+    cancel: &CancellationToken,
+) -> anyhow::Result<Option<Step>> {
+    let mut load = config.base.clone();
+    load.clients = clients;
+    load.duration = Some(config.step);
+    load.requests = None;
+    load.rate = None;
+    load.exclude_ramp = true;
+    load.ramp_limit = config.ramp_limit;
+    load.interval = config.step + config.ramp_limit + Duration::from_secs(1);
+    let (events, mut received) = tokio::sync::mpsc::unbounded_channel();
+    let step_cancel = cancel.child_token();
+    let engine = std::thread::Builder::new()
+        .name("cp-sweep-step".into())
+        .spawn(move || chokepoint_load::run(load, Some(events), step_cancel))
+        .context("cannot start the load engine's thread")?;
+
+    let mut target_meter = config
+        .target_cpu
+        .clone()
+        .and_then(|scope| CpuMeter::start(scope).ok());
+    let mut ramp = Duration::ZERO;
+    let mut reset_error = None;
+    while let Some(event) = received.blocking_recv() {
+        if let LoadEvent::MeasurementStarted {
+            ramp: measured_ramp,
+        } = event
+        {
+            ramp = measured_ramp;
+            if let Some(mock) = mock {
+                reset_error = mock.reset().err();
+            }
+            if let Some(meter) = target_meter.as_mut() {
+                let _ = meter.restart();
+            }
+        }
+    }
+    let report = engine
+        .join()
+        .map_err(|_| anyhow::anyhow!("the load engine stopped unexpectedly"))?
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    if report.interrupted {
+        return Ok(None);
+    }
+    if let Some(err) = reset_error {
+        return Err(err);
+    }
+    let target_cpu_pct = target_meter.and_then(|m| m.percent(available_cores()).ok());
+    let stats = mock.map(|m| m.stats()).transpose()?;
+    Ok(Some(step_from(report, stats, target_cpu_pct, ramp)))
+}
+
+/// The step record of one load report and what the mock and the observer saw meanwhile.
+pub fn step_from(
+    report: LoadReport,
+    stats: Option<MockStats>,
+    target_cpu_pct: Option<f64>,
+    ramp: Duration,
+) -> Step {
+    let error_rate = report.error_rate();
+    Step {
+        clients: report.clients,
+        throughput_rps: report.throughput_rps,
+        ok_throughput_rps: report.ok_throughput_rps,
+        requests: report.requests,
+        ok: report.ok,
+        latency_ms: report.latency_ms,
+        ok_latency_ms: report.ok_latency_ms,
+        error_latency_ms: report.error_latency_ms,
+        errors: report.errors,
+        error_rate,
+        downstream_inflight: stats.as_ref().map(|s| DownstreamInFlight {
+            mean: s.mean_in_flight,
+            max: s.max_in_flight,
+        }),
+        downstream: stats.map(|s| DownstreamStep {
+            requests: s.requests,
+            stubs: s.stubs,
+            max_connections_open: s.max_connections_open,
+            connections_accepted: s.connections_accepted,
+            in_flight_series: s.in_flight_series,
+        }),
+        target_cpu_pct,
+        generator_cpu_pct: report.generator_cpu_pct,
+        duration_s: report.duration_s,
+        ramp_s: ramp.as_secs_f64(),
+        timeline_bucket_s: report.timeline_bucket_s,
+        timeline: report.timeline,
+    }
+}
+
+/// Waits, bounded, until the target has worked off the requests the last step left queued:
+/// one probe request waits behind the backlog of a FIFO pool, then the mock's in-flight count
+/// must reach zero.
+fn drain(config: &SweepConfig, mock: Option<&MockClient>, cancel: &CancellationToken) {
+    let deadline = Instant::now() + config.drain_timeout;
+    let probe_timeout = config.drain_timeout.min(config.base.timeout);
+    let agent = ureq::AgentBuilder::new()
+        .timeout(probe_timeout)
+        .max_idle_connections(0)
+        .build();
+    let mut request = agent.request(config.base.method.as_str(), &config.base.url);
+    for (name, value) in &config.base.headers {
+        request = request.set(name, value);
+    }
+    // The probe's answer does not matter, only that it came back (or timed out).
+    let _ = if config.base.body.is_empty() {
+        request.call()
+    } else {
+        request.send_bytes(&config.base.body)
+    };
+    if let Some(mock) = mock {
+        while Instant::now() < deadline && !cancel.is_cancelled() {
+            match mock.stats() {
+                Ok(stats) if stats.in_flight > 0 => std::thread::sleep(Duration::from_millis(50)),
+                _ => break,
+            }
+        }
+    }
+}
+
+fn context_from(stats: Option<&MockStats>, config: &SweepConfig) -> SweepContext {
+    SweepContext {
+        downstream_delay_ms: stats.and_then(|s| s.config.fixed_delay_ms),
+        mock_present: stats.is_some(),
+        mock_max_connections: stats.and_then(|s| s.config.max_connections),
+        mock_keepalive_timeout_ms: stats.and_then(|s| s.config.keepalive_timeout_ms),
+        target_observed: config.target_cpu.is_some(),
+        max_clients: config
+            .clients
+            .as_ref()
+            .and_then(|c| c.iter().copied().max())
+            .unwrap_or(config.max_clients),
+    }
+}
+
+/// The downstream delay the target waits on: the delay of the one stub the sweep's requests hit,
+/// or the mock's global delay when no stub says more. `None` when several stubs with different
+/// delays were hit (a fan-out: the diagnosis reads the stubs itself).
+pub fn downstream_delay_ms(steps: &[Step], first_stats: Option<&MockStats>) -> Option<f64> {
+    let mut delays: Vec<f64> = steps
+        .iter()
+        .filter_map(|s| s.downstream.as_ref())
+        .flat_map(|d| d.stubs.iter())
+        .filter(|stub| stub.requests > 0)
+        .filter_map(|stub| stub.delay_ms)
+        .collect();
+    delays.sort_by(f64::total_cmp);
+    delays.dedup_by(|a, b| (*a - *b).abs() < 0.5);
+    match delays.as_slice() {
+        [one] => Some(*one),
+        [] => first_stats.and_then(|s| s.config.fixed_delay_ms),
+        _ => None,
+    }
+}
+
+fn save(config: &SweepConfig, result: &SweepResult, finished: bool) -> anyhow::Result<()> {
+    let Some(dir) = &config.out else {
+        return Ok(());
+    };
+    chokepoint_report::files::write_result(dir, result)
+        .with_context(|| format!("cannot write {}/result.json", dir.display()))?;
+    if finished {
+        chokepoint_report::files::write_html(dir, result)
+            .with_context(|| format!("cannot write {}/report.html", dir.display()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chokepoint_result::StubStats;
+
+    fn step_hitting(stubs: &[(u64, Option<f64>)]) -> Step {
+        Step {
+            downstream: Some(DownstreamStep {
+                stubs: stubs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (requests, delay_ms))| StubStats {
+                        id: i.to_string(),
+                        name: format!("stub {i}"),
+                        requests: *requests,
+                        delay_ms: *delay_ms,
+                    })
+                    .collect(),
+                ..DownstreamStep::default()
+            }),
+            ..Step::default()
+        }
+    }
+
+    #[test]
+    fn the_delay_is_the_one_stub_hit() {
+        let steps = [step_hitting(&[(10, Some(50.0)), (0, Some(200.0))])];
+        assert_eq!(downstream_delay_ms(&steps, None), Some(50.0));
+    }
+
+    #[test]
+    fn a_fan_out_over_different_delays_has_no_single_delay() {
+        let steps = [step_hitting(&[(10, Some(40.0)), (10, Some(120.0))])];
+        assert_eq!(downstream_delay_ms(&steps, None), None);
+    }
+
+    #[test]
+    fn without_stub_delays_the_global_delay_counts() {
+        let stats = MockStats {
+            config: chokepoint_result::MockConfigView {
+                fixed_delay_ms: Some(1000.0),
+                ..Default::default()
+            },
+            ..MockStats::default()
+        };
+        let steps = [step_hitting(&[(10, None)])];
+        assert_eq!(downstream_delay_ms(&steps, Some(&stats)), Some(1000.0));
+        assert_eq!(downstream_delay_ms(&[], None), None);
+    }
+}

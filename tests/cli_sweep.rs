@@ -1,0 +1,77 @@
+//! `chokepoint sweep` and `chokepoint demo` on bad input: one line on stderr, exit 2, no files.
+use std::process::Command;
+
+fn chokepoint(args: &[&str]) -> (i32, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_chokepoint"))
+        .args(args)
+        .output()
+        .expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+    (output.status.code().unwrap_or(-1), stderr)
+}
+
+fn dead_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+#[track_caller]
+fn assert_one_line_error(args: &[&str], mentions: &str) {
+    let (code, stderr) = chokepoint(args);
+    assert_eq!(code, 2, "{args:?}: {stderr}");
+    let lines: Vec<_> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "{args:?} printed {stderr}");
+    assert!(
+        lines[0].contains(mentions),
+        "{args:?}: '{}' should mention '{mentions}'",
+        lines[0]
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn sweep_refuses_bad_input_in_one_line() {
+    let dead = format!("http://127.0.0.1:{}/", dead_port());
+    assert_one_line_error(&["sweep", "not a url"], "not a url");
+    assert_one_line_error(&["sweep", &dead, "--step", "0s"], "zero");
+    assert_one_line_error(&["sweep", &dead, "--step", "-1s"], "negative");
+    assert_one_line_error(&["sweep", &dead, "--clients", "1,0,5"], "at least 1");
+    assert_one_line_error(&["sweep", &dead, "--expect", "speed>3"], "speed");
+    assert_one_line_error(
+        &[
+            "sweep",
+            &dead,
+            "--mock",
+            &format!("http://127.0.0.1:{}", dead_port()),
+        ],
+        "--mock",
+    );
+}
+
+#[test]
+fn sweep_of_a_dead_port_says_nobody_listens_and_writes_nothing() {
+    let dir = std::env::temp_dir().join(format!("cp-sweep-dead-{}", std::process::id()));
+    let dead = format!("http://127.0.0.1:{}/", dead_port());
+    let (code, stderr) = chokepoint(&[
+        "sweep",
+        &dead,
+        "--clients",
+        "1",
+        "--step",
+        "1s",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(!dir.join("result.json").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn demo_refuses_an_unknown_scenario() {
+    assert_one_line_error(&["demo", "--only", "nonsense"], "nonsense");
+    assert_one_line_error(
+        &["demo", "--json", "/no/such/folder/x.json"],
+        "does not exist",
+    );
+}
