@@ -12,6 +12,8 @@ const ERROR_BOUND_RATE: f64 = 0.05;
 const GENERATOR_SATURATED_PCT: f64 = 90.0;
 /// How close the mock's most calls in flight must be to Little's estimate to be preferred.
 const INFLIGHT_AGREEMENT: f64 = 0.15;
+/// Percent of all cores one request in service must burn to count as CPU work.
+const CPU_HEAVY_PCT: f64 = 15.0;
 
 fn fmt_rate(x: f64) -> String {
     if x >= 100.0 {
@@ -237,17 +239,26 @@ impl<'p, 'a> Analysis<'p, 'a> {
             .iter()
             .filter_map(|&i| self.pts[i].inflight_max)
             .collect();
+        // The mock's own time-weighted mean in flight is Little's law measured at the
+        // downstream; on a busy machine it is steadier than the client's throughput.
+        let means: Vec<f64> = idx
+            .iter()
+            .filter_map(|&i| self.pts[i].inflight_mean)
+            .collect();
+        let mock_mean = median(means);
+        let reference = little.max(mock_mean);
         if direct && !maxes.is_empty() {
             let m = median(maxes);
-            if little > 0.0 && (m - little).abs() <= INFLIGHT_AGREEMENT * little {
+            if reference > 0.0 && (m - reference).abs() <= INFLIGHT_AGREEMENT * reference {
                 limit = m;
                 sentence = Some(format!(
                     "The mock never saw more than {} calls in flight at the plateau steps (median of their maxima), \
-                     agreeing with Little's law: {} req/s × {} = {}.",
+                     agreeing with Little's law: {} req/s × {} = {}, and with the mock's own mean of {} in flight.",
                     fmt_count(m),
                     fmt_rate(plateau_x),
                     fmt_dur(s_ms),
-                    fmt_count(little)
+                    fmt_count(little),
+                    fmt_count(mock_mean)
                 ));
             } else {
                 sentence = Some(format!(
@@ -416,7 +427,7 @@ impl<'p, 'a> Analysis<'p, 'a> {
     fn finish(mut self) -> Diagnosis {
         let pts = self.pts;
         self.base_sentences();
-        let knee = self.sh.knee;
+        let knee = self.sh.knee.filter(|&k| self.knee_confirmed(k));
         let last = pts.len() - 1;
 
         // The plateau past the knee.
@@ -593,6 +604,16 @@ impl<'p, 'a> Analysis<'p, 'a> {
                 && (target_cpu >= 75.0
                     || (target_cpu + generator_cpu >= 90.0 && target_cpu > generator_cpu));
             let idle = self.downstream_idle(&plateau_idx, size.little);
+            // CPU per request in service at the fewest clients, in percent of all cores: a
+            // request that waits on a call burns almost none; one doing CPU work burns a core.
+            let first = &pts[0];
+            let in_service = (first.x * first.mean_ms / 1000.0).max(first.clients as f64 * 0.5);
+            let cpu_per_request = match (observed, first.target_cpu) {
+                (true, Some(t)) if in_service > 0.0 => t / in_service,
+                _ => 0.0,
+            };
+            let cpu_heavy =
+                cpu_per_request >= CPU_HEAVY_PCT && (idle.is_some() || !self.ctx.mock_present);
             if cpu_saturated {
                 kind = Kind::CpuBound;
                 summary = format!(
@@ -606,6 +627,28 @@ impl<'p, 'a> Analysis<'p, 'a> {
                 self.evidence.push(format!(
                     "At the plateau the target used {target_cpu:.0}% of all cores and the generator {generator_cpu:.0}% of its own."
                 ));
+            } else if cpu_heavy {
+                kind = Kind::CpuBound;
+                summary = format!(
+                    "Throughput stops at {} req/s from {} {} on with every request in service burning CPU ({:.0}% of all cores each): \
+                     the limit is CPU work, about {} requests in service at once.",
+                    fmt_rate(plateau_x),
+                    from,
+                    plural(from),
+                    cpu_per_request,
+                    fmt_count(size.limit)
+                );
+                self.evidence.push(format!(
+                    "At {} {} the target used {:.0}% of all cores for {} request(s) in service; at the plateau {target_cpu:.0}%, \
+                     no longer growing with clients: the work that limits it is CPU, on fewer threads than cores.",
+                    first.clients,
+                    plural(first.clients),
+                    first.target_cpu.unwrap_or(0.0),
+                    fmt_count(in_service)
+                ));
+                if let Some(idle_sentence) = idle.clone() {
+                    self.evidence.push(idle_sentence);
+                }
             } else if let (false, Some(idle_sentence)) = (observed, idle.clone()) {
                 kind = Kind::CpuBound;
                 summary = format!(
@@ -780,6 +823,40 @@ impl<'p, 'a> Analysis<'p, 'a> {
             fan_out,
             attribution: None,
         }
+    }
+
+    /// A knee is a limit only when throughput really stopped: efficiency fell below 80%
+    /// somewhere past it, or the largest step (≥ 1.2× the clients of the last good one) gained
+    /// at most 3% throughput over it. A slow drift to 85% while throughput still grows is
+    /// contention, not a limit; it is said in the evidence.
+    fn knee_confirmed(&mut self, k: usize) -> bool {
+        let pts = self.pts;
+        if k == 0 {
+            return true;
+        }
+        let deepest = self.sh.efficiency[k..]
+            .iter()
+            .copied()
+            .fold(f64::INFINITY, f64::min);
+        let (good, last) = (&pts[k - 1], &pts[pts.len() - 1]);
+        let flat =
+            last.ok_x <= 1.03 * good.ok_x && last.clients as f64 >= 1.2 * good.clients as f64;
+        if deepest < 0.8 || flat {
+            return true;
+        }
+        self.evidence.push(format!(
+            "Efficiency drifts below {} from {} clients (down to {} at {} clients) but throughput still grows, \
+             from {} req/s at {} clients to {} req/s at {}: contention, not a hard limit.",
+            fmt_pct(KNEE_EFFICIENCY),
+            pts[k].clients,
+            fmt_pct(deepest),
+            last.clients,
+            fmt_rate(good.ok_x),
+            good.clients,
+            fmt_rate(last.ok_x),
+            last.clients
+        ));
+        false
     }
 
     fn plateau_sentence(&mut self, k: usize, plateau_x: f64, idx: &[usize]) {

@@ -1,0 +1,53 @@
+//! Sweeps recorded by `chokepoint demo` on the 2-core development machine (1 s steps, a busy
+//! machine: real noise), saved without their diagnosis. Each must give its scenario's kind and
+//! limit (± 10%). The first recording found the diagnosis wrong on three of them: `actors` (an
+//! 18-client step measured 30% low made Little's law say 16), `recommendations` (efficiency
+//! drifting to 86% while throughput still grew was taken for a pool) and `cpu` (one thread
+//! doing CPU work: 40% of all cores, under the saturation rule, with an idle mock).
+
+use chokepoint_diagnose::diagnose;
+use chokepoint_result::{Kind, SweepResult};
+
+fn recorded(name: &str) -> SweepResult {
+    let path = format!(
+        "{}/tests/data/demo-run-1/{name}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[test]
+fn recorded_demo_sweeps_give_their_scenarios_finding() {
+    let table: &[(&str, Kind, Option<f64>)] = &[
+        ("actors", Kind::BlockingPool, Some(20.0)),
+        ("global", Kind::BlockingPool, Some(2.0)),
+        ("blocking", Kind::BlockingPool, Some(25.0)),
+        ("dispatcher", Kind::BlockingPool, Some(16.0)),
+        ("async", Kind::NoLimitFound, None),
+        ("recommendations", Kind::NoLimitFound, None),
+        ("cpu", Kind::CpuBound, None),
+        ("leaky", Kind::ConnectionLimit, Some(10.0)),
+    ];
+    let mut wrong = Vec::new();
+    for &(name, kind, limit) in table {
+        let r = recorded(name);
+        let d = diagnose(&r.steps, &r.context);
+        let limit_ok = match (limit, d.limit) {
+            (Some(want), Some(got)) => (got - want).abs() <= 0.1 * want,
+            (None, _) => true,
+            (Some(_), None) => false,
+        };
+        if d.kind != kind || !limit_ok {
+            wrong.push(format!("{name}: {} {:?} — {}", d.kind, d.limit, d.summary));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+#[test]
+fn recorded_fan_out_is_parallel() {
+    let r = recorded("recommendations");
+    let d = diagnose(&r.steps, &r.context);
+    assert_eq!(d.fan_out.as_deref(), Some("parallel"));
+}
