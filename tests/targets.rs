@@ -1,0 +1,406 @@
+//! Sweeps of services chokepoint was not written against (issue 6, "It must hold on services it
+//! has never seen").
+//!
+//! Each test launches one target of `tests/targets/` (Go, Python, Java; see its README for the
+//! true limits), reads its port from the first stdout line, starts a chokepoint mock when the
+//! target calls a downstream, sweeps it with `chokepoint_experiment::sweep` and checks the
+//! finding's kind and limit (± 10%) against the limit built into the target, which the
+//! diagnosis is not told. A test is skipped, with a printed note, only when the target's
+//! toolchain (go, python3, java) is missing; `.ci/run` installs them.
+//!
+//! The sweeps run one at a time (a shared lock): on a 2-core machine two sweeps at once would
+//! measure each other.
+
+use chokepoint_experiment::{sweep, SweepConfig};
+use chokepoint_mock::{MockConfig, RunningMock};
+use chokepoint_result::{Kind, Step, SweepResult};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::sync::Mutex;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// Measured length of each step of the explicit sweeps.
+const STEP: Duration = Duration::from_secs(2);
+/// How long a target may take to print its port (the JVM compiles the source first).
+const STARTUP_LIMIT: Duration = Duration::from_secs(120);
+/// The downstream delay of the mock that the Go and thread-pool targets call.
+const DOWNSTREAM_DELAY: Duration = Duration::from_millis(50);
+
+/// One sweep at a time.
+static SWEEPS: Mutex<()> = Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    SWEEPS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn targets_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/targets")
+}
+
+/// Whether `tool` can be run at all; prints why the test is skipped when it cannot.
+fn toolchain_present(tool: &str, version_arg: &str) -> bool {
+    match Command::new(tool)
+        .arg(version_arg)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+    {
+        Ok(_) => true,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            println!("SKIPPED: `{tool}` is not installed (.ci/run installs it)");
+            false
+        }
+        Err(err) => panic!("cannot run `{tool} {version_arg}`: {err}"),
+    }
+}
+
+/// A launched target; dropping it kills the process.
+struct Target {
+    name: &'static str,
+    child: Child,
+    port: u16,
+}
+
+impl Target {
+    /// Starts `command` and waits for its `listening on 127.0.0.1:PORT` line.
+    fn launch(name: &'static str, mut command: Command) -> Target {
+        command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        let mut child = command
+            .spawn()
+            .unwrap_or_else(|err| panic!("{name}: cannot start {command:?}: {err}"));
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let mut target = Target {
+            name,
+            child,
+            port: 0,
+        };
+        let (first_line, received) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut lines = BufReader::new(stdout).lines();
+            if let Some(Ok(line)) = lines.next() {
+                let _ = first_line.send(line);
+            }
+            // Keep reading so the target never blocks on a full pipe.
+            for _ in lines {}
+        });
+        let line = received
+            .recv_timeout(STARTUP_LIMIT)
+            .unwrap_or_else(|_| panic!("{name}: no `listening on` line on stdout"));
+        target.port = line
+            .trim()
+            .strip_prefix("listening on 127.0.0.1:")
+            .and_then(|port| port.parse().ok())
+            .unwrap_or_else(|| panic!("{name}: unexpected first line {line:?}"));
+        target
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/", self.port)
+    }
+
+    fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+}
+
+impl Drop for Target {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn mock_with_delay() -> RunningMock {
+    chokepoint_mock::start(
+        "127.0.0.1:0".parse().expect("a socket address"),
+        MockConfig {
+            fixed_delay: Some(DOWNSTREAM_DELAY),
+            ..Default::default()
+        },
+    )
+    .expect("the mock starts on a free port")
+}
+
+/// Builds the Go target with `go build` (not `go run`: killing the `go` tool would leave the
+/// server it started running) and returns the binary.
+fn build_go_semaphore() -> PathBuf {
+    let binary = Path::new(env!("CARGO_TARGET_TMPDIR")).join("go-semaphore");
+    let output = Command::new("go")
+        .args(["build", "-o"])
+        .arg(&binary)
+        .arg(".")
+        .current_dir(targets_dir().join("go-semaphore"))
+        .env("GOTOOLCHAIN", "local")
+        .env("GOFLAGS", "-mod=mod")
+        .env("GOPROXY", "off")
+        .output()
+        .expect("go build runs");
+    assert!(
+        output.status.success(),
+        "go build of tests/targets/go-semaphore failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    binary
+}
+
+fn launch_go_semaphore(mock: &RunningMock) -> Target {
+    let mut command = Command::new(build_go_semaphore());
+    command.args(["-port", "0", "-downstream", &mock.url()]);
+    Target::launch("go-semaphore", command)
+}
+
+/// The sweep of `target`: `clients` as given (adaptive up to `max_clients` when `None`), with
+/// the target's PID observed and the mock, if any, read per step. Prints each step as it ends.
+fn sweep_target(
+    target: &Target,
+    clients: Option<Vec<u32>>,
+    max_clients: u32,
+    mock: Option<&RunningMock>,
+) -> SweepResult {
+    let mut config = SweepConfig::new(&target.url())
+        .expect("a valid target URL")
+        .with_target_pid(target.pid());
+    config.clients = clients;
+    config.max_clients = max_clients;
+    config.step = STEP;
+    config.ramp_limit = Duration::from_secs(5);
+    config.drain_timeout = Duration::from_secs(5);
+    config.base.timeout = Duration::from_secs(10);
+    config.mock = mock.map(RunningMock::url);
+    let name = target.name;
+    let started = std::time::Instant::now();
+    let result = sweep(&config, CancellationToken::new(), &mut |step: &Step| {
+        println!("{name}: step done: {}", step_line(step));
+    })
+    .unwrap_or_else(|err| panic!("{name}: the sweep failed: {err:#}"));
+    println!(
+        "{name}: {} steps in {:.1} s",
+        result.steps.len(),
+        started.elapsed().as_secs_f64()
+    );
+    result
+}
+
+fn step_line(step: &Step) -> String {
+    let downstream = step
+        .downstream_inflight
+        .map(|d| format!("{:.1}/{}", d.mean, d.max))
+        .unwrap_or_else(|| "-".into());
+    let errors = step
+        .errors
+        .iter()
+        .map(|(kind, n)| format!("{kind}:{n}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    format!(
+        "{:>4} clients {:>8.1} req/s {:>8.1} ok/s  mean {:>7.1} ms  p99 {:>7.1} ms  err {:>5.1}% [{}] err p50 {}  ds in flight {}  target cpu {}  gen cpu {:.0}%",
+        step.clients,
+        step.throughput_rps,
+        step.ok_throughput_rps,
+        step.latency_ms.mean,
+        step.latency_ms.p99,
+        step.error_rate * 100.0,
+        errors,
+        step.error_latency_ms
+            .map(|l| format!("{:.1} ms", l.p50))
+            .unwrap_or_else(|| "-".into()),
+        downstream,
+        step.target_cpu_pct
+            .map(|c| format!("{c:.0}%"))
+            .unwrap_or_else(|| "-".into()),
+        step.generator_cpu_pct,
+    )
+}
+
+/// Prints the step table and the finding, then checks kind and limit (± 10%).
+fn assert_finding(name: &str, result: &SweepResult, kind: Kind, limit: f64) {
+    println!("{name}: steps");
+    for step in &result.steps {
+        println!("  {}", step_line(step));
+    }
+    let diagnosis = result
+        .diagnosis
+        .as_ref()
+        .unwrap_or_else(|| panic!("{name}: the sweep returned no diagnosis"));
+    println!(
+        "{name}: found {} limit {:?} knee {:?}\n  summary: {}",
+        diagnosis.kind, diagnosis.limit, diagnosis.knee_clients, diagnosis.summary
+    );
+    for sentence in &diagnosis.evidence {
+        println!("  evidence: {sentence}");
+    }
+    assert!(!result.interrupted, "{name}: the sweep was interrupted");
+    assert_eq!(
+        diagnosis.kind, kind,
+        "{name}: wrong kind (summary: {})",
+        diagnosis.summary
+    );
+    let found = diagnosis
+        .limit
+        .unwrap_or_else(|| panic!("{name}: no limit found (summary: {})", diagnosis.summary));
+    assert!(
+        (found - limit).abs() <= 0.1 * limit,
+        "{name}: limit {found:.2} is not within 10% of the true {limit} (summary: {})",
+        diagnosis.summary
+    );
+}
+
+#[test]
+fn go_semaphore_of_12_around_a_blocking_downstream_call_is_a_pool_of_12() {
+    if !toolchain_present("go", "version") {
+        return;
+    }
+    let _one = one_at_a_time();
+    let mock = mock_with_delay();
+    let target = launch_go_semaphore(&mock);
+    let result = sweep_target(&target, Some(vec![1, 6, 12, 24, 48]), 48, Some(&mock));
+    drop(target);
+    assert_finding("go-semaphore", &result, Kind::BlockingPool, 12.0);
+    let most_in_flight = result
+        .steps
+        .iter()
+        .filter_map(|s| s.downstream_inflight.map(|d| d.max))
+        .max();
+    assert_eq!(
+        most_in_flight,
+        Some(12),
+        "the mock saw at most the semaphore's 12 calls in flight"
+    );
+}
+
+#[test]
+fn go_semaphore_adaptive_sweep_finds_the_pool_of_12() {
+    if !toolchain_present("go", "version") {
+        return;
+    }
+    let _one = one_at_a_time();
+    let mock = mock_with_delay();
+    let target = launch_go_semaphore(&mock);
+    let result = sweep_target(&target, None, 128, Some(&mock));
+    drop(target);
+    assert_finding("go-semaphore (adaptive)", &result, Kind::BlockingPool, 12.0);
+    assert!(
+        result.steps.iter().any(|s| s.clients > 12),
+        "the adaptive search confirmed the plateau beyond the knee"
+    );
+}
+
+#[test]
+fn python_asyncio_loop_blocked_by_one_sync_call_has_a_limit_of_1() {
+    if !toolchain_present("python3", "--version") {
+        return;
+    }
+    let _one = one_at_a_time();
+    let mut command = Command::new("python3");
+    command
+        .arg(targets_dir().join("py-asyncio-blocked/server.py"))
+        .args(["--port", "0"]);
+    let target = Target::launch("py-asyncio-blocked", command);
+    let result = sweep_target(&target, Some(vec![1, 2, 4, 8]), 8, None);
+    drop(target);
+    assert!(
+        !result.context.mock_present,
+        "swept from the client side alone"
+    );
+    assert_finding("py-asyncio-blocked", &result, Kind::BlockingPool, 1.0);
+}
+
+#[test]
+fn java_server_shedding_past_30_permits_is_error_bound_at_30_with_fast_503s() {
+    if !toolchain_present("java", "-version") {
+        return;
+    }
+    let _one = one_at_a_time();
+    let mut command = Command::new("java");
+    command
+        .arg("ShedServer.java")
+        .args(["--port", "0"])
+        .current_dir(targets_dir().join("java-shed"));
+    let target = Target::launch("java-shed", command);
+    let result = sweep_target(&target, Some(vec![1, 10, 20, 40, 80]), 80, None);
+    drop(target);
+    assert_finding("java-shed", &result, Kind::ErrorBound, 30.0);
+
+    let diagnosis = result.diagnosis.as_ref().expect("checked above");
+    let text = std::iter::once(&diagnosis.summary)
+        .chain(&diagnosis.evidence)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(text.contains("503"), "the finding names the 503s: {text}");
+    // Past the limit the refusals are fast: their median latency is a small part of the
+    // successful requests' (the 100 ms of work), and the finding states it in ms.
+    for step in result.steps.iter().filter(|s| s.clients > 30) {
+        let refused = step.error_latency_ms.unwrap_or_else(|| {
+            panic!(
+                "{} clients: no failed requests past the limit",
+                step.clients
+            )
+        });
+        let served = step
+            .ok_latency_ms
+            .unwrap_or_else(|| panic!("{} clients: no successful requests", step.clients));
+        assert!(
+            step.errors.get("http_503").copied().unwrap_or(0) > 0,
+            "{} clients: the failures are 503s ({:?})",
+            step.clients,
+            step.errors
+        );
+        assert!(
+            refused.p50 * 4.0 < served.p50,
+            "{} clients: 503 in {:.1} ms is not fast beside 200 in {:.1} ms",
+            step.clients,
+            refused.p50,
+            served.p50
+        );
+    }
+    let stated_ms = number_after(&diagnosis.summary, "503 in ").unwrap_or_else(|| {
+        panic!(
+            "the summary says how fast the 503s come: {}",
+            diagnosis.summary
+        )
+    });
+    let served_ms = result
+        .steps
+        .iter()
+        .filter_map(|s| s.ok_latency_ms.map(|l| l.p50))
+        .fold(f64::INFINITY, f64::min);
+    assert!(
+        stated_ms * 4.0 < served_ms,
+        "the summary's 503 latency ({stated_ms} ms) is not fast beside the work ({served_ms:.1} ms)"
+    );
+}
+
+#[test]
+fn python_thread_pool_of_6_workers_calling_downstream_is_a_pool_of_6() {
+    if !toolchain_present("python3", "--version") {
+        return;
+    }
+    let _one = one_at_a_time();
+    let mock = mock_with_delay();
+    let mut command = Command::new("python3");
+    command
+        .arg(targets_dir().join("py-threadpool/server.py"))
+        .args(["--port", "0", "--downstream", &mock.url()]);
+    let target = Target::launch("py-threadpool", command);
+    let result = sweep_target(&target, Some(vec![1, 3, 6, 12, 24]), 24, Some(&mock));
+    drop(target);
+    assert_finding("py-threadpool", &result, Kind::BlockingPool, 6.0);
+}
+
+/// The number that follows `marker` in `text` ("... get 503 in 2.1 ms" → 2.1).
+fn number_after(text: &str, marker: &str) -> Option<f64> {
+    let rest = &text[text.find(marker)? + marker.len()..];
+    let end = rest
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(rest.len());
+    rest[..end].parse().ok()
+}
