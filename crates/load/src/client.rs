@@ -10,7 +10,9 @@ use http::{header, HeaderMap, HeaderValue, Method, Request, Uri};
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
+use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use tokio::net::TcpStream;
@@ -72,10 +74,15 @@ impl Target {
     }
 }
 
+/// The connection half that does the I/O; driven in the client's own task (no extra task and
+/// no cross-task wake-ups per request).
+type Connection = hyper::client::conn::http1::Connection<TokioIo<TcpStream>, Full<Bytes>>;
+
 /// A client's connection state.
 #[derive(Default)]
 pub struct Client {
     sender: Option<SendRequest<Full<Bytes>>>,
+    connection: Option<Pin<Box<Connection>>>,
     /// Exchanges completed on the current connection.
     reused: u64,
 }
@@ -110,27 +117,34 @@ impl Client {
         target: &Target,
         connections: &AtomicU64,
     ) -> Result<Exchange, Attempt> {
-        if self.sender.as_ref().is_some_and(|s| s.is_closed()) {
+        if self.connection.is_none() || self.sender.as_ref().is_some_and(|s| s.is_closed()) {
             self.sender = None;
+            self.connection = None;
         }
-        let sender = match &mut self.sender {
+        let Client {
+            sender, connection, ..
+        } = self;
+        let sender = match sender {
             Some(sender) => sender,
             None => {
-                let sender = connect(target).await.map_err(Attempt::Failed)?;
+                let (fresh, driver) = connect(target).await.map_err(Attempt::Failed)?;
                 connections.fetch_add(1, Ordering::Relaxed);
                 self.reused = 0;
-                self.sender.insert(sender)
+                *connection = Some(Box::pin(driver));
+                sender.insert(fresh)
             }
         };
-        let outcome = tokio::time::timeout(target.timeout, send(sender, target)).await;
+        let outcome =
+            tokio::time::timeout(target.timeout, drive(send(sender, target), connection)).await;
         let keep = match &outcome {
             Ok(Ok((_, keep))) => *keep && target.keepalive,
             _ => false,
         };
-        if keep {
+        if keep && self.connection.is_some() {
             self.reused += 1;
         } else {
             self.sender = None;
+            self.connection = None;
         }
         match outcome {
             Err(_) => Err(Attempt::Failed(Failure::RequestTimeout)),
@@ -198,7 +212,22 @@ async fn send(
     Ok((Exchange { failure, bytes }, keep))
 }
 
-async fn connect(target: &Target) -> Result<SendRequest<Full<Bytes>>, Failure> {
+/// Awaits `exchange` while polling the connection that carries it.
+async fn drive<F: Future>(exchange: F, connection: &mut Option<Pin<Box<Connection>>>) -> F::Output {
+    tokio::pin!(exchange);
+    loop {
+        match connection {
+            Some(driver) => tokio::select! {
+                biased;
+                out = &mut exchange => return out,
+                _ = driver.as_mut() => *connection = None, // closed: the exchange ends with an error
+            },
+            None => return exchange.await,
+        }
+    }
+}
+
+async fn connect(target: &Target) -> Result<(SendRequest<Full<Bytes>>, Connection), Failure> {
     let stream = match tokio::time::timeout(target.timeout, TcpStream::connect(target.addr)).await {
         Err(_) => return Err(Failure::ConnectTimeout),
         Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
@@ -214,8 +243,7 @@ async fn connect(target: &Target) -> Result<SendRequest<Full<Bytes>>, Failure> {
     let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
         .await
         .map_err(|_| Failure::Other)?;
-    tokio::spawn(connection);
-    Ok(sender)
+    Ok((sender, connection))
 }
 
 /// The failure kind of a hyper error.
