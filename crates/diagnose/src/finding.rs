@@ -342,6 +342,21 @@ impl<'p, 'a> Analysis<'p, 'a> {
             s.push('.');
             self.evidence.push(s);
         }
+        for &i in &self.sh.all_in_flight {
+            let p = &self.pts[i];
+            let ideal = if l0 > 0.0 {
+                p.clients as f64 * 1000.0 / l0
+            } else {
+                0.0
+            };
+            self.evidence.push(format!(
+                "At {} clients throughput was {} of ideal, yet the mock saw all {} calls in flight at once: \
+                 no pool smaller than that lets them through, so the shortfall is taken as noise, not a limit.",
+                p.clients,
+                fmt_pct(if ideal > 0.0 { p.ok_x / ideal } else { 0.0 }),
+                p.clients
+            ));
+        }
         if self.pts.len() == 1 {
             self.evidence.push(
                 "Only one step was measured: one step cannot show where throughput stops following clients; \

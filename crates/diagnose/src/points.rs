@@ -135,6 +135,10 @@ pub(crate) struct Shape {
     pub efficiency: Vec<f64>,
     /// Index of the knee: the first point from which every point is below [`KNEE_EFFICIENCY`].
     pub knee: Option<usize>,
+    /// Points whose throughput fell short while the mock saw every client's call in flight at
+    /// once: no pool smaller than the clients can do that, so the shortfall is noise (a paused
+    /// machine) and the point counts as following clients.
+    pub all_in_flight: Vec<usize>,
 }
 
 /// Base latency L0 = the lowest ok mean latency of the two smallest client counts (so a cold
@@ -173,6 +177,21 @@ pub(crate) fn shape(points: &[Point<'_>], delay_ms: Option<f64>) -> Shape {
             }
         })
         .collect();
+    let mut efficiency = efficiency;
+    let mut all_in_flight = Vec::new();
+    for (i, p) in points.iter().enumerate() {
+        let one_call = p
+            .calls_per_request()
+            .is_some_and(|c| (0.8..=1.25).contains(&c));
+        if efficiency[i] < KNEE_EFFICIENCY
+            && one_call
+            && p.clients > 1
+            && p.inflight_max.is_some_and(|m| m >= p.clients as f64)
+        {
+            efficiency[i] = KNEE_EFFICIENCY;
+            all_in_flight.push(i);
+        }
+    }
     let knee =
         (0..efficiency.len()).find(|&i| efficiency[i..].iter().all(|&e| e < KNEE_EFFICIENCY));
     Shape {
@@ -180,5 +199,6 @@ pub(crate) fn shape(points: &[Point<'_>], delay_ms: Option<f64>) -> Shape {
         base_from_delay,
         efficiency,
         knee,
+        all_in_flight,
     }
 }

@@ -51,3 +51,25 @@ fn recorded_fan_out_is_parallel() {
     let d = diagnose(&r.steps, &r.context);
     assert_eq!(d.fan_out.as_deref(), Some("parallel"));
 }
+
+/// The second recording's `dispatcher` sweep (a pool of 16) ran while the machine paused: at
+/// 16 and 12 clients a 0.2 s gap in the timeline cut throughput to 75% and 70% of ideal, and the
+/// search stopped at 7 steps with a "pool of 10". The mock saw all 16 and all 12 calls in
+/// flight at once, which no pool of 10 allows: those steps follow clients, and the search goes on.
+#[test]
+fn a_paused_machine_is_not_taken_for_a_pool_when_the_mock_saw_every_call() {
+    let path = format!(
+        "{}/tests/data/demo-run-2/dispatcher.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let r: SweepResult = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let counts: Vec<u32> = r.steps.iter().map(|s| s.clients).collect();
+    assert_eq!(counts, vec![1, 2, 4, 8, 16, 12, 10]);
+    assert_eq!(chokepoint_diagnose::next_clients(&r.steps, 128), Some(32));
+    let d = diagnose(&r.steps, &r.context);
+    assert_eq!(d.kind, Kind::NoLimitFound, "{d:#?}");
+    assert!(d
+        .evidence
+        .iter()
+        .any(|e| e.contains("the mock saw all 16 calls in flight at once")));
+}
