@@ -452,12 +452,12 @@ impl<'p, 'a> Analysis<'p, 'a> {
                 let idx: Vec<usize> = (k.saturating_sub(1)..pts.len())
                     .filter(|&i| (pts[i].ok_x - px).abs() <= 0.1 * px)
                     .collect();
-                let px = if idx.is_empty() {
-                    px
+                if idx.is_empty() {
+                    // Too noisy for a flat plateau: every step past the knee stands for it.
+                    (px, (k..pts.len()).collect())
                 } else {
-                    median(idx.iter().map(|&i| pts[i].ok_x))
-                };
-                (px, idx)
+                    (median(idx.iter().map(|&i| pts[i].ok_x)), idx)
+                }
             }
             None => (0.0, Vec::new()),
         };

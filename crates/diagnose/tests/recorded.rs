@@ -73,3 +73,17 @@ fn a_paused_machine_is_not_taken_for_a_pool_when_the_mock_saw_every_call() {
         .iter()
         .any(|e| e.contains("the mock saw all 16 calls in flight at once")));
 }
+
+/// The third recording's `cpu` sweep ran on a machine busy with builds: 42, 36 and 58 req/s at
+/// 1, 2 and 4 clients, no two steps within 10% of each other. The plateau then stands on every
+/// step past the knee, and the CPU evidence still decides.
+#[test]
+fn a_noisy_cpu_sweep_without_a_flat_plateau_is_still_cpu_bound() {
+    let path = format!(
+        "{}/tests/data/demo-run-3/cpu.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let r: SweepResult = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let d = diagnose(&r.steps, &r.context);
+    assert_eq!(d.kind, Kind::CpuBound, "{d:#?}");
+}
