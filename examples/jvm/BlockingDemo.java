@@ -11,7 +11,8 @@
  * The first line on stdout is "listening on http://127.0.0.1:PORT".
  *
  * Routes (DESIGN.md "Demo scenarios"); each blocking route calls <downstream><its own path>:
- *   /actors        HttpClient.send on a fixed pool "actor-pool-N" (seed 000's router of 20)
+ *   /actors        a blocking HttpURLConnection call on a fixed pool "actor-pool-N" (seed 000's
+ *                  router of 20 actors): the pool thread sits in a socket read for the delay
  *   /global        the same on a fixed pool "cpu-pool-N" sized to the cores (seed 000, 002)
  *   /blocking      a cached pool "elastic-pool-N" (a thread per request), but the client allows
  *                  --client-pool calls at once (a Semaphore: seed 000's Camel pool of 25)
@@ -34,6 +35,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
+import java.net.HttpURLConnection;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -75,6 +77,9 @@ public final class BlockingDemo {
     final ArrayDeque<SocketChannel> leaked = new ArrayDeque<>();
 
     public static void main(String[] args) {
+        // HttpURLConnection keeps at most this many idle connections per host for reuse (5 by
+        // default, too few for pools of 20: the rest would reconnect on every call).
+        System.setProperty("http.maxConnections", "1000");
         try {
             Settings settings = Settings.parse(args);
             BlockingDemo demo = new BlockingDemo(settings);
@@ -134,9 +139,9 @@ public final class BlockingDemo {
         // the client's delayed ACK would add ~40 ms to every answer.
         System.setProperty("sun.net.httpserver.nodelay", "true");
         HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 1024);
-        // Handlers only hand the exchange over, so a few threads accept for every route.
-        ExecutorService httpThreads = Executors.newFixedThreadPool(4, named("http-server"));
-        server.setExecutor(httpThreads);
+        // Handlers only hand the exchange over to a route's pool (or answer at once), so they run
+        // on the server's own dispatcher thread: one thread hand-off less per request.
+        server.setExecutor(null);
         server.createContext("/", this::route);
         server.start();
         return server;
@@ -185,17 +190,34 @@ public final class BlockingDemo {
                 .build();
     }
 
-    /** The calling pool thread waits in HttpClient.send for the whole downstream delay. */
+    /**
+     * The calling pool thread makes the downstream call itself and sits in a socket read for the
+     * whole delay (HttpURLConnection: the thread parks in NioSocketImpl.read, as a SOAP or JDBC
+     * client's thread does). Connections are kept alive and reused (http.maxConnections).
+     */
     void blockingCall(HttpExchange exchange, String path) {
         String worker = Thread.currentThread().getName();
+        HttpURLConnection connection = null;
         try {
-            HttpResponse<byte[]> response = client.send(get(path), HttpResponse.BodyHandlers.ofByteArray());
-            answer(exchange, path, response, null, worker);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            answer(exchange, path, null, e, worker);
+            connection = (HttpURLConnection) URI.create(downstream + path).toURL().openConnection();
+            connection.setConnectTimeout((int) DOWNSTREAM_TIMEOUT.toMillis());
+            connection.setReadTimeout((int) DOWNSTREAM_TIMEOUT.toMillis());
+            int status = connection.getResponseCode();
+            InputStream body = status >= 400 ? connection.getErrorStream() : connection.getInputStream();
+            byte[] bytes = body == null ? new byte[0] : body.readAllBytes();
+            if (body != null) {
+                body.close(); // returns the connection to the keep-alive cache
+            }
+            if (status < 200 || status > 299) {
+                respond(exchange, 502, "text/plain", path + ": the downstream answered " + status, null);
+            } else {
+                respond(exchange, 200, "application/octet-stream", bytes, worker);
+            }
         } catch (IOException | RuntimeException e) {
-            answer(exchange, path, null, e, worker);
+            if (connection != null) {
+                connection.disconnect();
+            }
+            respond(exchange, 502, "text/plain", path + ": the downstream call failed: " + oneLine(e), null);
         }
     }
 
@@ -203,12 +225,8 @@ public final class BlockingDemo {
         return client.sendAsync(get(path), HttpResponse.BodyHandlers.ofByteArray());
     }
 
+    /** Answers with an async downstream call's outcome: its body, or 502. */
     void answer(HttpExchange exchange, String route, HttpResponse<byte[]> response, Throwable error) {
-        answer(exchange, route, response, error, null);
-    }
-
-    void answer(HttpExchange exchange, String route, HttpResponse<byte[]> response, Throwable error,
-            String worker) {
         if (error != null) {
             respond(exchange, 502, "text/plain",
                     route + ": the downstream call failed: " + oneLine(error), null);
@@ -216,7 +234,7 @@ public final class BlockingDemo {
             respond(exchange, 502, "text/plain",
                     route + ": the downstream answered " + response.statusCode(), null);
         } else {
-            respond(exchange, 200, "application/octet-stream", response.body(), worker);
+            respond(exchange, 200, "application/octet-stream", response.body(), null);
         }
     }
 

@@ -32,7 +32,7 @@ fn each_pool_route_plateaus_at_its_pool() {
     let demo = demo_with_pools(&mock.url());
     let mut failures = Vec::new();
     for route in ["/actors", "/global", "/blocking", "/dispatcher"] {
-        let measured = measure(&demo.url(), route, &mock, 2 * POOL as u32);
+        let measured = measure(&demo.url(), route, &mock, 2 * POOL as u32, (DELAY, RUN));
         // Each route calls the downstream at its own path.
         if let Err(failure) = std::panic::catch_unwind(|| assert_pool_limit(&measured, POOL)) {
             failures.push(failure);
@@ -57,7 +57,7 @@ fn the_default_pool_sizes_are_the_seeds() {
     )
     .expect("the demo service starts");
     // Seed 000's router of 20 actors, at twice its size.
-    let measured = measure(&demo.url(), "/actors", &mock, 40);
+    let measured = measure(&demo.url(), "/actors", &mock, 40, (DELAY, RUN));
     assert_pool_limit(&measured, 20);
 }
 
@@ -67,10 +67,10 @@ fn async_keeps_up_well_past_every_pool() {
     let mock = delayed_mock(DELAY);
     let demo = demo_with_pools(&mock.url());
     let clients = 10 * POOL as u32;
-    let measured = measure(&demo.url(), "/async", &mock, clients);
+    let measured = measure(&demo.url(), "/async", &mock, clients, (DELAY, RUN));
     assert_keeps_up(&measured);
     // The same clients on a pool route stay at the pool.
-    let pooled = measure(&demo.url(), "/dispatcher", &mock, clients);
+    let pooled = measure(&demo.url(), "/dispatcher", &mock, clients, (DELAY, RUN));
     assert!(
         pooled.plateau <= POOL as f64 * 1.1,
         "/dispatcher plateau {:.2}",

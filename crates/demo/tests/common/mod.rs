@@ -82,17 +82,27 @@ pub struct Measured {
     pub report: LoadReport,
 }
 
-/// Loads `base + route` with `clients` and reads what the mock saw meanwhile.
-pub fn measure(base: &str, route: &str, mock: &RunningMock, clients: u32) -> Measured {
+/// Loads `base + route` with `clients` for `run` and reads what the mock, answering after
+/// `delay`, saw meanwhile.
+///
+/// A pool answers in batches (its threads start together and finish together), so the count in
+/// a window is off by up to one batch: keep `run` long beside `delay`.
+pub fn measure(
+    base: &str,
+    route: &str,
+    mock: &RunningMock,
+    clients: u32,
+    (delay, run): (Duration, Duration),
+) -> Measured {
     wait_until_idle(mock);
     mock.reset_stats();
-    let report = load(&format!("{base}{route}"), clients, RUN);
+    let report = load(&format!("{base}{route}"), clients, run);
     let stats = mock.reset_stats();
     let measured = Measured {
         route: route.to_string(),
         clients,
         throughput_rps: report.throughput_rps,
-        plateau: report.throughput_rps * DELAY.as_secs_f64(),
+        plateau: report.throughput_rps * delay.as_secs_f64(),
         max_in_flight: stats.max_in_flight,
         errors: report.error_count(),
         report,
