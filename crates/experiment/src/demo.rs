@@ -79,7 +79,7 @@ pub fn scenarios(defaults: &chokepoint_demo::DemoConfig) -> Vec<Scenario> {
     };
     vec![
         pool("actors", "000", defaults.actors),
-        pool("global", "000, 002", defaults.cpu_pool),
+        pool("global", "000+002", defaults.cpu_pool),
         pool("blocking", "000", defaults.client_pool),
         pool("dispatcher", "002", defaults.dispatcher),
         Scenario {

@@ -9,7 +9,7 @@ pub fn render(result: &DemoResult) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<16} {:>4}  {:<24} {:>7}  {:<18} {:>2} {:>8}",
+        "{:<16} {:<8} {:<24} {:>7}  {:<18} {:>2} {:>8}",
         "scenario", "seed", "expected", "found", "kind", "ok", "seconds"
     );
     for scenario in &result.scenarios {
@@ -23,7 +23,7 @@ pub fn render(result: &DemoResult) -> String {
             .unwrap_or_else(|| "-".into());
         let _ = writeln!(
             out,
-            "{:<16} {:>4}  {:<24} {:>7}  {:<18} {:>2} {:>8.1}",
+            "{:<16} {:<8} {:<24} {:>7}  {:<18} {:>2} {:>8.1}",
             scenario.name,
             scenario.seed,
             expected,
