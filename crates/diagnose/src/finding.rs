@@ -42,7 +42,7 @@ fn fmt_dur(ms: f64) -> String {
 }
 
 fn fmt_count(v: f64) -> String {
-    if v >= 10.0 {
+    if v >= 10.0 || (v == v.trunc() && v.abs() < 1e15) {
         format!("{v:.0}")
     } else {
         format!("{v:.1}")

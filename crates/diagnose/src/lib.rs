@@ -7,7 +7,10 @@
 //! 1. **Ideal line.** The base latency L0 is the ok mean latency at the fewest clients (when that
 //!    step already queued past a known downstream delay D, L0 = D). The ideal throughput is
 //!    X(c) = c / L0; efficiency e(c) = X(c) / ideal. The knee is the first step from which every
-//!    step has e < 0.9.
+//!    step has e < 0.9, confirmed only when e falls below 0.8 or throughput stops growing (a
+//!    drift to 86% while throughput still grows is contention, said in the evidence). A step
+//!    whose every call the mock saw in flight at once is not past a pool, whatever its
+//!    throughput (a paused machine).
 //! 2. **Plateau and size.** Past the knee, the plateau throughput is the median successful
 //!    throughput; the steps within 10% of it form the plateau. Little's law turns it into a
 //!    size: limit = plateau X × S, S = D when the target makes one downstream call per request
@@ -16,8 +19,10 @@
 //! 3. **Kind**, first match wins: `generator-bound` (the generator above 90% CPU at the knee
 //!    step or the next, with its total rate, errors included, stalled too — a shedding target's
 //!    fast errors can busy the generator past a knee it did not cause), `connection-limit` (periodic stalls in a step's timeline), `error-bound` (more than
-//!    5% errors from some step on), then for a plateau `cpu-bound` (target CPU saturated, or the
-//!    mock idle when the CPU was not observed) or `blocking-pool`; `no-limit-found` otherwise.
+//!    5% errors from some step on), then for a plateau `cpu-bound` (target CPU saturated; or one
+//!    request in service burning ≥ 15% of all cores with the downstream idle or absent — CPU
+//!    work on fewer threads than cores; or the mock idle when the CPU was not observed) or
+//!    `blocking-pool`; `no-limit-found` otherwise.
 //! 4. **Models.** A Universal Scalability Law fit ([`usl_fit`]) with ≥ 4 client counts, beside
 //!    the bounded-pool model ([`pool_fit`]); the better R² is named.
 //!
@@ -35,3 +40,6 @@ pub use finding::diagnose;
 pub use fit::{pool_fit, usl_fit};
 pub use gates::{check_gates, Gate, GateError};
 pub use search::next_clients;
+
+#[doc(no_inline)]
+pub use chokepoint_result::{Diagnosis, Step, SweepContext};
