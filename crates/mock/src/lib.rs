@@ -11,6 +11,15 @@
 //!   socket; `admin` answers `/__admin/*` (WireMock's admin API), `/__chokepoint/stats`,
 //!   `/__chokepoint/reset` and `/metrics`.
 //!
+//! Where it differs from WireMock, on purpose:
+//! - the global delay (`--delay`, admin `fixedDelay`) is *added* to a stub's own delay;
+//! - a mock started without mappings answers every request 200 "OK" (a catch-all stub);
+//! - `/__chokepoint/*` and `/metrics` are the mock's own paths; requests to them, and to
+//!   `/__admin/*`, are never counted, never delayed, and are served even at
+//!   `--max-connections` (a connection whose first request is for one of them is exempt from
+//!   the cap; connections are counted from their first request on);
+//! - the request journal is off unless `--journal N` is given, and then holds the last N.
+//!
 //! Run it in a runtime you own with [`serve`], or on its own threads with [`start`]:
 //!
 //! ```no_run
