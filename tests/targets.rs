@@ -24,6 +24,9 @@ use tokio_util::sync::CancellationToken;
 
 /// Measured length of each step of the explicit sweeps.
 const STEP: Duration = Duration::from_secs(2);
+/// Measured length of each step of the adaptive sweep: it has fewer steps past the knee to
+/// average out a noisy machine than the explicit lists.
+const ADAPTIVE_STEP: Duration = Duration::from_secs(3);
 /// How long a target may take to print its port (the JVM compiles the source first).
 const STARTUP_LIMIT: Duration = Duration::from_secs(120);
 /// The downstream delay of the mock that the Go and thread-pool targets call.
@@ -162,6 +165,7 @@ fn launch_go_semaphore(mock: &RunningMock) -> Target {
 fn sweep_target(
     target: &Target,
     clients: Option<Vec<u32>>,
+    step: Duration,
     max_clients: u32,
     mock: Option<&RunningMock>,
 ) -> SweepResult {
@@ -170,7 +174,7 @@ fn sweep_target(
         .with_target_pid(target.pid());
     config.clients = clients;
     config.max_clients = max_clients;
-    config.step = STEP;
+    config.step = step;
     config.ramp_limit = Duration::from_secs(5);
     config.drain_timeout = Duration::from_secs(5);
     config.base.timeout = Duration::from_secs(10);
@@ -261,7 +265,7 @@ fn go_semaphore_of_12_around_a_blocking_downstream_call_is_a_pool_of_12() {
     let _one = one_at_a_time();
     let mock = mock_with_delay();
     let target = launch_go_semaphore(&mock);
-    let result = sweep_target(&target, Some(vec![1, 6, 12, 24, 48]), 48, Some(&mock));
+    let result = sweep_target(&target, Some(vec![1, 6, 12, 24, 48]), STEP, 48, Some(&mock));
     drop(target);
     assert_finding("go-semaphore", &result, Kind::BlockingPool, 12.0);
     let most_in_flight = result
@@ -284,7 +288,7 @@ fn go_semaphore_adaptive_sweep_finds_the_pool_of_12() {
     let _one = one_at_a_time();
     let mock = mock_with_delay();
     let target = launch_go_semaphore(&mock);
-    let result = sweep_target(&target, None, 128, Some(&mock));
+    let result = sweep_target(&target, None, ADAPTIVE_STEP, 128, Some(&mock));
     drop(target);
     assert_finding("go-semaphore (adaptive)", &result, Kind::BlockingPool, 12.0);
     assert!(
@@ -304,7 +308,7 @@ fn python_asyncio_loop_blocked_by_one_sync_call_has_a_limit_of_1() {
         .arg(targets_dir().join("py-asyncio-blocked/server.py"))
         .args(["--port", "0"]);
     let target = Target::launch("py-asyncio-blocked", command);
-    let result = sweep_target(&target, Some(vec![1, 2, 4, 8]), 8, None);
+    let result = sweep_target(&target, Some(vec![1, 2, 4, 8]), STEP, 8, None);
     drop(target);
     assert!(
         !result.context.mock_present,
@@ -325,7 +329,7 @@ fn java_server_shedding_past_30_permits_is_error_bound_at_30_with_fast_503s() {
         .args(["--port", "0"])
         .current_dir(targets_dir().join("java-shed"));
     let target = Target::launch("java-shed", command);
-    let result = sweep_target(&target, Some(vec![1, 10, 20, 40, 80]), 80, None);
+    let result = sweep_target(&target, Some(vec![1, 10, 20, 40, 80]), STEP, 80, None);
     drop(target);
     assert_finding("java-shed", &result, Kind::ErrorBound, 30.0);
 
@@ -391,7 +395,7 @@ fn python_thread_pool_of_6_workers_calling_downstream_is_a_pool_of_6() {
         .arg(targets_dir().join("py-threadpool/server.py"))
         .args(["--port", "0", "--downstream", &mock.url()]);
     let target = Target::launch("py-threadpool", command);
-    let result = sweep_target(&target, Some(vec![1, 3, 6, 12, 24]), 24, Some(&mock));
+    let result = sweep_target(&target, Some(vec![1, 3, 6, 12, 24]), STEP, 24, Some(&mock));
     drop(target);
     assert_finding("py-threadpool", &result, Kind::BlockingPool, 6.0);
 }
