@@ -12,7 +12,10 @@ const ERROR_BOUND_RATE: f64 = 0.05;
 const GENERATOR_SATURATED_PCT: f64 = 90.0;
 /// How close the mock's most calls in flight must be to Little's estimate to be preferred.
 const INFLIGHT_AGREEMENT: f64 = 0.15;
-/// Percent of all cores one request in service must burn to count as CPU work.
+/// Share of one core a request in service must burn to count as CPU work (a request waiting on
+/// a call burns next to nothing; one computing burns most of a core).
+const CPU_HEAVY_CORE_SHARE: f64 = 0.3;
+/// The same, in percent of all cores, when the number of cores is unknown.
 const CPU_HEAVY_PCT: f64 = 15.0;
 
 fn fmt_rate(x: f64) -> String {
@@ -627,8 +630,13 @@ impl<'p, 'a> Analysis<'p, 'a> {
                 (true, Some(t)) if in_service > 0.0 => t / in_service,
                 _ => 0.0,
             };
-            let cpu_heavy =
-                cpu_per_request >= CPU_HEAVY_PCT && (idle.is_some() || !self.ctx.mock_present);
+            let heavy_enough = match self.ctx.cores {
+                Some(cores) if cores > 0 => {
+                    cpu_per_request * cores as f64 / 100.0 >= CPU_HEAVY_CORE_SHARE
+                }
+                _ => cpu_per_request >= CPU_HEAVY_PCT,
+            };
+            let cpu_heavy = heavy_enough && (idle.is_some() || !self.ctx.mock_present);
             if cpu_saturated {
                 kind = Kind::CpuBound;
                 summary = format!(

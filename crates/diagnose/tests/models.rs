@@ -435,3 +435,21 @@ fn a_generator_busy_with_a_shedders_fast_errors_does_not_hide_the_shedding() {
         .iter()
         .any(|e| e.contains("The generator used 97%") && e.contains("finding stands")));
 }
+
+#[test]
+fn one_thread_of_cpu_work_on_many_cores_is_cpu_bound_when_the_cores_are_known() {
+    // One worker thread doing 10 ms of CPU per request on a 16-core machine: the target never
+    // uses more than 1/16 of the machine, far from "saturated", yet CPU is its limit.
+    let mut steps = cpu_steps(1, 10.0, false);
+    for s in &mut steps {
+        s.target_cpu_pct = Some(96.0 / 16.0);
+    }
+    let known = SweepContext {
+        target_observed: true,
+        cores: Some(16),
+        ..mock_context(50.0)
+    };
+    let d = diagnose(&steps, &known);
+    assert_eq!(d.kind, Kind::CpuBound, "{d:#?}");
+    assert_near(d.limit.unwrap(), 1.0, 0.1);
+}

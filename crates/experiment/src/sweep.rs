@@ -279,6 +279,7 @@ fn context_from(stats: Option<&MockStats>, config: &SweepConfig) -> SweepContext
             .as_ref()
             .and_then(|c| c.iter().copied().max())
             .unwrap_or(config.max_clients),
+        cores: Some(available_cores() as u32),
     }
 }
 

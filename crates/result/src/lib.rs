@@ -320,6 +320,9 @@ pub struct SweepContext {
     pub target_observed: bool,
     /// The largest client count the sweep was allowed to try.
     pub max_clients: u32,
+    /// Cores of the machine the target ran on (what `target_cpu_pct` is a share of), if known.
+    #[serde(default)]
+    pub cores: Option<u32>,
 }
 
 /// The kind of limit a sweep found.
