@@ -16,7 +16,7 @@ pub struct Args {
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Measured length of each step (default 1s)
-    #[arg(long, value_parser = common::positive_duration)]
+    #[arg(long, value_parser = common::positive_duration, allow_hyphen_values = true)]
     pub step: Option<Duration>,
     /// Run only these scenarios (comma-separated: actors,global,blocking,dispatcher,async,
     /// recommendations,cpu,leaky)

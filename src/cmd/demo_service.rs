@@ -18,19 +18,19 @@ pub struct Args {
     #[arg(long, default_value = "http://127.0.0.1:9090")]
     pub downstream: String,
     /// Threads of the /actors pool
-    #[arg(long, default_value_t = 20, value_parser = common::positive_count)]
+    #[arg(long, default_value_t = 20, value_parser = common::positive_count, allow_hyphen_values = true)]
     pub actors: u64,
     /// Threads of the /global pool [default: the available cores]
-    #[arg(long, value_parser = common::positive_count)]
+    #[arg(long, value_parser = common::positive_count, allow_hyphen_values = true)]
     pub cpu_pool: Option<u64>,
     /// Downstream calls /blocking allows at once
-    #[arg(long, default_value_t = 25, value_parser = common::positive_count)]
+    #[arg(long, default_value_t = 25, value_parser = common::positive_count, allow_hyphen_values = true)]
     pub client_pool: u64,
     /// Threads of the /dispatcher pool
-    #[arg(long, default_value_t = 16, value_parser = common::positive_count)]
+    #[arg(long, default_value_t = 16, value_parser = common::positive_count, allow_hyphen_values = true)]
     pub dispatcher: u64,
     /// Milliseconds of CPU time /cpu spends per request
-    #[arg(long, default_value_t = 10, value_parser = common::positive_count)]
+    #[arg(long, default_value_t = 10, value_parser = common::positive_count, allow_hyphen_values = true)]
     pub cpu_ms: u64,
     /// Product ids /recommendations fetches as /product/{id}, comma-separated
     #[arg(

@@ -22,25 +22,25 @@ pub struct Args {
     /// The target, http://host:port/path (https:// is not supported yet)
     pub url: String,
     /// Clients (closed model), or the most connections at once (with --rate)
-    #[arg(short, long, default_value_t = 10, value_parser = common::client_count)]
+    #[arg(short, long, default_value_t = 10, value_parser = common::client_count, allow_hyphen_values = true)]
     pub clients: u32,
     /// Run for this long, e.g. 30s (default 10s); cannot be combined with -n
-    #[arg(short, long, value_parser = common::positive_duration, conflicts_with = "requests")]
+    #[arg(short, long, value_parser = common::positive_duration, allow_hyphen_values = true, conflicts_with = "requests")]
     pub duration: Option<Duration>,
     /// Send exactly N requests in total, then stop; cannot be combined with -d
-    #[arg(short = 'n', long, value_name = "N", value_parser = common::positive_count)]
+    #[arg(short = 'n', long, value_name = "N", value_parser = common::positive_count, allow_hyphen_values = true)]
     pub requests: Option<u64>,
     /// Open model: R requests per second on a fixed schedule
     #[arg(long, value_name = "R", value_parser = rate)]
     pub rate: Option<f64>,
     /// Closed model: pause between a response and the client's next request
-    #[arg(long, value_parser = common::duration, default_value = "0s")]
+    #[arg(long, value_parser = common::duration, allow_hyphen_values = true, default_value = "0s")]
     pub think_time: Duration,
     /// Open a new connection for each request (default: one kept-alive connection per client)
     #[arg(long)]
     pub no_keepalive: bool,
     /// Per-request timeout
-    #[arg(long, value_parser = common::positive_duration, default_value = "30s")]
+    #[arg(long, value_parser = common::positive_duration, allow_hyphen_values = true, default_value = "30s")]
     pub timeout: Duration,
     /// Request method
     #[arg(short, long, default_value = "GET")]
@@ -55,7 +55,7 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub body_file: Option<PathBuf>,
     /// Print a JMeter summariser line this often
-    #[arg(long, value_parser = common::positive_duration, default_value = "10s")]
+    #[arg(long, value_parser = common::positive_duration, allow_hyphen_values = true, default_value = "10s")]
     pub interval: Duration,
     /// Write the report as JSON to FILE
     #[arg(long, value_name = "FILE")]

@@ -22,10 +22,10 @@ pub struct Args {
     #[arg(long, value_name = "DIR_OR_FILE")]
     pub mappings: Option<PathBuf>,
     /// Serve at most N connections at once; others wait as in a full accept queue
-    #[arg(long, value_name = "N", value_parser = common::positive_count)]
+    #[arg(long, value_name = "N", value_parser = common::positive_count, allow_hyphen_values = true)]
     pub max_connections: Option<u64>,
     /// Close keep-alive connections idle this long (default: keep them until the client closes)
-    #[arg(long, value_parser = common::positive_duration)]
+    #[arg(long, value_parser = common::positive_duration, allow_hyphen_values = true)]
     pub keepalive_timeout: Option<Duration>,
     /// Keep the last N requests for GET /__admin/requests (0 = off)
     #[arg(long, value_name = "N", default_value_t = 0)]

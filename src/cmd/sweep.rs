@@ -14,13 +14,13 @@ pub struct Args {
     /// The URL to sweep (http:// only)
     pub url: String,
     /// Client counts to run, e.g. 1,5,20,40,100 (default: adaptive search for the knee)
-    #[arg(short = 'c', long, value_delimiter = ',', value_parser = common::client_count)]
+    #[arg(short = 'c', long, value_delimiter = ',', value_parser = common::client_count, allow_hyphen_values = true)]
     pub clients: Option<Vec<u32>>,
     /// The largest client count the adaptive search may try
-    #[arg(long, default_value = "1000", value_parser = common::client_count)]
+    #[arg(long, default_value = "1000", value_parser = common::client_count, allow_hyphen_values = true)]
     pub max_clients: u32,
     /// Measured length of each step (the ramp until every client has answered comes on top)
-    #[arg(long, default_value = "10s", value_parser = common::positive_duration)]
+    #[arg(long, default_value = "10s", value_parser = common::positive_duration, allow_hyphen_values = true)]
     pub step: Duration,
     /// Base URL of the running `chokepoint mock` the target calls (downstream evidence)
     #[arg(long)]
@@ -48,7 +48,7 @@ pub struct Args {
     #[arg(long)]
     pub body_file: Option<PathBuf>,
     /// Per-request timeout
-    #[arg(long, default_value = "30s", value_parser = common::positive_duration)]
+    #[arg(long, default_value = "30s", value_parser = common::positive_duration, allow_hyphen_values = true)]
     pub timeout: Duration,
     /// Open a new connection for each request
     #[arg(long)]
@@ -91,15 +91,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         config = config.with_target_pid(pid);
     }
-    if config.mock.is_none() {
-        eprintln!(
-            "chokepoint: no --mock given: the downstream evidence (calls in flight) will be missing"
-        );
-    }
-
+    let without_mock = config.mock.is_none();
     let cancel = common::cancel_on_ctrl_c();
-    println!("{}", sweep_text::step_header());
+    let mut first = true;
+    // The header waits for the first step, so that a target that cannot be reached gets its
+    // one-line error alone.
     let result = chokepoint_experiment::sweep(&config, cancel, &mut |step| {
+        if std::mem::take(&mut first) {
+            if without_mock {
+                eprintln!(
+                    "chokepoint: no --mock given: the downstream evidence (calls in flight) is missing"
+                );
+            }
+            println!("{}", sweep_text::step_header());
+        }
         println!("{}", sweep_text::step_line(step));
     })?;
     println!();
