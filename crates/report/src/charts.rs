@@ -423,12 +423,15 @@ fn mean(values: impl Iterator<Item = f64>) -> f64 {
     }
 }
 
+/// A line over the steps, ordered by clients: the adaptive search runs them out of order.
 fn points(steps: &[Step], value: impl Fn(&Step) -> f64) -> Vec<(f64, f64)> {
-    steps
+    let mut line: Vec<(f64, f64)> = steps
         .iter()
         .map(|s| (log2_clients(s.clients as f64), value(s)))
         .filter(|p| p.1.is_finite())
-        .collect()
+        .collect();
+    line.sort_by(|a, b| a.0.total_cmp(&b.0));
+    line
 }
 
 /// The line up to where it first rises above `y_max`, ending on the edge.
@@ -552,6 +555,22 @@ fn draw_legend<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>, position: SeriesLabelPosit
 mod tests {
     use super::*;
     use chokepoint_result::TimelinePoint;
+
+    #[test]
+    fn lines_run_in_order_of_clients_whatever_order_the_steps_ran_in() {
+        let steps: Vec<Step> = [16, 32, 24, 20]
+            .iter()
+            .map(|&clients| Step {
+                clients,
+                ..Step::default()
+            })
+            .collect();
+        let xs: Vec<f64> = points(&steps, |s| s.clients as f64)
+            .iter()
+            .map(|p| p.1)
+            .collect();
+        assert_eq!(xs, vec![16.0, 20.0, 24.0, 32.0]);
+    }
 
     #[test]
     fn a_line_is_cut_where_it_leaves_the_chart() {
