@@ -85,39 +85,6 @@ pub fn header(text: &str) -> Result<(String, String), String> {
     Ok((name.to_string(), value.trim().to_string()))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_must_be_positive_where_asked() {
-        assert_eq!(positive_duration("10s"), Ok(Duration::from_secs(10)));
-        assert_eq!(positive_duration("2"), Ok(Duration::from_secs(2)));
-        assert_eq!(positive_duration("250ms"), Ok(Duration::from_millis(250)));
-        assert!(positive_duration("0s").unwrap_err().contains("zero"));
-        assert!(positive_duration("0").unwrap_err().contains("zero"));
-        assert!(positive_duration("-1s").unwrap_err().contains("negative"));
-        assert!(positive_duration("soon").is_err());
-        assert_eq!(duration("0"), Ok(Duration::ZERO));
-        assert_eq!(duration("0s"), Ok(Duration::ZERO));
-        assert!(duration("-5ms").is_err());
-    }
-
-    #[test]
-    fn counts_and_headers() {
-        assert_eq!(client_count("20"), Ok(20));
-        assert!(client_count("0").is_err());
-        assert!(client_count("-3").is_err());
-        assert!(client_count("x").is_err());
-        assert_eq!(
-            header("X-Test:  a b"),
-            Ok(("X-Test".to_string(), "a b".to_string()))
-        );
-        assert!(header("no colon").is_err());
-        assert!(header(": v").is_err());
-    }
-}
-
 /// A token that is cancelled when the user presses Ctrl-C (SIGINT) or the process gets SIGTERM.
 /// A second Ctrl-C exits at once with code 130.
 pub fn cancel_on_ctrl_c() -> tokio_util::sync::CancellationToken {
@@ -171,4 +138,37 @@ pub fn check_writable(path: &std::path::Path, flag: &str) -> anyhow::Result<()> 
         anyhow::bail!("{flag} {}: is a folder; give a file path", path.display());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_must_be_positive_where_asked() {
+        assert_eq!(positive_duration("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(positive_duration("2"), Ok(Duration::from_secs(2)));
+        assert_eq!(positive_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert!(positive_duration("0s").unwrap_err().contains("zero"));
+        assert!(positive_duration("0").unwrap_err().contains("zero"));
+        assert!(positive_duration("-1s").unwrap_err().contains("negative"));
+        assert!(positive_duration("soon").is_err());
+        assert_eq!(duration("0"), Ok(Duration::ZERO));
+        assert_eq!(duration("0s"), Ok(Duration::ZERO));
+        assert!(duration("-5ms").is_err());
+    }
+
+    #[test]
+    fn counts_and_headers() {
+        assert_eq!(client_count("20"), Ok(20));
+        assert!(client_count("0").is_err());
+        assert!(client_count("-3").is_err());
+        assert!(client_count("x").is_err());
+        assert_eq!(
+            header("X-Test:  a b"),
+            Ok(("X-Test".to_string(), "a b".to_string()))
+        );
+        assert!(header("no colon").is_err());
+        assert!(header(": v").is_err());
+    }
 }

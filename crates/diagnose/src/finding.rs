@@ -12,6 +12,15 @@ const ERROR_BOUND_RATE: f64 = 0.05;
 const GENERATOR_SATURATED_PCT: f64 = 90.0;
 /// How close the mock's most calls in flight must be to Little's estimate to be preferred.
 const INFLIGHT_AGREEMENT: f64 = 0.15;
+/// How far above Little's law a ceiling the mock hit at every plateau step may sit and still be
+/// taken as the pool (slots left idle by a starved machine lower Little's figure, not the pool).
+const STARVED_SLOTS_RATIO: f64 = 1.5;
+/// The USL is named the better model only when its error is below this share of the pool
+/// model's (it has one more parameter, so it always fits noise a little better)...
+const USL_ERROR_SHARE: f64 = 0.75;
+/// ...and when the pool model's error is above this share of the mean throughput (below it, the
+/// pool model is already within the noise).
+const NOISE_SHARE: f64 = 0.03;
 /// Share of one core a request in service must burn to count as CPU work (a request waiting on
 /// a call burns next to nothing; one computing burns most of a core).
 const CPU_HEAVY_CORE_SHARE: f64 = 0.3;
@@ -251,13 +260,32 @@ impl<'p, 'a> Analysis<'p, 'a> {
         let mock_mean = median(means);
         let reference = little.max(mock_mean);
         if direct && !maxes.is_empty() {
-            let m = median(maxes);
+            let m = median(maxes.iter().copied());
             if reference > 0.0 && (m - reference).abs() <= INFLIGHT_AGREEMENT * reference {
                 limit = m;
                 sentence = Some(format!(
                     "The mock never saw more than {} calls in flight at the plateau steps (median of their maxima), \
                      agreeing with Little's law: {} req/s × {} = {}, and with the mock's own mean of {} in flight.",
                     fmt_count(m),
+                    fmt_rate(plateau_x),
+                    fmt_dur(s_ms),
+                    fmt_count(little),
+                    fmt_count(mock_mean)
+                ));
+            } else if maxes.len() >= 2
+                && maxes.iter().all(|&x| x == m)
+                && m >= reference
+                && m <= STARVED_SLOTS_RATIO * reference
+            {
+                // Every plateau step hit the very same ceiling: that is the pool. Little's law
+                // comes out lower when the slots are not kept busy all the time (a machine short
+                // of CPU adds time between calls), never higher than the pool.
+                limit = m;
+                sentence = Some(format!(
+                    "The mock saw exactly {} calls in flight at each of the {} plateau steps: that ceiling is the pool. \
+                     Little's law gives less ({} req/s × {} = {}, and the mock's mean of {}): the slots were not busy all the time.",
+                    fmt_count(m),
+                    maxes.len(),
                     fmt_rate(plateau_x),
                     fmt_dur(s_ms),
                     fmt_count(little),
@@ -779,17 +807,36 @@ impl<'p, 'a> Analysis<'p, 'a> {
         } else {
             None
         };
-        let better_model = match (&usl, &pool) {
-            (Some(u), Some(p)) => Some(
-                if u.r_squared > p.r_squared {
-                    "usl"
-                } else {
-                    "bounded-pool"
-                }
-                .to_string(),
-            ),
+        // Compared on their error, not R²: on a flat plateau R² says nothing (there is next to no
+        // variance to explain) while the error still does.
+        let errors = match (&usl, &pool) {
+            (Some(u), Some(p)) => {
+                let usl_error = rms_error(&xy, |n| {
+                    u.lambda * n / (1.0 + u.sigma * (n - 1.0) + u.kappa * n * (n - 1.0))
+                });
+                let base_s = self.sh.base_ms / 1000.0;
+                let pool_error = rms_error(&xy, |n| (n / base_s).min(p.plateau_rps));
+                Some((usl_error, pool_error))
+            }
             _ => None,
         };
+        let mean_x = xy.iter().map(|p| p.1).sum::<f64>() / xy.len().max(1) as f64;
+        let better_model = errors.map(|(usl_error, pool_error)| {
+            if usl_error < USL_ERROR_SHARE * pool_error && pool_error > NOISE_SHARE * mean_x {
+                "usl".to_string()
+            } else {
+                "bounded-pool".to_string()
+            }
+        });
+        let error_note = errors
+            .map(|(usl_error, pool_error)| {
+                format!(
+                    " (RMS error {} req/s against the USL's {} req/s)",
+                    fmt_rate(pool_error),
+                    fmt_rate(usl_error)
+                )
+            })
+            .unwrap_or_default();
         if let Some(u) = &usl {
             self.evidence.push(format!(
                 "USL fit: σ = {:.3}, κ = {:.5}, λ = {} req/s, N_max = {}, R² = {:.3}.",
@@ -803,7 +850,7 @@ impl<'p, 'a> Analysis<'p, 'a> {
         }
         if let Some(p) = &pool {
             self.evidence.push(format!(
-                "Bounded-pool model X(N) = min(N / {}, {} req/s): R² = {:.3}{}.",
+                "Bounded-pool model X(N) = min(N / {}, {} req/s): R² = {:.3}{error_note}{}.",
                 fmt_dur(self.sh.base_ms),
                 fmt_rate(p.plateau_rps),
                 p.r_squared,
@@ -1008,4 +1055,13 @@ impl<'p, 'a> Analysis<'p, 'a> {
         );
         Some((low, high.max(low)))
     }
+}
+
+/// Root-mean-square error of `model` over the points (clients, throughput).
+fn rms_error(points: &[(f64, f64)], model: impl Fn(f64) -> f64) -> f64 {
+    if points.is_empty() {
+        return 0.0;
+    }
+    let sse: f64 = points.iter().map(|&(n, x)| (x - model(n)).powi(2)).sum();
+    (sse / points.len() as f64).sqrt()
 }

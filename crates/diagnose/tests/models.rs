@@ -453,3 +453,55 @@ fn one_thread_of_cpu_work_on_many_cores_is_cpu_bound_when_the_cores_are_known() 
     assert_eq!(d.kind, Kind::CpuBound, "{d:#?}");
     assert_near(d.limit.unwrap(), 1.0, 0.1);
 }
+
+#[test]
+fn a_starved_pool_is_sized_by_the_ceiling_the_mock_saw_at_every_plateau_step() {
+    // A Go semaphore of 12 swept while the machine was short of CPU (load average ~8): the
+    // plateau's throughput sagged, so Little's law says ~9.4, but the mock saw exactly 12 calls
+    // in flight at every plateau step. (Recorded by tests/targets.rs on this machine.)
+    let table = [
+        // clients, req/s, mean ms, mock mean in flight, mock max in flight
+        (1, 18.0, 56.0, 1.0, 1),
+        (2, 38.0, 54.0, 2.0, 2),
+        (4, 74.0, 53.0, 3.9, 4),
+        (8, 150.0, 54.0, 7.7, 8),
+        (16, 232.0, 70.0, 11.8, 12),
+        (12, 228.0, 54.0, 11.6, 12),
+        (14, 198.0, 66.0, 10.4, 12),
+        (28, 179.0, 157.0, 9.8, 12),
+    ];
+    let steps: Vec<Step> = table
+        .iter()
+        .map(|&(clients, x, mean_ms, mock_mean, mock_max)| {
+            let mut s = with_mock(step(clients, x, mean_ms), 50.0, 1.0, mock_max);
+            s.downstream_inflight.as_mut().unwrap().mean = mock_mean;
+            s
+        })
+        .collect();
+    let d = diagnose(&steps, &mock_context(50.0));
+    assert_eq!(d.kind, Kind::BlockingPool, "{d:#?}");
+    assert_near(d.limit.unwrap(), 12.0, 0.1);
+    assert!(
+        d.evidence.iter().any(|e| e.contains("exactly 12")),
+        "{:#?}",
+        d.evidence
+    );
+}
+
+#[test]
+fn a_flat_plateau_does_not_make_the_usl_the_better_model() {
+    // An event loop blocked 50 ms per request: ~20 req/s at every client count, so every step
+    // is on the plateau and R² of either model means nothing.
+    let mut noise = Noise::new(11);
+    let steps: Vec<Step> = [1u32, 2, 4, 8, 16]
+        .iter()
+        .map(|&c| {
+            let x = noise.jitter(19.6, 0.02);
+            step(c, x, c as f64 / x * 1000.0)
+        })
+        .collect();
+    let d = diagnose(&steps, &bare_context());
+    assert_eq!(d.kind, Kind::BlockingPool, "{d:#?}");
+    assert_near(d.limit.unwrap(), 1.0, 0.1);
+    assert_eq!(d.better_model.as_deref(), Some("bounded-pool"), "{d:#?}");
+}
