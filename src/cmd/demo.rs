@@ -67,6 +67,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     })?;
     println!();
     print!("{}", chokepoint_report::demo_text::render(&result));
+    println!();
+    for scenario in &result.scenarios {
+        println!("{:<16} {}", scenario.name, scenario.summary);
+    }
     if let Some(path) = &args.json {
         chokepoint_report::files::write_json_file(path, &result)
             .map_err(|e| anyhow::anyhow!("--json {}: cannot write it: {e}", path.display()))?;

@@ -28,6 +28,9 @@ pub struct Args {
     /// Save result.json (after each step) and report.html (at the end) in this folder
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Also write the result (steps and diagnosis, as DIR/result.json) to this file
+    #[arg(long)]
+    pub json: Option<PathBuf>,
     /// Process id of the target, to observe its CPU
     #[arg(long)]
     pub pid: Option<i32>,
@@ -83,6 +86,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     config.clients = args.clients;
     config.step = args.step;
     config.ramp_limit = (args.step * 2).max(Duration::from_secs(5));
+    if let Some(json) = &args.json {
+        common::check_writable(json, "--json")?;
+    }
     config.mock = args.mock;
     config.out = args.out;
     if let Some(pid) = args.pid {
@@ -119,6 +125,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 .map(|d| format!(" in {}", d.display()))
                 .unwrap_or_default()
         );
+    }
+    if let Some(path) = &args.json {
+        chokepoint_report::files::write_json_file(path, &result)
+            .map_err(|e| anyhow::anyhow!("--json {}: cannot write it: {e}", path.display()))?;
     }
     let diagnosis = result
         .diagnosis
