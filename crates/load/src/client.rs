@@ -1,35 +1,40 @@
 //! One client's connection and its request/response exchanges, with failures classified.
 //!
-//! Each client owns at most one HTTP/1.1 connection (hyper's low-level `conn` API, as oha does),
-//! so keep-alive is ours to control: it reconnects when the server closed the connection, and a
-//! request that fails on a reused connection before any response byte arrived is retried once on
-//! a fresh connection (the server closed it while idle: a reconnect, not an error).
+//! A minimal HTTP/1.1 client on a tokio `TcpStream`, as wrk does it: the request is rendered
+//! once per run ([`Target::render`]) and written as is; the response head is parsed with
+//! `httparse` in place, and the body (content-length, chunked, or up to the close) is counted and
+//! discarded. Per request that is one write, usually one read, no allocation and no timer
+//! registration: each client keeps one deadline (`Sleep`) that it pushes forward, which tokio
+//! does without touching its timer wheel. (hyper's client cost three times the user-space CPU
+//! per request: a `Request` and `HeaderMap` per request and per response, a channel and a
+//! oneshot between the sender and the connection, a timer per `timeout`.)
+//!
+//! Each client owns at most one connection, so keep-alive is ours to control: it reconnects
+//! when the server closed the connection, and a request that fails on a reused connection before
+//! any response byte arrived is retried once on a fresh connection (the server closed it while
+//! idle: a reconnect, not an error).
 use crate::recorder::Failure;
-use bytes::Bytes;
-use http::{header, HeaderMap, HeaderValue, Method, Request, Uri};
-use http_body_util::{BodyExt, Full};
-use hyper::client::conn::http1::SendRequest;
-use hyper_util::rt::TokioIo;
-use std::future::Future;
+use bytes::{BufMut, Bytes, BytesMut};
+use http::{header, HeaderName, HeaderValue, Method, Uri};
+use std::io::ErrorKind;
+use std::mem::MaybeUninit;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+use tokio::time::Sleep;
 
 /// What every request of a run shares.
 #[derive(Debug)]
 pub struct Target {
     /// The resolved address.
     pub addr: SocketAddr,
-    /// Origin-form path and query.
-    pub path: Uri,
-    /// Method.
-    pub method: Method,
-    /// Host and user headers (and `Connection: close` without keep-alive).
-    pub headers: HeaderMap,
-    /// Request body.
-    pub body: Bytes,
+    /// The whole request as sent: request line, headers, body.
+    pub request: Bytes,
+    /// HEAD: responses carry no body whatever their headers say.
+    pub head: bool,
     /// Keep connections alive between requests.
     pub keepalive: bool,
     /// Per-request (and per-connect) timeout.
@@ -37,52 +42,60 @@ pub struct Target {
 }
 
 impl Target {
-    fn request(&self) -> Request<Full<Bytes>> {
-        let mut request = Request::new(Full::new(self.body.clone()));
-        *request.method_mut() = self.method.clone();
-        *request.uri_mut() = self.path.clone();
-        *request.headers_mut() = self.headers.clone();
-        request
-    }
-
-    /// Builds the header map every request carries.
-    pub fn headers(
+    /// Renders the request every exchange sends: the Host header, `Connection: close` without
+    /// keep-alive, Content-Length when there is a body (or the method expects one), then the
+    /// user's headers in order.
+    pub fn render(
+        method: &Method,
+        path: &Uri,
         host: &str,
         user: &[(String, String)],
         keepalive: bool,
-        body_len: usize,
-        method: &Method,
-    ) -> Result<HeaderMap, String> {
-        let mut headers = HeaderMap::new();
+        body: &Bytes,
+    ) -> Result<Bytes, String> {
         let host_value = HeaderValue::from_str(host)
             .map_err(|_| format!("the host '{host}' cannot be sent as a Host header"))?;
-        headers.insert(header::HOST, host_value);
+        let mut out = BytesMut::with_capacity(128 + body.len());
+        let line = |out: &mut BytesMut, name: &[u8], value: &[u8]| {
+            out.put_slice(name);
+            out.put_slice(b": ");
+            out.put_slice(value);
+            out.put_slice(b"\r\n");
+        };
+        out.put_slice(method.as_str().as_bytes());
+        out.put_u8(b' ');
+        out.put_slice(path.to_string().as_bytes());
+        out.put_slice(b" HTTP/1.1\r\n");
+        line(&mut out, b"host", host_value.as_bytes());
         if !keepalive {
-            headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+            line(&mut out, b"connection", b"close");
         }
-        if body_len > 0 || matches!(*method, Method::POST | Method::PUT | Method::PATCH) {
-            headers.insert(header::CONTENT_LENGTH, HeaderValue::from(body_len));
+        if !body.is_empty() || matches!(*method, Method::POST | Method::PUT | Method::PATCH) {
+            line(
+                &mut out,
+                b"content-length",
+                body.len().to_string().as_bytes(),
+            );
         }
         for (name, value) in user {
-            let name = header::HeaderName::from_bytes(name.as_bytes())
+            let name = HeaderName::from_bytes(name.as_bytes())
                 .map_err(|_| format!("'{name}' is not a valid header name"))?;
             let value = HeaderValue::from_str(value)
                 .map_err(|_| format!("the value of header '{name}' is not valid"))?;
-            headers.append(name, value);
+            line(&mut out, name.as_str().as_bytes(), value.as_bytes());
         }
-        Ok(headers)
+        out.put_slice(b"\r\n");
+        out.put_slice(body);
+        Ok(out.freeze())
     }
 }
 
-/// The connection half that does the I/O; driven in the client's own task (no extra task and
-/// no cross-task wake-ups per request).
-type Connection = hyper::client::conn::http1::Connection<TokioIo<TcpStream>, Full<Bytes>>;
-
 /// A client's connection state.
-#[derive(Default)]
 pub struct Client {
-    sender: Option<SendRequest<Full<Bytes>>>,
-    connection: Option<Pin<Box<Connection>>>,
+    stream: Option<TcpStream>,
+    inbox: Inbox,
+    /// The deadline of the connect or exchange under way; pushed forward, never re-created.
+    deadline: Pin<Box<Sleep>>,
     /// Exchanges completed on the current connection.
     reused: u64,
 }
@@ -91,75 +104,12 @@ pub struct Client {
 pub struct Exchange {
     /// `None` for a 2xx response.
     pub failure: Option<Failure>,
-    /// Response bytes (status line and headers estimated, body exact).
+    /// Response bytes as received: head, body and chunk framing.
     pub bytes: u64,
 }
 
-impl Client {
-    /// Sends one request and reads the whole response, connecting first when needed.
-    pub async fn exchange(&mut self, target: &Target, connections: &AtomicU64) -> Exchange {
-        let reused = self.sender.as_ref().is_some_and(|s| !s.is_closed()) && self.reused > 0;
-        match self.attempt(target, connections).await {
-            Err(Attempt::ClosedEarly) if reused => {
-                // The server closed the kept-alive connection as we sent: reconnect, resend once.
-                match self.attempt(target, connections).await {
-                    Ok(done) => done,
-                    Err(failed) => failed.into_exchange(),
-                }
-            }
-            Ok(done) => done,
-            Err(failed) => failed.into_exchange(),
-        }
-    }
-
-    async fn attempt(
-        &mut self,
-        target: &Target,
-        connections: &AtomicU64,
-    ) -> Result<Exchange, Attempt> {
-        if self.connection.is_none() || self.sender.as_ref().is_some_and(|s| s.is_closed()) {
-            self.sender = None;
-            self.connection = None;
-        }
-        let Client {
-            sender, connection, ..
-        } = self;
-        let sender = match sender {
-            Some(sender) => sender,
-            None => {
-                let (fresh, driver) = connect(target).await.map_err(Attempt::Failed)?;
-                connections.fetch_add(1, Ordering::Relaxed);
-                self.reused = 0;
-                *connection = Some(Box::pin(driver));
-                sender.insert(fresh)
-            }
-        };
-        let outcome =
-            tokio::time::timeout(target.timeout, drive(send(sender, target), connection)).await;
-        let keep = match &outcome {
-            Ok(Ok((_, keep))) => *keep && target.keepalive,
-            _ => false,
-        };
-        if keep && self.connection.is_some() {
-            self.reused += 1;
-        } else {
-            self.sender = None;
-            self.connection = None;
-        }
-        match outcome {
-            Err(_) => Err(Attempt::Failed(Failure::RequestTimeout)),
-            Ok(Err(SendError::BeforeResponse(e))) => match classify(&e) {
-                Failure::Reset => Err(Attempt::ClosedEarly),
-                other => Err(Attempt::Failed(other)),
-            },
-            Ok(Err(SendError::InBody(e))) => Err(Attempt::Failed(classify(&e))),
-            Ok(Ok((exchange, _))) => Ok(exchange),
-        }
-    }
-}
-
 enum Attempt {
-    /// The connection closed or reset before any response arrived.
+    /// The connection closed or reset before any response byte arrived.
     ClosedEarly,
     Failed(Failure),
 }
@@ -177,98 +127,551 @@ impl Attempt {
     }
 }
 
-enum SendError {
-    BeforeResponse(hyper::Error),
-    InBody(hyper::Error),
-}
-
-async fn send(
-    sender: &mut SendRequest<Full<Bytes>>,
-    target: &Target,
-) -> Result<(Exchange, bool), SendError> {
-    sender.ready().await.map_err(SendError::BeforeResponse)?;
-    let response = sender
-        .send_request(target.request())
-        .await
-        .map_err(SendError::BeforeResponse)?;
-    let status = response.status();
-    // Status line plus "name: value\r\n" per header plus the blank line.
-    let mut bytes = 17 + 2;
-    for (name, value) in response.headers() {
-        bytes += name.as_str().len() as u64 + value.len() as u64 + 4;
-    }
-    let keep = response
-        .headers()
-        .get(header::CONNECTION)
-        .is_none_or(|v| !v.as_bytes().eq_ignore_ascii_case(b"close"));
-    let mut body = response.into_body();
-    while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(SendError::InBody)?;
-        if let Some(data) = frame.data_ref() {
-            bytes += data.len() as u64;
+impl Client {
+    /// A client with no connection yet. Must be called inside the runtime that drives it.
+    pub fn new() -> Client {
+        Client {
+            stream: None,
+            inbox: Inbox::default(),
+            deadline: Box::pin(tokio::time::sleep(Duration::from_secs(3600))),
+            reused: 0,
         }
     }
-    let failure = (!status.is_success()).then(|| Failure::Status(status.as_u16()));
-    Ok((Exchange { failure, bytes }, keep))
-}
 
-/// Awaits `exchange` while polling the connection that carries it.
-async fn drive<F: Future>(exchange: F, connection: &mut Option<Pin<Box<Connection>>>) -> F::Output {
-    tokio::pin!(exchange);
-    loop {
-        match connection {
-            Some(driver) => tokio::select! {
+    /// Sends one request and reads the whole response, connecting first when needed. `now` is
+    /// the caller's reading of the clock as it starts the request (the deadline counts from it).
+    pub async fn exchange(
+        &mut self,
+        target: &Target,
+        connections: &AtomicU64,
+        now: Instant,
+    ) -> Exchange {
+        let reused = self.stream.is_some() && self.reused > 0;
+        match self.attempt(target, connections, now).await {
+            Err(Attempt::ClosedEarly) if reused => {
+                // The server closed the kept-alive connection as we sent: reconnect, resend once.
+                match self.attempt(target, connections, Instant::now()).await {
+                    Ok(done) => done,
+                    Err(failed) => failed.into_exchange(),
+                }
+            }
+            Ok(done) => done,
+            Err(failed) => failed.into_exchange(),
+        }
+    }
+
+    async fn attempt(
+        &mut self,
+        target: &Target,
+        connections: &AtomicU64,
+        mut now: Instant,
+    ) -> Result<Exchange, Attempt> {
+        if self.stream.is_none() {
+            self.deadline.as_mut().reset((now + target.timeout).into());
+            let stream = tokio::select! {
                 biased;
-                out = &mut exchange => return out,
-                _ = driver.as_mut() => *connection = None, // closed: the exchange ends with an error
-            },
-            None => return exchange.await,
-        }
-    }
-}
-
-async fn connect(target: &Target) -> Result<(SendRequest<Full<Bytes>>, Connection), Failure> {
-    let stream = match tokio::time::timeout(target.timeout, TcpStream::connect(target.addr)).await {
-        Err(_) => return Err(Failure::ConnectTimeout),
-        Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-            return Err(Failure::ConnectRefused)
-        }
-        Ok(Err(e)) if e.kind() == std::io::ErrorKind::TimedOut => {
-            return Err(Failure::ConnectTimeout)
-        }
-        Ok(Err(_)) => return Err(Failure::Other),
-        Ok(Ok(stream)) => stream,
-    };
-    let _ = stream.set_nodelay(true);
-    let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .map_err(|_| Failure::Other)?;
-    Ok((sender, connection))
-}
-
-/// The failure kind of a hyper error.
-fn classify(error: &hyper::Error) -> Failure {
-    if error.is_parse() || error.is_parse_status() || error.is_parse_too_large() {
-        return Failure::Protocol;
-    }
-    if error.is_timeout() {
-        return Failure::RequestTimeout;
-    }
-    if error.is_incomplete_message() || error.is_canceled() || error.is_closed() {
-        return Failure::Reset;
-    }
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
-            use std::io::ErrorKind::*;
-            return match io.kind() {
-                ConnectionReset | ConnectionAborted | BrokenPipe | UnexpectedEof => Failure::Reset,
-                TimedOut => Failure::RequestTimeout,
-                InvalidData => Failure::Protocol,
-                _ => Failure::Other,
+                connected = TcpStream::connect(target.addr) => connected,
+                _ = self.deadline.as_mut() => return Err(Attempt::Failed(Failure::ConnectTimeout)),
             };
+            let stream = match stream {
+                Ok(stream) => stream,
+                Err(e) if e.kind() == ErrorKind::ConnectionRefused => {
+                    return Err(Attempt::Failed(Failure::ConnectRefused))
+                }
+                Err(e) if e.kind() == ErrorKind::TimedOut => {
+                    return Err(Attempt::Failed(Failure::ConnectTimeout))
+                }
+                Err(_) => return Err(Attempt::Failed(Failure::Other)),
+            };
+            let _ = stream.set_nodelay(true);
+            connections.fetch_add(1, Ordering::Relaxed);
+            self.stream = Some(stream);
+            self.inbox.clear();
+            self.reused = 0;
+            now = Instant::now();
         }
-        source = cause.source();
+        self.deadline.as_mut().reset((now + target.timeout).into());
+        let Client {
+            stream,
+            inbox,
+            deadline,
+            ..
+        } = self;
+        let Some(connection) = stream.as_mut() else {
+            return Err(Attempt::Failed(Failure::Other));
+        };
+        let outcome = tokio::select! {
+            biased;
+            outcome = exchange_on(connection, inbox, target) => outcome,
+            _ = deadline.as_mut() => Err(Attempt::Failed(Failure::RequestTimeout)),
+        };
+        match &outcome {
+            Ok((_, true)) if target.keepalive => self.reused += 1,
+            _ => self.stream = None,
+        }
+        outcome.map(|(exchange, _)| exchange)
     }
-    Failure::Other
+}
+
+/// The most response-head bytes accepted (hyper's default is about as large).
+const MAX_HEAD: usize = 64 * 1024;
+/// How many headers a response may have.
+const MAX_HEADERS: usize = 100;
+/// The read buffer starts this small (10,000 idle clients must stay cheap) and doubles, up to
+/// `MAX_BUFFER`, whenever a read fills it.
+const FIRST_BUFFER: usize = 4 * 1024;
+const MAX_BUFFER: usize = 256 * 1024;
+
+/// Bytes read from the connection and not consumed yet: `data[start..end]`.
+#[derive(Default)]
+struct Inbox {
+    data: Vec<u8>,
+    start: usize,
+    end: usize,
+}
+
+/// Why reading a response stopped.
+enum ReadEnd {
+    /// End of stream.
+    Closed,
+    Io(std::io::Error),
+}
+
+impl Inbox {
+    fn clear(&mut self) {
+        self.start = 0;
+        self.end = 0;
+    }
+
+    fn pending(&self) -> &[u8] {
+        &self.data[self.start..self.end]
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.start += n;
+        if self.start == self.end {
+            self.clear();
+        }
+    }
+
+    /// Reads more bytes after the pending ones. The buffer grows only while a head, a chunk-size
+    /// line or trailers (each bounded) fill it, and after full reads, up to `MAX_BUFFER`.
+    async fn fill(&mut self, stream: &mut TcpStream) -> Result<usize, ReadEnd> {
+        if self.end == self.data.len() {
+            if self.start > 0 {
+                self.data.copy_within(self.start..self.end, 0);
+                self.end -= self.start;
+                self.start = 0;
+            } else {
+                let size = (self.data.len() * 2).max(FIRST_BUFFER);
+                self.data.resize(size, 0);
+            }
+        }
+        match stream.read(&mut self.data[self.end..]).await {
+            Ok(0) => Err(ReadEnd::Closed),
+            Ok(n) => {
+                self.end += n;
+                if self.end == self.data.len() && self.data.len() < MAX_BUFFER {
+                    // A full read: a large response; read it in bigger pieces.
+                    self.data.resize(self.data.len() * 2, 0);
+                }
+                Ok(n)
+            }
+            Err(e) => Err(ReadEnd::Io(e)),
+        }
+    }
+
+    /// Consumes `n` bytes, reading (and discarding) what is not here yet.
+    async fn skip(&mut self, stream: &mut TcpStream, mut n: u64) -> Result<(), ReadEnd> {
+        loop {
+            let here = (self.end - self.start) as u64;
+            if here >= n {
+                self.consume(n as usize);
+                return Ok(());
+            }
+            n -= here;
+            self.clear();
+            self.fill(stream).await?;
+        }
+    }
+}
+
+/// The framing of a response body.
+enum Body {
+    None,
+    Length(u64),
+    Chunked,
+    UntilClose,
+}
+
+/// What the head of a response says.
+struct Head {
+    status: u16,
+    length: usize,
+    body: Body,
+    keep_alive: bool,
+}
+
+/// Writes the request and reads the whole response: the exchange and whether the connection
+/// may carry another request.
+async fn exchange_on(
+    stream: &mut TcpStream,
+    inbox: &mut Inbox,
+    target: &Target,
+) -> Result<(Exchange, bool), Attempt> {
+    if let Err(e) = stream.write_all(&target.request).await {
+        return Err(match classify(&e) {
+            Failure::Reset => Attempt::ClosedEarly,
+            other => Attempt::Failed(other),
+        });
+    }
+    let mut received = 0u64;
+    let head = loop {
+        match parse_head(inbox.pending(), target.head) {
+            Ok(Some(head)) if (100..200).contains(&head.status) && head.status != 101 => {
+                // An interim response (100 Continue, 103 Early Hints): the final one follows.
+                inbox.consume(head.length);
+                received += head.length as u64;
+            }
+            Ok(Some(head)) => break head,
+            Ok(None) if inbox.pending().len() >= MAX_HEAD => {
+                return Err(Attempt::Failed(Failure::Protocol))
+            }
+            Ok(None) => {}
+            Err(failure) => return Err(Attempt::Failed(failure)),
+        }
+        if let Err(end) = inbox.fill(stream).await {
+            let nothing_yet = received == 0 && inbox.pending().is_empty();
+            return Err(match end {
+                ReadEnd::Closed if nothing_yet => Attempt::ClosedEarly,
+                ReadEnd::Closed => Attempt::Failed(Failure::Reset),
+                ReadEnd::Io(e) => match classify(&e) {
+                    Failure::Reset if nothing_yet => Attempt::ClosedEarly,
+                    other => Attempt::Failed(other),
+                },
+            });
+        }
+    };
+    inbox.consume(head.length);
+    received += head.length as u64;
+    let failed = |end: ReadEnd| match end {
+        ReadEnd::Closed => Attempt::Failed(Failure::Reset),
+        ReadEnd::Io(e) => Attempt::Failed(classify(&e)),
+    };
+    let mut keep_alive = head.keep_alive;
+    match head.body {
+        Body::None => {}
+        Body::Length(n) => {
+            inbox.skip(stream, n).await.map_err(failed)?;
+            received += n;
+        }
+        Body::Chunked => received += read_chunked(stream, inbox).await?,
+        Body::UntilClose => {
+            keep_alive = false;
+            received += inbox.pending().len() as u64;
+            inbox.clear();
+            loop {
+                match inbox.fill(stream).await {
+                    Ok(n) => received += n as u64,
+                    Err(ReadEnd::Closed) => break,
+                    Err(end) => return Err(failed(end)),
+                }
+                inbox.clear();
+            }
+        }
+    }
+    let failure = (!(200..300).contains(&head.status)).then_some(Failure::Status(head.status));
+    let exchange = Exchange {
+        failure,
+        bytes: received,
+    };
+    Ok((exchange, keep_alive))
+}
+
+/// Parses a response head at the start of `bytes`: `None` while it is incomplete.
+fn parse_head(bytes: &[u8], head_request: bool) -> Result<Option<Head>, Failure> {
+    if bytes.is_empty() {
+        return Ok(None);
+    }
+    let mut headers = [const { MaybeUninit::<httparse::Header>::uninit() }; MAX_HEADERS];
+    let mut response = httparse::Response::new(&mut []);
+    let length = match httparse::ParserConfig::default().parse_response_with_uninit_headers(
+        &mut response,
+        bytes,
+        &mut headers,
+    ) {
+        Ok(httparse::Status::Complete(length)) => length,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(_) => return Err(Failure::Protocol),
+    };
+    let status = response.code.unwrap_or(0);
+    let mut keep_alive = response.version == Some(1);
+    let mut content_length = None;
+    let mut chunked = false;
+    let mut transfer_encoding = false;
+    for h in response.headers.iter() {
+        let name = h.name.as_bytes();
+        if name.eq_ignore_ascii_case(header::CONTENT_LENGTH.as_str().as_bytes()) {
+            let parsed = std::str::from_utf8(h.value)
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .ok_or(Failure::Protocol)?;
+            if content_length.is_some_and(|known| known != parsed) {
+                return Err(Failure::Protocol);
+            }
+            content_length = Some(parsed);
+        } else if name.eq_ignore_ascii_case(header::TRANSFER_ENCODING.as_str().as_bytes()) {
+            transfer_encoding = true;
+            // Chunked must be the last coding; only then is the body's end known.
+            chunked = last_token(h.value).eq_ignore_ascii_case(b"chunked");
+        } else if name.eq_ignore_ascii_case(header::CONNECTION.as_str().as_bytes()) {
+            for token in h.value.split(|b| *b == b',') {
+                let token = token.trim_ascii();
+                if token.eq_ignore_ascii_case(b"close") {
+                    keep_alive = false;
+                } else if token.eq_ignore_ascii_case(b"keep-alive") {
+                    keep_alive = true;
+                }
+            }
+        }
+    }
+    let body = if head_request || (100..200).contains(&status) || status == 204 || status == 304 {
+        Body::None
+    } else if transfer_encoding {
+        if chunked {
+            Body::Chunked
+        } else {
+            Body::UntilClose
+        }
+    } else {
+        match content_length {
+            Some(0) => Body::None,
+            Some(n) => Body::Length(n),
+            None => Body::UntilClose,
+        }
+    };
+    Ok(Some(Head {
+        status,
+        length,
+        body,
+        keep_alive: keep_alive && status != 101,
+    }))
+}
+
+fn last_token(value: &[u8]) -> &[u8] {
+    value
+        .rsplit(|b| *b == b',')
+        .next()
+        .unwrap_or_default()
+        .trim_ascii()
+}
+
+/// Reads a chunked body to its end (trailers included); returns the bytes it took.
+async fn read_chunked(stream: &mut TcpStream, inbox: &mut Inbox) -> Result<u64, Attempt> {
+    let failed = |end: ReadEnd| match end {
+        ReadEnd::Closed => Attempt::Failed(Failure::Reset),
+        ReadEnd::Io(e) => Attempt::Failed(classify(&e)),
+    };
+    let mut received = 0u64;
+    loop {
+        let size = match httparse::parse_chunk_size(inbox.pending()) {
+            Ok(httparse::Status::Complete((length, size))) => {
+                inbox.consume(length);
+                received += length as u64;
+                size
+            }
+            Ok(httparse::Status::Partial) if inbox.pending().len() < 1024 => {
+                inbox.fill(stream).await.map_err(failed)?;
+                continue;
+            }
+            _ => return Err(Attempt::Failed(Failure::Protocol)),
+        };
+        if size == 0 {
+            break;
+        }
+        inbox.skip(stream, size).await.map_err(failed)?;
+        while inbox.pending().len() < 2 {
+            inbox.fill(stream).await.map_err(failed)?;
+        }
+        if &inbox.pending()[..2] != b"\r\n" {
+            return Err(Attempt::Failed(Failure::Protocol));
+        }
+        inbox.consume(2);
+        received += size + 2;
+    }
+    // Trailer lines up to the empty line.
+    loop {
+        match inbox.pending().windows(2).position(|w| w == b"\r\n") {
+            Some(at) => {
+                inbox.consume(at + 2);
+                received += at as u64 + 2;
+                if at == 0 {
+                    return Ok(received);
+                }
+            }
+            None if inbox.pending().len() >= MAX_HEAD => {
+                return Err(Attempt::Failed(Failure::Protocol))
+            }
+            None => {
+                inbox.fill(stream).await.map_err(failed)?;
+            }
+        }
+    }
+}
+
+/// The failure kind of an I/O error on an established connection.
+fn classify(error: &std::io::Error) -> Failure {
+    match error.kind() {
+        ErrorKind::ConnectionReset
+        | ErrorKind::ConnectionAborted
+        | ErrorKind::BrokenPipe
+        | ErrorKind::UnexpectedEof
+        | ErrorKind::NotConnected => Failure::Reset,
+        ErrorKind::TimedOut => Failure::RequestTimeout,
+        ErrorKind::InvalidData => Failure::Protocol,
+        _ => Failure::Other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn head(bytes: &str) -> Head {
+        parse_head(bytes.as_bytes(), false).unwrap().unwrap()
+    }
+
+    #[test]
+    fn requests_are_rendered_once_with_their_headers() {
+        let request = Target::render(
+            &Method::POST,
+            &"/a?b=1".parse().unwrap(),
+            "h:1",
+            &[("X-One".into(), "1".into())],
+            false,
+            &Bytes::from_static(b"hi"),
+        )
+        .unwrap();
+        assert_eq!(
+            request,
+            "POST /a?b=1 HTTP/1.1\r\nhost: h:1\r\nconnection: close\r\ncontent-length: 2\r\n\
+             x-one: 1\r\n\r\nhi"
+        );
+        let get = Target::render(
+            &Method::GET,
+            &"/".parse().unwrap(),
+            "h",
+            &[],
+            true,
+            &Bytes::new(),
+        )
+        .unwrap();
+        assert_eq!(get, "GET / HTTP/1.1\r\nhost: h\r\n\r\n");
+    }
+
+    #[test]
+    fn heads_say_how_the_body_ends_and_whether_to_keep_the_connection() {
+        let h = head("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n");
+        assert!(matches!(h.body, Body::Length(3)) && h.keep_alive && h.status == 200);
+        assert_eq!(h.length, 38);
+        let h = head("HTTP/1.1 503 X\r\ntransfer-encoding: gzip, chunked\r\n\r\n");
+        assert!(matches!(h.body, Body::Chunked) && h.status == 503);
+        let h = head("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n");
+        assert!(matches!(h.body, Body::UntilClose) && !h.keep_alive);
+        let h = head("HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n");
+        assert!(matches!(h.body, Body::None) && !h.keep_alive);
+        let h = head("HTTP/1.0 204 OK\r\nConnection: Keep-Alive\r\n\r\n");
+        assert!(matches!(h.body, Body::None) && h.keep_alive);
+        let head_only = parse_head(b"HTTP/1.1 200 OK\r\ncontent-length: 9\r\n\r\n", true);
+        assert!(matches!(
+            head_only,
+            Ok(Some(Head {
+                body: Body::None,
+                ..
+            }))
+        ));
+        assert!(matches!(
+            parse_head(b"HTTP/1.1 200 OK\r\nconte", false),
+            Ok(None)
+        ));
+        for bad in [
+            "SSH-2.0-nonsense\r\n\r\n",
+            "HTTP/1.1 200 OK\r\ncontent-length: x\r\n\r\n",
+            "HTTP/1.1 200 OK\r\ncontent-length: 1\r\ncontent-length: 2\r\n\r\n",
+        ] {
+            assert!(
+                matches!(parse_head(bad.as_bytes(), false), Err(Failure::Protocol)),
+                "{bad}"
+            );
+        }
+    }
+
+    /// Serves `response` to each request on one connection, `times` times, then closes.
+    async fn serve(response: &'static [u8], times: usize) -> SocketAddr {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            let mut buffer = [0u8; 1024];
+            for _ in 0..times {
+                let mut seen = Vec::new();
+                while !seen.ends_with(b"\r\n\r\n") {
+                    let n = stream.read(&mut buffer).await.unwrap();
+                    if n == 0 {
+                        return;
+                    }
+                    seen.extend_from_slice(&buffer[..n]);
+                }
+                // In two pieces, to exercise reads that stop in the middle.
+                let (first, second) = response.split_at(response.len() / 2);
+                stream.write_all(first).await.unwrap();
+                stream.flush().await.unwrap();
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                stream.write_all(second).await.unwrap();
+            }
+        });
+        addr
+    }
+
+    async fn exchanges(response: &'static [u8], times: usize) -> Vec<(Option<Failure>, u64)> {
+        let addr = serve(response, times).await;
+        let target = Target {
+            addr,
+            request: Bytes::from_static(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n"),
+            head: false,
+            keepalive: true,
+            timeout: Duration::from_secs(5),
+        };
+        let connections = AtomicU64::new(0);
+        let mut client = Client::new();
+        let mut out = Vec::new();
+        for _ in 0..times {
+            let done = client.exchange(&target, &connections, Instant::now()).await;
+            out.push((done.failure, done.bytes));
+        }
+        assert_eq!(
+            connections.load(Ordering::Relaxed),
+            1,
+            "one kept-alive connection"
+        );
+        out
+    }
+
+    #[tokio::test]
+    async fn chunked_and_sized_bodies_are_read_to_their_end() {
+        let chunked: &[u8] = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n\
+            5;ext=1\r\nhello\r\n1\r\n!\r\n0\r\nx-trailer: 1\r\n\r\n";
+        let done = exchanges(chunked, 3).await;
+        assert_eq!(done, vec![(None, chunked.len() as u64); 3]);
+        let sized: &[u8] = b"HTTP/1.1 404 Not Found\r\ncontent-length: 5\r\n\r\nnope!";
+        let done = exchanges(sized, 2).await;
+        assert_eq!(
+            done,
+            vec![(Some(Failure::Status(404)), sized.len() as u64); 2]
+        );
+        let interim: &[u8] =
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n";
+        let done = exchanges(interim, 2).await;
+        assert_eq!(done, vec![(None, interim.len() as u64); 2]);
+    }
 }

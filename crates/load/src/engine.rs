@@ -22,12 +22,14 @@ const EARLY_WAKE: Duration = Duration::from_millis(1);
 
 /// Runs one load run to its end and returns what it measured.
 ///
-/// Blocks the calling thread. The run gets its own tokio runtime (worker threads named
-/// `cp-load`, one per core this process may use) on a thread of its own, so this works from a
-/// plain thread and from inside another runtime's `spawn_blocking`. Cancelling `cancel` ends the
-/// run at once (requests in flight are abandoned) and returns the partial report with
-/// `interrupted: true`. An unreachable target is an error before the run; failures during the
-/// run are counted by kind.
+/// Blocks the calling thread. The run gets threads of its own, so this works from a plain thread
+/// and from inside another runtime's `spawn_blocking`: a control thread (`cp-load-ctl`) that
+/// paces the intervals, and one worker thread (`cp-load`) per core this process may use, each
+/// with its own single-threaded tokio runtime driving its share of the clients (one event loop
+/// per thread, as wrk does: no work stealing, no cross-thread wake-ups per request). Cancelling
+/// `cancel` ends the run at once (requests in flight are abandoned) and returns the partial
+/// report with `interrupted: true`. An unreachable target is an error before the run; failures
+/// during the run are counted by kind.
 pub fn run(
     config: LoadConfig,
     events: Option<UnboundedSender<LoadEvent>>,
@@ -39,12 +41,7 @@ pub fn run(
     let thread = std::thread::Builder::new()
         .name("cp-load-ctl".into())
         .spawn(move || {
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(cores)
-                .thread_name("cp-load")
-                .enable_all()
-                .build()
-                .map_err(|e| LoadError::Engine(format!("cannot start the runtime: {e}")))?;
+            let runtime = current_thread_runtime()?;
             let result = runtime.block_on(coordinate(config, parsed, events, cancel, cores));
             runtime.shutdown_timeout(Duration::from_millis(200));
             result
@@ -53,6 +50,13 @@ pub fn run(
     thread
         .join()
         .map_err(|_| LoadError::Engine("the load thread panicked".into()))?
+}
+
+fn current_thread_runtime() -> Result<tokio::runtime::Runtime, LoadError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| LoadError::Engine(format!("cannot start the runtime: {e}")))
 }
 
 /// What the coordinator and every client task share.
@@ -128,20 +132,19 @@ async fn coordinate(
     };
     let addr = resolve(&parsed).await?;
     preflight(addr, config.timeout).await?;
-    let headers = Target::headers(
+    let request = Target::render(
+        &config.method,
+        &parsed.path,
         &parsed.authority,
         &config.headers,
         config.keepalive,
-        config.body.len(),
-        &config.method,
+        &config.body,
     )
     .map_err(LoadError::Config)?;
     let target = Arc::new(Target {
         addr,
-        path: parsed.path.clone(),
-        method: config.method.clone(),
-        headers,
-        body: config.body.clone(),
+        request,
+        head: config.method == http::Method::HEAD,
         keepalive: config.keepalive,
         timeout: config.timeout,
     });
@@ -161,32 +164,27 @@ async fn coordinate(
     if !config.exclude_ramp || config.rate.is_some() {
         window.begin(start, &shared, &send);
     }
-    let mut tasks = JoinSet::new();
-    for _ in 0..config.clients {
-        let (shared, target) = (shared.clone(), target.clone());
-        match config.rate {
-            None => {
-                tasks.spawn(closed_client(
-                    shared,
-                    target,
-                    config.think_time,
-                    config.requests,
-                ));
-            }
-            Some(rate) => {
-                let pacer = Pacer {
-                    rate,
-                    duration: config.duration,
-                    hits: config.requests,
-                };
-                tasks.spawn(open_worker(shared, target, pacer, start));
-            }
-        }
+    let stop = CancellationToken::new();
+    let (worker_ended, mut workers) = tokio::sync::mpsc::unbounded_channel();
+    let spawned = spawn_workers(
+        &config,
+        cores,
+        &shared,
+        &target,
+        start,
+        &stop,
+        &worker_ended,
+    );
+    drop(worker_ended);
+    if let Err(e) = spawned {
+        stop.cancel();
+        while workers.recv().await.is_some() {}
+        return Err(e);
     }
-
     let mut bucket_tick = tokio::time::interval(config.timeline_bucket);
     bucket_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut interrupted = false;
+    let mut failed = None;
     loop {
         let deadline = window.deadline();
         tokio::select! {
@@ -208,18 +206,90 @@ async fn coordinate(
             _ = tick(&mut window.interval_tick) => {
                 window.emit_interval(&shared, &send, false);
             }
-            joined = tasks.join_next() => {
-                if joined.is_none() {
-                    break;
-                }
+            ended = workers.recv() => match ended {
+                None => break, // every client finished (-n reached)
+                Some(Some(error)) => failed = Some(error),
+                Some(None) => {}
             }
+        }
+        if failed.is_some() {
+            break;
         }
     }
     let end = Instant::now();
-    tasks.abort_all();
-    while tasks.join_next().await.is_some() {}
+    stop.cancel();
+    while workers.recv().await.is_some() {}
+    if let Some(error) = failed {
+        return Err(error);
+    }
     window.emit_interval(&shared, &send, true);
     Ok(window.report(&config, &shared, end, interrupted))
+}
+
+/// Starts one worker thread per core (at most one per client), each running its share of the
+/// clients on a single-threaded runtime until they finish or `stop` is cancelled. Every worker
+/// holds a clone of `ended` until its runtime (and every request in it) is gone, and sends an
+/// error through it if it could not start; the channel closes when all have ended.
+fn spawn_workers(
+    config: &LoadConfig,
+    cores: usize,
+    shared: &Arc<Shared>,
+    target: &Arc<Target>,
+    start: Instant,
+    stop: &CancellationToken,
+    ended: &UnboundedSender<Option<LoadError>>,
+) -> Result<(), LoadError> {
+    let workers = cores.clamp(1, config.clients as usize);
+    for worker in 0..workers {
+        let clients = config.clients as usize / workers
+            + usize::from(worker < config.clients as usize % workers);
+        let (shared, target, stop, ended) =
+            (shared.clone(), target.clone(), stop.clone(), ended.clone());
+        let (think_time, requests, rate, duration) = (
+            config.think_time,
+            config.requests,
+            config.rate,
+            config.duration,
+        );
+        std::thread::Builder::new()
+            .name("cp-load".into())
+            .spawn(move || {
+                let runtime = match current_thread_runtime() {
+                    Ok(runtime) => runtime,
+                    Err(e) => {
+                        let _ = ended.send(Some(e));
+                        return;
+                    }
+                };
+                runtime.block_on(async {
+                    let mut tasks = JoinSet::new();
+                    for _ in 0..clients {
+                        let (shared, target) = (shared.clone(), target.clone());
+                        match rate {
+                            None => {
+                                tasks.spawn(closed_client(shared, target, think_time, requests))
+                            }
+                            Some(rate) => {
+                                let pacer = Pacer {
+                                    rate,
+                                    duration,
+                                    hits: requests,
+                                };
+                                tasks.spawn(open_worker(shared, target, pacer, start))
+                            }
+                        };
+                    }
+                    tokio::select! {
+                        _ = stop.cancelled() => {}
+                        _ = async { while tasks.join_next().await.is_some() {} } => {}
+                    }
+                });
+                drop(runtime); // abandons what is in flight; nothing records after this
+                drop(ended);
+            })
+            .map_err(|e| LoadError::Engine(format!("cannot start a load thread: {e}")))?;
+    }
+    Ok(())
 }
 
 async fn sleep_until(deadline: Option<Instant>) {
@@ -432,7 +502,7 @@ async fn closed_client(
     think_time: Duration,
     requests: Option<u64>,
 ) {
-    let mut client = Client::default();
+    let mut client = Client::new();
     let mut warmed = false;
     loop {
         if requests.is_some_and(|limit| shared.issued.fetch_add(1, Relaxed) >= limit) {
@@ -440,7 +510,7 @@ async fn closed_client(
         }
         let begun = Instant::now();
         shared.in_flight.fetch_add(1, Relaxed);
-        let exchange = client.exchange(&target, &shared.connections).await;
+        let exchange = client.exchange(&target, &shared.connections, begun).await;
         shared.in_flight.fetch_sub(1, Relaxed);
         let done = Instant::now();
         shared.record(
@@ -468,7 +538,7 @@ async fn closed_client(
 /// its own connection. Latency counts from the due time, so a hit that had to wait for a free
 /// worker carries its wait (wrk2's correction for coordinated omission).
 async fn open_worker(shared: Arc<Shared>, target: Arc<Target>, pacer: Pacer, start: Instant) {
-    let mut client = Client::default();
+    let mut client = Client::new();
     loop {
         let hit = shared.issued.fetch_add(1, Relaxed);
         let wait = match pacer.pace(start.elapsed(), hit) {
@@ -482,7 +552,7 @@ async fn open_worker(shared: Arc<Shared>, target: Arc<Target>, pacer: Pacer, sta
         let sent = Instant::now();
         let in_flight = shared.in_flight.fetch_add(1, Relaxed) + 1;
         shared.max_in_flight.fetch_max(in_flight, Relaxed);
-        let exchange = client.exchange(&target, &shared.connections).await;
+        let exchange = client.exchange(&target, &shared.connections, sent).await;
         shared.in_flight.fetch_sub(1, Relaxed);
         let done = Instant::now();
         shared.record(
