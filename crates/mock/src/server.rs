@@ -333,6 +333,10 @@ pub(crate) async fn serve_state(
     let waiting_room = slots
         .as_ref()
         .map(|_| Arc::new(Semaphore::new(MAX_WAITING)));
+    // Connections live in a set that is aborted at shutdown, rather than each watching the
+    // shutdown token: a token polled on every wake-up of every connection costs a lock shared by
+    // all of them (Notify's waiter list), a contended one with more than one worker.
+    let mut connections = tokio::task::JoinSet::new();
     loop {
         let room = match &waiting_room {
             Some(room) => tokio::select! {
@@ -353,15 +357,10 @@ pub(crate) async fn serve_state(
                 }
             },
         };
-        let connection = connection(
-            stream,
-            Arc::clone(&state),
-            slots.clone(),
-            room,
-            shutdown.clone(),
-        );
-        tokio::spawn(connection);
+        connections.spawn(connection(stream, Arc::clone(&state), slots.clone(), room));
+        while connections.try_join_next().is_some() {}
     }
+    connections.shutdown().await;
 }
 
 /// Counts a connection as waiting for a slot while it lives.
@@ -378,15 +377,11 @@ async fn connection(
     state: Arc<MockState>,
     slots: Option<Arc<Semaphore>>,
     room: Option<tokio::sync::OwnedSemaphorePermit>,
-    shutdown: CancellationToken,
 ) {
     let _ = stream.set_nodelay(true);
-    let admin = tokio::select! {
-        _ = shutdown.cancelled() => return,
-        kind = first_request_is_admin(&stream) => match kind {
-            Ok(Some(admin)) => admin,
-            _ => return, // closed before sending anything
-        },
+    let admin = match first_request_is_admin(&stream).await {
+        Ok(Some(admin)) => admin,
+        _ => return, // closed before sending anything
     };
     let (slot, counted) = if admin {
         (None, None)
@@ -395,17 +390,14 @@ async fn connection(
             Some(slots) => {
                 state.connections_waiting.fetch_add(1, Ordering::Relaxed);
                 let _waiting = Waiting(&state.connections_waiting);
-                tokio::select! {
-                    _ = shutdown.cancelled() => return,
-                    slot = slots.acquire_owned() => slot.ok(),
-                }
+                slots.acquire_owned().await.ok()
             }
             None => None,
         };
         (slot, Some(state.meter.connection_opened()))
     };
     drop(room);
-    serve_http(stream, state, shutdown).await;
+    serve_http(stream, state).await;
     drop(counted);
     drop(slot);
 }
@@ -495,7 +487,7 @@ impl Drop for ActivityGuard {
     }
 }
 
-async fn serve_http(stream: TcpStream, state: Arc<MockState>, shutdown: CancellationToken) {
+async fn serve_http(stream: TcpStream, state: Arc<MockState>) {
     let shared = Arc::new(ConnShared {
         opened: Instant::now(),
         active: AtomicU32::new(0),
@@ -517,22 +509,23 @@ async fn serve_http(stream: TcpStream, state: Arc<MockState>, shutdown: Cancella
         .keep_alive(true)
         .serve_connection(io, service);
     tokio::pin!(connection);
-    let mut check_at = timeout.map(|t| tokio::time::Instant::now() + t);
+    let Some(timeout) = timeout else {
+        let _ = connection.await;
+        return;
+    };
+    let mut check_at = tokio::time::Instant::now() + timeout;
     let mut closing = false;
     loop {
-        let sleep_until = check_at.unwrap_or_else(tokio::time::Instant::now);
         tokio::select! {
             _ = connection.as_mut() => break,
-            _ = shutdown.cancelled() => break,
-            _ = tokio::time::sleep_until(sleep_until), if check_at.is_some() && !closing => {
-                let Some(timeout) = timeout else { break };
+            _ = tokio::time::sleep_until(check_at), if !closing => {
                 match shared.idle_since() {
                     Some(since) if since.elapsed() >= timeout => {
                         connection.as_mut().graceful_shutdown();
                         closing = true;
                     }
-                    Some(since) => check_at = Some(tokio::time::Instant::from_std(since + timeout)),
-                    None => check_at = Some(tokio::time::Instant::now() + timeout),
+                    Some(since) => check_at = tokio::time::Instant::from_std(since + timeout),
+                    None => check_at = tokio::time::Instant::now() + timeout,
                 }
             }
         }
@@ -555,11 +548,16 @@ async fn handle(
     }
     let in_flight = state.meter.request_started();
     let (parts, body) = request.into_parts();
-    let body = body
-        .collect()
-        .await
-        .map(|collected| collected.to_bytes())
-        .unwrap_or_default();
+    // Read the body (for the journal, and so that the connection can be reused), skipping the
+    // collector for the common bodiless request.
+    let body = if body.is_end_stream() {
+        Bytes::new()
+    } else {
+        body.collect()
+            .await
+            .map(|collected| collected.to_bytes())
+            .unwrap_or_default()
+    };
     let stubs = state.stubs();
     let view = RequestView::new(parts.method.as_str(), &parts.uri, &parts.headers);
     let matched = stubs
@@ -764,6 +762,9 @@ impl FaultyStream {
     /// `None`: no fault armed, write normally. Otherwise what the write returns.
     fn poll_fault(&mut self, cx: &mut Context<'_>) -> Option<Poll<io::Result<usize>>> {
         if !self.failed && self.garbage.is_none() {
+            if self.shared.fault.load(Ordering::Relaxed) == 0 {
+                return None;
+            }
             match self.shared.fault.swap(0, Ordering::Relaxed) {
                 0 => return None,
                 1 => {
