@@ -53,8 +53,10 @@ pub fn run(
 }
 
 fn current_thread_runtime() -> Result<tokio::runtime::Runtime, LoadError> {
+    // I/O and timers only: the signal and process drivers would run on every turn of the loop.
     tokio::runtime::Builder::new_current_thread()
-        .enable_all()
+        .enable_io()
+        .enable_time()
         .build()
         .map_err(|e| LoadError::Engine(format!("cannot start the runtime: {e}")))
 }
