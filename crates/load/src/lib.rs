@@ -5,8 +5,10 @@
 //! - [`LoadConfig`] says what to send and how ([`LoadConfig::new`] gives ab-like defaults,
 //!   [`LoadConfig::validate`] refuses bad input with a one-line message).
 //! - [`run`] resolves the target, makes one preflight TCP connect (nothing listening is an error,
-//!   not a run full of failures), then starts its own tokio runtime whose worker threads are named
-//!   `cp-load` and spawns one task per client (`engine`). In the closed model each client sends
+//!   not a run full of failures), then starts one worker thread per core (named `cp-load`), each
+//!   with its own single-threaded tokio runtime, and spreads one task per client over them
+//!   (`engine`). Each client speaks HTTP/1.1 itself: the request is rendered once, responses are
+//!   parsed in place with httparse (`client`). In the closed model each client sends
 //!   its next request when the last one ended; in the open model each task takes the next hit of
 //!   the schedule ([`pacer`]) and latency counts from the hit's due time (wrk2's correction).
 //! - Each request's latency is recorded in `recorder::Registry::record`: into HdrHistograms
