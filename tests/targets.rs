@@ -408,3 +408,161 @@ fn number_after(text: &str, marker: &str) -> Option<f64> {
         .unwrap_or(rest.len());
     rest[..end].parse().ok()
 }
+
+// CPU-bound targets: the limit is the CPU, not a pool or a downstream call.
+
+/// Builds the Go target in `tests/targets/<dir>` with `go build` (see [`build_go_semaphore`]).
+fn build_go_target(dir: &str) -> PathBuf {
+    let binary = Path::new(env!("CARGO_TARGET_TMPDIR")).join(dir);
+    let output = Command::new("go")
+        .args(["build", "-o"])
+        .arg(&binary)
+        .arg(".")
+        .current_dir(targets_dir().join(dir))
+        .env("GOTOOLCHAIN", "local")
+        .env("GOFLAGS", "-mod=mod")
+        .env("GOPROXY", "off")
+        .output()
+        .expect("go build runs");
+    assert!(
+        output.status.success(),
+        "go build of tests/targets/{dir} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    binary
+}
+
+fn launch_py_cpu_gil() -> Target {
+    let mut command = Command::new("python3");
+    command
+        .arg(targets_dir().join("py-cpu-gil/server.py"))
+        .args(["--port", "0"]);
+    Target::launch("py-cpu-gil", command)
+}
+
+/// Checks that the target's CPU was measured at every step and that the finding's evidence
+/// states it (a sentence about the target with a CPU share in percent).
+fn assert_target_cpu_in_evidence(name: &str, result: &SweepResult) {
+    assert!(
+        result.context.target_observed,
+        "{name}: the target's PID was observed"
+    );
+    for step in &result.steps {
+        assert!(
+            step.target_cpu_pct.is_some(),
+            "{name}: {} clients: the target's CPU was not measured",
+            step.clients
+        );
+    }
+    let diagnosis = result
+        .diagnosis
+        .as_ref()
+        .expect("checked by assert_finding");
+    let names_target_cpu = diagnosis.evidence.iter().any(|sentence| {
+        sentence.contains("target")
+            && sentence.contains('%')
+            && (sentence.contains("CPU") || sentence.contains("cores"))
+    });
+    assert!(
+        names_target_cpu,
+        "{name}: no evidence sentence states the target's CPU: {:?}",
+        diagnosis.evidence
+    );
+}
+
+#[test]
+fn python_threads_doing_cpu_work_under_the_gil_are_cpu_bound_at_1_with_an_idle_mock() {
+    if !toolchain_present("python3", "--version") {
+        return;
+    }
+    let _one = one_at_a_time();
+    // The mock is given to the sweep but the target never calls it: downstream evidence says
+    // "idle", which must not be read as a pool held by something else.
+    let mock = mock_with_delay();
+    let target = launch_py_cpu_gil();
+    let result = sweep_target(&target, Some(vec![1, 2, 4, 8, 16]), STEP, 16, Some(&mock));
+    drop(target);
+    assert!(result.context.mock_present, "swept with the mock given");
+    assert_finding("py-cpu-gil (idle mock)", &result, Kind::CpuBound, 1.0);
+    assert_target_cpu_in_evidence("py-cpu-gil (idle mock)", &result);
+    let most_in_flight = result
+        .steps
+        .iter()
+        .filter_map(|s| s.downstream_inflight.map(|d| d.max))
+        .max();
+    assert_eq!(
+        most_in_flight,
+        Some(0),
+        "the mock saw no calls: the target never calls it"
+    );
+}
+
+#[test]
+fn python_threads_doing_cpu_work_under_the_gil_are_cpu_bound_at_1_without_a_mock() {
+    if !toolchain_present("python3", "--version") {
+        return;
+    }
+    let _one = one_at_a_time();
+    let target = launch_py_cpu_gil();
+    let result = sweep_target(&target, Some(vec![1, 2, 4, 8, 16]), STEP, 16, None);
+    drop(target);
+    assert!(
+        !result.context.mock_present,
+        "swept from the client side alone"
+    );
+    assert_finding("py-cpu-gil (no mock)", &result, Kind::CpuBound, 1.0);
+    assert_target_cpu_in_evidence("py-cpu-gil (no mock)", &result);
+}
+
+#[test]
+fn go_handler_hashing_on_every_core_is_cpu_bound_at_about_the_cores_it_gets() {
+    if !toolchain_present("go", "version") {
+        return;
+    }
+    let _one = one_at_a_time();
+    let mut command = Command::new(build_go_target("go-cpu"));
+    command.args(["-port", "0"]);
+    let target = Target::launch("go-cpu", command);
+    let result = sweep_target(&target, Some(vec![1, 2, 4, 8, 16]), STEP, 16, None);
+    drop(target);
+
+    let name = "go-cpu";
+    println!("{name}: steps");
+    for step in &result.steps {
+        println!("  {}", step_line(step));
+    }
+    let diagnosis = result
+        .diagnosis
+        .as_ref()
+        .unwrap_or_else(|| panic!("{name}: the sweep returned no diagnosis"));
+    println!(
+        "{name}: found {} limit {:?} knee {:?}\n  summary: {}",
+        diagnosis.kind, diagnosis.limit, diagnosis.knee_clients, diagnosis.summary
+    );
+    for sentence in &diagnosis.evidence {
+        println!("  evidence: {sentence}");
+    }
+    assert!(!result.interrupted, "{name}: the sweep was interrupted");
+    assert_eq!(
+        diagnosis.kind,
+        Kind::CpuBound,
+        "{name}: wrong kind (summary: {})",
+        diagnosis.summary
+    );
+    // The generator shares the cores, so the target gets between one core and all of them:
+    // the limit is a number of requests in service at once in that range.
+    let cores = result.context.cores.map_or_else(
+        || std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64),
+        f64::from,
+    );
+    let found = diagnosis
+        .limit
+        .unwrap_or_else(|| panic!("{name}: no limit found (summary: {})", diagnosis.summary));
+    assert!(
+        (0.8..=cores + 0.2).contains(&found),
+        "{name}: limit {found:.2} is outside 0.8..={:.1} (cores + 0.2) (summary: {})",
+        cores + 0.2,
+        diagnosis.summary
+    );
+    assert_target_cpu_in_evidence(name, &result);
+}

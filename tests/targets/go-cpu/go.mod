@@ -1,0 +1,3 @@
+module chokepoint/targets/gocpu
+
+go 1.19
