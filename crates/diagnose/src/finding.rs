@@ -665,6 +665,40 @@ impl<'p, 'a> Analysis<'p, 'a> {
                 _ => cpu_per_request >= CPU_HEAVY_PCT,
             };
             let cpu_heavy = heavy_enough && (idle.is_some() || !self.ctx.mock_present);
+            // A CPU limit is sized by the cores the target kept busy at the plateau: Little's
+            // law over the base latency counts the time a request waits for a core too, and a
+            // loaded machine makes that wait large.
+            let cores_busy = match self.ctx.cores {
+                Some(cores) if observed && cores > 0 && target_cpu > 0.0 => {
+                    Some(target_cpu * cores as f64 / 100.0)
+                }
+                _ => None,
+            };
+            let machine_cpu = median(plateau_idx.iter().filter_map(|&i| pts[i].machine_cpu));
+            let machine_observed = plateau_idx.iter().any(|&i| pts[i].machine_cpu.is_some());
+            let cpu_limit = cores_busy.unwrap_or(size.limit);
+            if cpu_saturated || cpu_heavy {
+                limit = Some(cpu_limit);
+                if let (Some(busy), Some(cores)) = (cores_busy, self.ctx.cores) {
+                    self.evidence.push(format!(
+                        "The limit is the cores the target kept busy at the plateau: {target_cpu:.0}% of {cores} cores = {} cores \
+                         (Little's law over the base latency gives {}, which counts waiting for a core too).",
+                        fmt_count(busy),
+                        fmt_count(size.limit)
+                    ));
+                }
+                if machine_observed {
+                    let others = (machine_cpu - target_cpu - generator_cpu).max(0.0);
+                    self.evidence.push(format!(
+                        "The machine's CPU was {machine_cpu:.0}% busy at the plateau: the target {target_cpu:.0}%, the generator {generator_cpu:.0}%, everything else about {others:.0}%{}.",
+                        if machine_cpu >= 90.0 && others >= 20.0 {
+                            "; the target competed for cores, so on a quiet machine its limit may be higher"
+                        } else {
+                            ""
+                        }
+                    ));
+                }
+            }
             if cpu_saturated {
                 kind = Kind::CpuBound;
                 summary = format!(
@@ -673,7 +707,7 @@ impl<'p, 'a> Analysis<'p, 'a> {
                     from,
                     plural(from),
                     target_cpu,
-                    fmt_count(size.limit)
+                    fmt_count(cpu_limit)
                 );
                 self.evidence.push(format!(
                     "At the plateau the target used {target_cpu:.0}% of all cores and the generator {generator_cpu:.0}% of its own."
@@ -687,11 +721,11 @@ impl<'p, 'a> Analysis<'p, 'a> {
                     from,
                     plural(from),
                     cpu_per_request,
-                    fmt_count(size.limit)
+                    fmt_count(cpu_limit)
                 );
                 self.evidence.push(format!(
                     "At {} {} the target used {:.0}% of all cores for {} request(s) in service; at the plateau {target_cpu:.0}%, \
-                     no longer growing with clients: the work that limits it is CPU, on fewer threads than cores.",
+                     no longer growing with clients: the work that limits it is CPU.",
                     first.clients,
                     plural(first.clients),
                     first.target_cpu.unwrap_or(0.0),

@@ -28,6 +28,8 @@ pub(crate) struct Point<'a> {
     pub requests: f64,
     pub generator_cpu: f64,
     pub target_cpu: Option<f64>,
+    /// The whole machine's CPU, percent of all cores.
+    pub machine_cpu: Option<f64>,
     pub inflight_max: Option<f64>,
     pub inflight_mean: Option<f64>,
     /// Downstream requests during the step.
@@ -97,6 +99,7 @@ pub(crate) fn points(steps: &[Step]) -> Vec<Point<'_>> {
                 requests: median(group.iter().map(|s| s.requests as f64)),
                 generator_cpu: median(group.iter().map(|s| clean(s.generator_cpu_pct))),
                 target_cpu: median_opt(&group, |s| s.target_cpu_pct),
+                machine_cpu: median_opt(&group, |s| s.machine_cpu_pct),
                 inflight_max: median_opt(&group, |s| s.downstream_inflight.map(|d| d.max as f64)),
                 inflight_mean: median_opt(&group, |s| s.downstream_inflight.map(|d| d.mean)),
                 ds_requests: median_opt(&group, |s| {

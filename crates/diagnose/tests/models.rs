@@ -505,3 +505,84 @@ fn a_flat_plateau_does_not_make_the_usl_the_better_model() {
     assert_near(d.limit.unwrap(), 1.0, 0.1);
     assert_eq!(d.better_model.as_deref(), Some("bounded-pool"), "{d:#?}");
 }
+
+/// Steps of a sweep without a mock, the target's CPU observed: (clients, req/s, mean ms,
+/// target CPU % of all cores).
+fn observed_steps(table: &[(u32, f64, f64, f64)]) -> Vec<Step> {
+    table
+        .iter()
+        .map(|&(clients, x, mean_ms, cpu)| {
+            let mut s = step(clients, x, mean_ms);
+            s.target_cpu_pct = Some(cpu);
+            s
+        })
+        .collect()
+}
+
+#[test]
+fn a_python_server_held_by_its_gil_is_one_core_of_cpu_work() {
+    // tests/targets/py-cpu-gil swept on this 2-core machine while it was busy (recorded): one
+    // request computes at a time. Little's law over the 1-client latency missed both ways
+    // (1.39 when the first step waited for a core, 0.83 when threads fought over the GIL);
+    // the cores the target kept busy say 1.
+    let context = SweepContext {
+        target_observed: true,
+        cores: Some(2),
+        ..bare_context()
+    };
+    let slow_first_step = observed_steps(&[
+        (1, 24.0, 42.0, 36.0),
+        (2, 33.0, 61.0, 48.0),
+        (4, 32.0, 125.0, 49.0),
+        (8, 34.5, 232.0, 50.0),
+        (16, 37.5, 436.0, 48.0),
+    ]);
+    let gil_contention = observed_steps(&[
+        (1, 43.0, 23.0, 46.0),
+        (2, 35.4, 56.0, 48.0),
+        (4, 37.4, 107.0, 49.0),
+        (8, 33.5, 239.0, 50.0),
+        (16, 28.5, 561.0, 50.0),
+    ]);
+    for steps in [slow_first_step, gil_contention] {
+        let d = diagnose(&steps, &context);
+        assert_eq!(d.kind, Kind::CpuBound, "{d:#?}");
+        assert_near(d.limit.unwrap(), 1.0, 0.1);
+        assert!(
+            d.evidence
+                .iter()
+                .any(|e| e.contains("cores the target kept busy")),
+            "{:#?}",
+            d.evidence
+        );
+    }
+}
+
+#[test]
+fn a_machine_busy_with_other_work_is_named_beside_the_target() {
+    let mut steps = observed_steps(&[
+        (1, 177.0, 5.6, 47.0),
+        (2, 250.0, 8.0, 60.0),
+        (4, 280.0, 14.0, 62.0),
+        (8, 290.0, 27.0, 64.0),
+        (16, 295.0, 53.0, 63.0),
+    ]);
+    for s in &mut steps {
+        s.machine_cpu_pct = Some(99.0);
+        s.generator_cpu_pct = 8.0;
+    }
+    let context = SweepContext {
+        target_observed: true,
+        cores: Some(2),
+        ..bare_context()
+    };
+    let d = diagnose(&steps, &context);
+    assert_eq!(d.kind, Kind::CpuBound, "{d:#?}");
+    assert!(
+        d.evidence
+            .iter()
+            .any(|e| e.contains("99% busy") && e.contains("competed for cores")),
+        "{:#?}",
+        d.evidence
+    );
+}

@@ -3,7 +3,7 @@
 use crate::downstream::MockClient;
 use anyhow::Context;
 use chokepoint_load::{LoadConfig, LoadEvent};
-use chokepoint_observe::{available_cores, CpuMeter, CpuScope};
+use chokepoint_observe::{available_cores, CpuMeter, CpuScope, MachineCpuMeter};
 use chokepoint_result::{
     DownstreamInFlight, DownstreamStep, LoadReport, MockStats, Step, SweepContext, SweepResult,
 };
@@ -167,6 +167,7 @@ fn run_step(
         .target_cpu
         .clone()
         .and_then(|scope| CpuMeter::start(scope).ok());
+    let mut machine_meter = MachineCpuMeter::start().ok();
     let mut ramp = Duration::ZERO;
     let mut reset_error = None;
     while let Some(event) = received.blocking_recv() {
@@ -181,6 +182,7 @@ fn run_step(
             if let Some(meter) = target_meter.as_mut() {
                 let _ = meter.restart();
             }
+            machine_meter = MachineCpuMeter::start().ok();
         }
     }
     let report = engine
@@ -194,8 +196,11 @@ fn run_step(
         return Err(err);
     }
     let target_cpu_pct = target_meter.and_then(|m| m.percent(available_cores()).ok());
+    let machine_cpu_pct = machine_meter.and_then(|m| m.percent().ok());
     let stats = mock.map(|m| m.stats()).transpose()?;
-    Ok(Some(step_from(report, stats, target_cpu_pct, ramp)))
+    let mut step = step_from(report, stats, target_cpu_pct, ramp);
+    step.machine_cpu_pct = machine_cpu_pct;
+    Ok(Some(step))
 }
 
 /// The step record of one load report and what the mock and the observer saw meanwhile.
@@ -230,6 +235,7 @@ pub fn step_from(
         }),
         target_cpu_pct,
         generator_cpu_pct: report.generator_cpu_pct,
+        machine_cpu_pct: None,
         duration_s: report.duration_s,
         ramp_s: ramp.as_secs_f64(),
         timeline_bucket_s: report.timeline_bucket_s,

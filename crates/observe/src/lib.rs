@@ -106,6 +106,50 @@ fn thread_ticks(
     Ok(total as f64)
 }
 
+/// Busy and total CPU ticks of the whole machine since boot (`/proc/stat`), all cores together.
+pub fn machine_ticks() -> Result<(u64, u64), ObserveError> {
+    use procfs::CurrentSI;
+    let stats = procfs::KernelStats::current()
+        .map_err(|e| ObserveError(format!("cannot read /proc/stat: {e}")))?;
+    let t = &stats.total;
+    let idle = t.idle + t.iowait.unwrap_or(0);
+    let busy = t.user
+        + t.nice
+        + t.system
+        + t.irq.unwrap_or(0)
+        + t.softirq.unwrap_or(0)
+        + t.steal.unwrap_or(0);
+    Ok((busy, busy + idle))
+}
+
+/// Measures how busy the whole machine's CPU was (every process, not only the target), so a
+/// finding can tell the target's CPU limit from a machine kept busy by others.
+#[derive(Debug, Clone)]
+pub struct MachineCpuMeter {
+    start: (u64, u64),
+}
+
+impl MachineCpuMeter {
+    /// Starts measuring now.
+    pub fn start() -> Result<MachineCpuMeter, ObserveError> {
+        Ok(MachineCpuMeter {
+            start: machine_ticks()?,
+        })
+    }
+
+    /// Percent of all cores busy since the start (100 = every core busy all the time).
+    pub fn percent(&self) -> Result<f64, ObserveError> {
+        let (busy, total) = machine_ticks()?;
+        let busy = busy.saturating_sub(self.start.0) as f64;
+        let total = total.saturating_sub(self.start.1) as f64;
+        Ok(if total > 0.0 {
+            100.0 * busy / total
+        } else {
+            0.0
+        })
+    }
+}
+
 /// The number of cores this process may run on.
 pub fn available_cores() -> usize {
     std::thread::available_parallelism()
@@ -159,6 +203,20 @@ pub fn share_percent(cpu_s: f64, wall_s: f64, cores: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_machine_is_at_least_as_busy_as_a_spinning_thread_makes_it() {
+        let meter = MachineCpuMeter::start().unwrap();
+        let until = Instant::now() + std::time::Duration::from_millis(300);
+        let mut x = 0u64;
+        while Instant::now() < until {
+            x = x.wrapping_add(1);
+        }
+        let busy = meter.percent().unwrap();
+        // One of the machine's cores spun the whole time (ticks are 10 ms, so leave room).
+        let one_core = 100.0 / available_cores().max(1) as f64;
+        assert!(busy >= 0.5 * one_core && busy <= 100.0, "{busy}% (x = {x})");
+    }
 
     #[test]
     fn share_is_relative_to_cores() {

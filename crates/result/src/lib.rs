@@ -295,6 +295,9 @@ pub struct Step {
     pub target_cpu_pct: Option<f64>,
     /// The generator's CPU use, percent of the cores it may use.
     pub generator_cpu_pct: f64,
+    /// The whole machine's CPU use (every process), percent of all cores; `None` when unread.
+    #[serde(default)]
+    pub machine_cpu_pct: Option<f64>,
     /// Length of the measured window, in seconds.
     pub duration_s: f64,
     /// Seconds spent in the ramp (until every client had completed a request), not counted.

@@ -45,6 +45,7 @@ pub fn step(clients: u32, ok_rps: f64, mean_ms: f64) -> Step {
         downstream: None,
         target_cpu_pct: None,
         generator_cpu_pct: 5.0,
+        machine_cpu_pct: None,
         duration_s,
         ramp_s: 0.5,
         timeline_bucket_s: 0.1,
