@@ -257,6 +257,15 @@ fn assert_finding(name: &str, result: &SweepResult, kind: Kind, limit: f64) {
     );
 }
 
+/// The most calls the mock saw in flight at once over the whole sweep.
+fn most_downstream_in_flight(result: &SweepResult) -> Option<u64> {
+    result
+        .steps
+        .iter()
+        .filter_map(|s| s.downstream_inflight.map(|d| d.max))
+        .max()
+}
+
 #[test]
 fn go_semaphore_of_12_around_a_blocking_downstream_call_is_a_pool_of_12() {
     if !toolchain_present("go", "version") {
@@ -268,11 +277,7 @@ fn go_semaphore_of_12_around_a_blocking_downstream_call_is_a_pool_of_12() {
     let result = sweep_target(&target, Some(vec![1, 6, 12, 24, 48]), STEP, 48, Some(&mock));
     drop(target);
     assert_finding("go-semaphore", &result, Kind::BlockingPool, 12.0);
-    let most_in_flight = result
-        .steps
-        .iter()
-        .filter_map(|s| s.downstream_inflight.map(|d| d.max))
-        .max();
+    let most_in_flight = most_downstream_in_flight(&result);
     assert_eq!(
         most_in_flight,
         Some(12),
@@ -485,11 +490,7 @@ fn python_threads_doing_cpu_work_under_the_gil_are_cpu_bound_at_1_with_an_idle_m
     assert!(result.context.mock_present, "swept with the mock given");
     assert_finding("py-cpu-gil (idle mock)", &result, Kind::CpuBound, 1.0);
     assert_target_cpu_in_evidence("py-cpu-gil (idle mock)", &result);
-    let most_in_flight = result
-        .steps
-        .iter()
-        .filter_map(|s| s.downstream_inflight.map(|d| d.max))
-        .max();
+    let most_in_flight = most_downstream_in_flight(&result);
     assert_eq!(
         most_in_flight,
         Some(0),
