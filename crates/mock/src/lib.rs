@@ -206,15 +206,17 @@ impl Drop for RunningMock {
     }
 }
 
-/// Starts the mock on its own runtime (a std thread; worker threads named `cp-mock`), bound to
-/// `addr` (port 0 picks a free port). It stops when the handle is dropped or stopped.
+/// Starts the mock on its own threads (all named `cp-mock`: one that accepts, and one per core
+/// that serves connections, as [`serve`] does), bound to `addr` (port 0 picks a free port). It
+/// stops when the handle is dropped or stopped.
 pub fn start(addr: SocketAddr, config: MockConfig) -> Result<RunningMock, MockError> {
     let listener = bind(addr)?;
     let local = listener.local_addr()?;
     let state = Arc::new(server::MockState::new(config));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .thread_name("cp-mock")
-        .enable_all()
+    // The accept loop only: the connections are served on the per-core workers.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
         .build()?;
     let shutdown = CancellationToken::new();
     let (thread_state, thread_shutdown) = (Arc::clone(&state), shutdown.clone());

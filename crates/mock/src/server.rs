@@ -314,7 +314,9 @@ fn describe_pattern(pattern: &RequestPattern) -> String {
     }
 }
 
-/// Serves the mock on `listener` until `shutdown` is cancelled.
+/// Serves the mock on `listener` until `shutdown` is cancelled. The accept loop runs on the
+/// caller's runtime; the connections are served on threads of the mock's own (`cp-mock`, one
+/// per core, each a single-threaded runtime), which end, with every connection, at shutdown.
 pub async fn serve(
     listener: TcpListener,
     config: MockConfig,
@@ -329,14 +331,17 @@ pub(crate) async fn serve_state(
     state: Arc<MockState>,
     shutdown: CancellationToken,
 ) {
+    let mut workers = match Workers::start(worker_count()) {
+        Ok(workers) => workers,
+        Err(err) => {
+            eprintln!("chokepoint mock: cannot start its worker threads: {err}");
+            return;
+        }
+    };
     let slots = state.max_connections.map(|n| Arc::new(Semaphore::new(n)));
     let waiting_room = slots
         .as_ref()
         .map(|_| Arc::new(Semaphore::new(MAX_WAITING)));
-    // Connections live in a set that is aborted at shutdown, rather than each watching the
-    // shutdown token: a token polled on every wake-up of every connection costs a lock shared by
-    // all of them (Notify's waiter list), a contended one with more than one worker.
-    let mut connections = tokio::task::JoinSet::new();
     loop {
         let room = match &waiting_room {
             Some(room) => tokio::select! {
@@ -357,10 +362,88 @@ pub(crate) async fn serve_state(
                 }
             },
         };
-        connections.spawn(connection(stream, Arc::clone(&state), slots.clone(), room));
-        while connections.try_join_next().is_some() {}
+        workers.serve(stream, Arc::clone(&state), slots.clone(), room);
     }
-    connections.shutdown().await;
+    // Joining the worker threads blocks: off the caller's runtime.
+    let _ = tokio::task::spawn_blocking(move || workers.stop()).await;
+}
+
+/// One worker per core this process may use.
+fn worker_count() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The threads that serve connections: one per core (named `cp-mock`), each with its own
+/// single-threaded tokio runtime. The accept loop hands each new connection to the next worker
+/// in turn, and the connection stays there: no work stealing and no cross-thread wake-ups per
+/// request, which a multi-threaded runtime pays on every request of a 0-delay load.
+struct Workers {
+    handles: Vec<tokio::runtime::Handle>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+    stop: CancellationToken,
+    next: usize,
+}
+
+impl Workers {
+    fn start(count: usize) -> io::Result<Workers> {
+        let stop = CancellationToken::new();
+        let mut workers = Workers {
+            handles: Vec::with_capacity(count),
+            threads: Vec::with_capacity(count),
+            stop: stop.clone(),
+            next: 0,
+        };
+        for _ in 0..count.max(1) {
+            // I/O and timers only: the signal and process drivers would run on every turn.
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_io()
+                .enable_time()
+                .build()?;
+            workers.handles.push(runtime.handle().clone());
+            let stop = stop.clone();
+            let thread = std::thread::Builder::new()
+                .name("cp-mock".into())
+                // Dropping the runtime at the end drops every connection it still serves.
+                .spawn(move || runtime.block_on(stop.cancelled()));
+            match thread {
+                Ok(thread) => workers.threads.push(thread),
+                Err(err) => {
+                    workers.stop();
+                    return Err(err);
+                }
+            }
+        }
+        Ok(workers)
+    }
+
+    /// Serves an accepted connection on the next worker.
+    fn serve(
+        &mut self,
+        stream: TcpStream,
+        state: Arc<MockState>,
+        slots: Option<Arc<Semaphore>>,
+        room: Option<tokio::sync::OwnedSemaphorePermit>,
+    ) {
+        // Moved as a std socket: a tokio one is tied to the reactor that accepted it.
+        let Ok(stream) = stream.into_std() else {
+            return;
+        };
+        let index = self.next;
+        self.next = (index + 1) % self.handles.len();
+        self.handles[index].spawn(async move {
+            if let Ok(stream) = TcpStream::from_std(stream) {
+                connection(stream, state, slots, room).await;
+            }
+        });
+    }
+
+    /// Ends every worker (and the connections they serve) and waits for their threads.
+    fn stop(self) {
+        self.stop.cancel();
+        for thread in self.threads {
+            let _ = thread.join();
+        }
+    }
 }
 
 /// Counts a connection as waiting for a slot while it lives.
