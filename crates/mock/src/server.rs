@@ -590,6 +590,9 @@ async fn serve_http(stream: TcpStream, state: Arc<MockState>) {
     });
     let connection = hyper::server::conn::http1::Builder::new()
         .keep_alive(true)
+        // Head and body copied into one buffer and sent with one write(2), rather than writev(2)
+        // of two slices: a little less CPU per request for the small bodies stubs usually have.
+        .writev(false)
         .serve_connection(io, service);
     tokio::pin!(connection);
     let Some(timeout) = timeout else {
