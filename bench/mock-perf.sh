@@ -11,7 +11,8 @@
 # Per run: wrk's req/s and its share of the ideal (connections / delay); the steady-state share by
 # Little's law (delay / wrk's mean latency: excludes the connect ramp and the requests wrk cuts off
 # at the end); p50 and p99 minus the delay; the CPU the server and wrk used (% of one core); the
-# server's peak RSS (VmHWM). wrk counts only completed requests, so with every connection in step
+# server's peak RSS (VmHWM); at 0 delay also the server's CPU per request (microseconds), which
+# swings less than req/s when other work shares the cores. wrk counts only completed requests, so with every connection in step
 # a run of D seconds at delay d completes at most floor(D/d) - 1 rounds when anything at all adds
 # latency: at 1 s and D = 15 that caps the counted share at 93%, whatever the server.
 #
@@ -132,10 +133,13 @@ run() {
                 line = line sprintf("  %5.1f%% of ideal (steady %5.1f%%)  p50-d %6.1f ms  p99-d %6.1f ms",
                     100 * r * d / (1000 * c), 100 * d / ms(avg), ms(p50) - d, ms(p99) - d)
             else
-                line = line sprintf("  p50 %5.2f ms  p99 %6.2f ms", ms(p50), ms(p99))
+                line = line sprintf("  p50 %5.2f ms  p99 %6.2f ms  server %5.2f us cpu/req", ms(p50), ms(p99),
+                    r > 0 ? cpu * 10000 / (r * s) : 0)
             printf "%s  server %3.0f%% cpu  wrk %3.0f%% cpu  RSS %4d MB  %s\n",
                 line, cpu / s, 100 * wc / s, m, e }'
     echo "${rps:-0}" >"$work/last_rps"
+    awk -v t=$((after - before)) -v r="${rps:-0}" -v s="$seconds" \
+        'BEGIN { printf "%.2f\n", (r > 0 ? t * 10000 / (r * s) : 0) }' >"$work/last_cpu_per_req"
 }
 
 start_mock() { # DELAY_MS -> sets port, pid
@@ -208,12 +212,18 @@ EOF
     wrk -t2 -c100 -d2s "http://127.0.0.1:$nginx_port/" >/dev/null 2>&1 || true
     wrk -t2 -c100 -d2s "http://127.0.0.1:$port/" >/dev/null 2>&1 || true
     ratios=()
+    cpu_ratios=()
     for round in $(seq "$rounds"); do
         # shellcheck disable=SC2086 # the worker pids are words
         run "nginx ($(wc -w <<<"$nginx_workers") workers)" "http://127.0.0.1:$nginx_port/" 100 0 "$duration" $nginx_workers
         nginx_rps=$(cat "$work/last_rps")
+        nginx_cpu=$(cat "$work/last_cpu_per_req")
         run "chokepoint mock" "http://127.0.0.1:$port/" 100 0 "$duration" "$pid"
         ratios+=("$(awk -v a="$(cat "$work/last_rps")" -v b="$nginx_rps" 'BEGIN { printf "%.2f", a / b }')")
+        cpu_ratios+=("$(awk -v a="$(cat "$work/last_cpu_per_req")" -v b="$nginx_cpu" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')")
     done
     echo "chokepoint / nginx at 0 delay, round by round: ${ratios[*]}"
+    # Server and wrk share the cores, so req/s swings with whatever else the machine runs; the
+    # server's CPU per request is the steadier comparison.
+    echo "chokepoint / nginx CPU per request, round by round: ${cpu_ratios[*]} (below 1: the mock spends less)"
 fi
