@@ -43,6 +43,38 @@ fn svg(height: u32, draw: impl FnOnce(&Area) -> Drawn) -> Result<String, String>
     Ok(buffer.replace(" xmlns=\"http://www.w3.org/2000/svg\"", ""))
 }
 
+/// A chart over clients (log₂ axis, ticks at powers of two) with the page's common style.
+fn clients_chart<'a, 'b>(
+    root: &'a Area<'b>,
+    caption: &str,
+    axis: &ClientAxis,
+    y_max: f64,
+    y_desc: &str,
+    y_label_width: u32,
+) -> Result<Chart<'a, 'b>, Box<dyn std::error::Error>> {
+    let mut chart = ChartBuilder::on(root)
+        .caption(caption, ("sans-serif", 22))
+        .margin(14)
+        .x_label_area_size(50)
+        .y_label_area_size(y_label_width)
+        .build_cartesian_2d(axis.range(), 0f64..y_max)?;
+    chart
+        .configure_mesh()
+        .x_labels(axis.labels())
+        .x_label_formatter(&clients_label)
+        .y_label_formatter(&value_label)
+        .x_desc("clients (log₂ scale)")
+        .y_desc(y_desc)
+        .label_style(("sans-serif", 14))
+        .axis_desc_style(("sans-serif", 16))
+        .x_max_light_lines(0)
+        .y_max_light_lines(1)
+        .light_line_style(RGBColor(238, 238, 238))
+        .bold_line_style(RGBColor(210, 210, 210))
+        .draw()?;
+    Ok(chart)
+}
+
 /// A log₂ clients axis covering every step, with whole powers of two at both ends.
 struct ClientAxis {
     lo: f64,
@@ -113,26 +145,14 @@ pub fn throughput(result: &SweepResult) -> Result<String, String> {
     );
     let y_max = nonzero(finite_max([measured, plateau.unwrap_or(0.0)]) * 1.25);
     svg(HEIGHT, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption("Throughput vs clients", ("sans-serif", 22))
-            .margin(14)
-            .x_label_area_size(50)
-            .y_label_area_size(72)
-            .build_cartesian_2d(axis.range(), 0f64..y_max)?;
-        chart
-            .configure_mesh()
-            .x_labels(axis.labels())
-            .x_label_formatter(&clients_label)
-            .y_label_formatter(&value_label)
-            .x_desc("clients (log₂ scale)")
-            .y_desc("throughput (requests/s)")
-            .label_style(("sans-serif", 14))
-            .axis_desc_style(("sans-serif", 16))
-            .x_max_light_lines(0)
-            .y_max_light_lines(1)
-            .light_line_style(RGBColor(238, 238, 238))
-            .bold_line_style(RGBColor(210, 210, 210))
-            .draw()?;
+        let mut chart = clients_chart(
+            root,
+            "Throughput vs clients",
+            &axis,
+            y_max,
+            "throughput (requests/s)",
+            72,
+        )?;
         let total = points(steps, |s| s.throughput_rps);
         let ok = points(steps, |s| s.ok_throughput_rps);
         let mut drawn = vec![total.clone(), ok.clone()];
@@ -198,26 +218,14 @@ pub fn latency(result: &SweepResult) -> Result<String, String> {
     };
     let y_max = nonzero(largest / per_unit * 1.15);
     svg(HEIGHT, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption("Latency vs clients", ("sans-serif", 22))
-            .margin(14)
-            .x_label_area_size(50)
-            .y_label_area_size(80)
-            .build_cartesian_2d(axis.range(), 0f64..y_max)?;
-        chart
-            .configure_mesh()
-            .x_labels(axis.labels())
-            .x_label_formatter(&clients_label)
-            .y_label_formatter(&value_label)
-            .x_desc("clients (log₂ scale)")
-            .y_desc(format!("latency ({unit})"))
-            .label_style(("sans-serif", 14))
-            .axis_desc_style(("sans-serif", 16))
-            .x_max_light_lines(0)
-            .y_max_light_lines(1)
-            .light_line_style(RGBColor(238, 238, 238))
-            .bold_line_style(RGBColor(210, 210, 210))
-            .draw()?;
+        let mut chart = clients_chart(
+            root,
+            "Latency vs clients",
+            &axis,
+            y_max,
+            &format!("latency ({unit})"),
+            80,
+        )?;
         let series: [Percentile; 4] = [
             ("p99", P99, |s| s.latency_ms.p99),
             ("p90", P90, |s| s.latency_ms.p90),
@@ -265,26 +273,14 @@ pub fn in_flight(result: &SweepResult) -> Option<Result<String, String>> {
     );
     let y_max = nonzero(largest * 1.25);
     Some(svg(HEIGHT, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption("Downstream calls in flight vs clients", ("sans-serif", 22))
-            .margin(14)
-            .x_label_area_size(50)
-            .y_label_area_size(72)
-            .build_cartesian_2d(axis.range(), 0f64..y_max)?;
-        chart
-            .configure_mesh()
-            .x_labels(axis.labels())
-            .x_label_formatter(&clients_label)
-            .y_label_formatter(&value_label)
-            .x_desc("clients (log₂ scale)")
-            .y_desc("calls in flight at the mock")
-            .label_style(("sans-serif", 14))
-            .axis_desc_style(("sans-serif", 16))
-            .x_max_light_lines(0)
-            .y_max_light_lines(1)
-            .light_line_style(RGBColor(238, 238, 238))
-            .bold_line_style(RGBColor(210, 210, 210))
-            .draw()?;
+        let mut chart = clients_chart(
+            root,
+            "Downstream calls in flight vs clients",
+            &axis,
+            y_max,
+            "calls in flight at the mock",
+            72,
+        )?;
         // Every client's request at the downstream at once: where in-flight would go unlimited.
         let diagonal = clip_below(points(&result.steps, |s| s.clients as f64), y_max);
         let mut drawn = vec![diagonal.clone()];
