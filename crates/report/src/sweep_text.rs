@@ -6,7 +6,7 @@ use std::fmt::Write;
 /// The header of the live table; [`step_line`] prints its rows under it.
 pub fn step_header() -> String {
     format!(
-        "{:>7} {:>9} {:>9} {:>9} {:>9}  {:<16} {:>11} {:>11} {:>8}",
+        "{:>7} {:>9} {:>9} {:>9} {:>9}  {:<16} {:>11} {:>11} {:>8} {:>12}",
         "clients",
         "req/s",
         "ok req/s",
@@ -15,15 +15,17 @@ pub fn step_header() -> String {
         "errors (rate)",
         "in flight",
         "target CPU",
-        "gen CPU"
+        "gen CPU",
+        "machine CPU"
     )
 }
 
 /// One row of the live table: clients, req/s, ok req/s, mean and p99 latency, errors with their
-/// rate, the downstream's mean/max calls in flight (`-` without a mock), target and generator CPU.
+/// rate, the downstream's mean/max calls in flight (`-` without a mock), target, generator and
+/// whole-machine CPU.
 pub fn step_line(step: &Step) -> String {
     format!(
-        "{:>7} {:>9} {:>9} {:>9} {:>9}  {:<16} {:>11} {:>11} {:>8}",
+        "{:>7} {:>9} {:>9} {:>9} {:>9}  {:<16} {:>11} {:>11} {:>8} {:>12}",
         step.clients,
         numbers::rate(step.throughput_rps),
         numbers::rate(step.ok_throughput_rps),
@@ -33,6 +35,7 @@ pub fn step_line(step: &Step) -> String {
         numbers::in_flight(step.downstream_inflight.as_ref()),
         numbers::cpu(step.target_cpu_pct),
         numbers::cpu(Some(step.generator_cpu_pct)),
+        numbers::cpu(step.machine_cpu_pct),
     )
 }
 

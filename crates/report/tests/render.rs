@@ -80,6 +80,7 @@ fn terminal_table_of_seed_000_has_the_seeds_numbers_and_the_finding() {
         .map(|r| r.split_whitespace().collect())
         .collect();
     // clients, req/s, ok req/s, avg (value unit), p99 (value unit), errors, in flight, CPUs
+    // (target, generator, machine)
     assert_eq!(fields[2][..3], ["20", "19.7", "19.7"]);
     assert_eq!(
         fields[3][..7],
@@ -89,7 +90,7 @@ fn terminal_table_of_seed_000_has_the_seeds_numbers_and_the_finding() {
         fields[4][..7],
         ["100", "19.6", "19.6", "5.02", "s", "5.12", "s"]
     );
-    assert_eq!(fields[4][7..], ["0", "20.0/20", "-", "3%"]);
+    assert_eq!(fields[4][7..], ["0", "20.0/20", "-", "3%", "-"]);
     assert_eq!(fields[0][..2], ["1", "0.99"]);
 
     assert!(text.contains("Finding: blocking-pool, limit 19.8, knee at 40 clients"));
