@@ -13,7 +13,7 @@
 
 use chokepoint_experiment::{sweep, SweepConfig};
 use chokepoint_mock::{MockConfig, RunningMock};
-use chokepoint_result::{Kind, Step, SweepResult};
+use chokepoint_result::{Diagnosis, Kind, Step, SweepResult};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -224,8 +224,8 @@ fn step_line(step: &Step) -> String {
     )
 }
 
-/// Prints the step table and the finding, then checks kind and limit (± 10%).
-fn assert_finding(name: &str, result: &SweepResult, kind: Kind, limit: f64) {
+/// Prints the step table and the finding, then checks that the sweep ended and found `kind`.
+fn assert_kind<'r>(name: &str, result: &'r SweepResult, kind: Kind) -> &'r Diagnosis {
     println!("{name}: steps");
     for step in &result.steps {
         println!("  {}", step_line(step));
@@ -247,6 +247,12 @@ fn assert_finding(name: &str, result: &SweepResult, kind: Kind, limit: f64) {
         "{name}: wrong kind (summary: {})",
         diagnosis.summary
     );
+    diagnosis
+}
+
+/// Prints the step table and the finding, then checks kind and limit (± 10%).
+fn assert_finding(name: &str, result: &SweepResult, kind: Kind, limit: f64) {
+    let diagnosis = assert_kind(name, result, kind);
     let found = diagnosis
         .limit
         .unwrap_or_else(|| panic!("{name}: no limit found (summary: {})", diagnosis.summary));
@@ -528,28 +534,7 @@ fn go_handler_hashing_on_every_core_is_cpu_bound_at_about_the_cores_it_gets() {
     drop(target);
 
     let name = "go-cpu";
-    println!("{name}: steps");
-    for step in &result.steps {
-        println!("  {}", step_line(step));
-    }
-    let diagnosis = result
-        .diagnosis
-        .as_ref()
-        .unwrap_or_else(|| panic!("{name}: the sweep returned no diagnosis"));
-    println!(
-        "{name}: found {} limit {:?} knee {:?}\n  summary: {}",
-        diagnosis.kind, diagnosis.limit, diagnosis.knee_clients, diagnosis.summary
-    );
-    for sentence in &diagnosis.evidence {
-        println!("  evidence: {sentence}");
-    }
-    assert!(!result.interrupted, "{name}: the sweep was interrupted");
-    assert_eq!(
-        diagnosis.kind,
-        Kind::CpuBound,
-        "{name}: wrong kind (summary: {})",
-        diagnosis.summary
-    );
+    let diagnosis = assert_kind(name, &result, Kind::CpuBound);
     // The generator shares the cores, so the target gets between one core and all of them:
     // the limit is a number of requests in service at once in that range.
     let cores = result.context.cores.map_or_else(
