@@ -26,7 +26,7 @@ pub(crate) struct Stalls {
 /// The step's periodic stalls, if any (at least two stalls with a regular period).
 pub(crate) fn find_stalls(step: &Step, min_stall_s: f64) -> Option<Stalls> {
     let bucket = step.timeline_bucket_s;
-    let tl = &step.timeline;
+    let tl = step.whole_timeline();
     if !(bucket.is_finite() && bucket > 0.0) || tl.len() < 6 {
         return None;
     }

@@ -239,25 +239,8 @@ pub fn step_from(
         duration_s: report.duration_s,
         ramp_s: ramp.as_secs_f64(),
         timeline_bucket_s: report.timeline_bucket_s,
-        timeline: whole_buckets(report.timeline, report.timeline_bucket_s, report.duration_s),
+        timeline: report.timeline,
     }
-}
-
-/// The timeline without a last bucket that the window's end cut to less than half its width:
-/// its few completions would read as a stall.
-fn whole_buckets(
-    mut timeline: Vec<chokepoint_result::TimelinePoint>,
-    bucket_s: f64,
-    duration_s: f64,
-) -> Vec<chokepoint_result::TimelinePoint> {
-    while let Some(last) = timeline.last() {
-        if bucket_s > 0.0 && duration_s - last.t_s < bucket_s / 2.0 {
-            timeline.pop();
-        } else {
-            break;
-        }
-    }
-    timeline
 }
 
 /// Waits, bounded, until the target has worked off the requests the last step left queued:
@@ -361,19 +344,6 @@ mod tests {
             }),
             ..Step::default()
         }
-    }
-
-    #[test]
-    fn a_last_bucket_cut_short_by_the_window_is_dropped() {
-        let point = |t_s: f64| chokepoint_result::TimelinePoint {
-            t_s,
-            completed: 2,
-            ..Default::default()
-        };
-        let kept = whole_buckets(vec![point(0.0), point(0.1), point(0.2)], 0.1, 0.2009);
-        assert_eq!(kept.len(), 2);
-        let kept = whole_buckets(vec![point(0.0), point(0.1), point(0.2)], 0.1, 0.27);
-        assert_eq!(kept.len(), 3);
     }
 
     #[test]

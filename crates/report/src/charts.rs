@@ -394,7 +394,7 @@ pub fn bucket_rates(step: &Step) -> Vec<(f64, f64)> {
         return Vec::new();
     }
     let width = step.timeline_bucket_s;
-    step.timeline
+    step.whole_timeline()
         .iter()
         .map(|p| (p.t_s + width / 2.0, p.completed as f64 / width))
         .filter(|p| p.0.is_finite() && p.1.is_finite())
@@ -604,6 +604,7 @@ mod tests {
             ..TimelinePoint::default()
         };
         let step = Step {
+            duration_s: 2.0,
             timeline_bucket_s: 0.5,
             timeline: vec![
                 bucket(0.0, 10),

@@ -308,6 +308,19 @@ pub struct Step {
     pub timeline: Vec<TimelinePoint>,
 }
 
+impl Step {
+    /// The timeline without a last bucket that the window's end cut to less than half its width:
+    /// its few completions would read as a stall or a drop in a rate. (The full timeline still
+    /// adds up to `requests`.)
+    pub fn whole_timeline(&self) -> &[TimelinePoint] {
+        let bucket = self.timeline_bucket_s;
+        match self.timeline.split_last() {
+            Some((last, rest)) if bucket > 0.0 && self.duration_s - last.t_s < bucket / 2.0 => rest,
+            _ => &self.timeline,
+        }
+    }
+}
+
 /// What the diagnosis knows besides the steps.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SweepContext {
@@ -497,6 +510,23 @@ mod tests {
             assert_eq!(Kind::parse(kind.as_str()), Some(kind));
         }
         assert_eq!(Kind::parse("blocking_pool"), None);
+    }
+
+    #[test]
+    fn a_last_bucket_cut_short_by_the_window_is_left_out_of_the_whole_timeline() {
+        let point = |t_s: f64| TimelinePoint {
+            t_s,
+            completed: 2,
+            ..TimelinePoint::default()
+        };
+        let step = |duration_s: f64| Step {
+            duration_s,
+            timeline_bucket_s: 0.1,
+            timeline: vec![point(0.0), point(0.1), point(0.2)],
+            ..Step::default()
+        };
+        assert_eq!(step(0.2009).whole_timeline().len(), 2);
+        assert_eq!(step(0.27).whole_timeline().len(), 3);
     }
 
     #[test]
