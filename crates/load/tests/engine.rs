@@ -204,10 +204,23 @@ fn timeouts_resets_statuses_and_garbage_are_classified() {
         (Mode::RefuseAfterFirst, "connect_refused"),
     ];
     for (mode, kind) in cases {
-        let server = server(mode, Duration::ZERO);
-        let mut config = by_requests(&server.url, 2, 6);
-        config.timeout = Duration::from_millis(200);
-        let report = go(config);
+        let run = || {
+            let server = server(mode, Duration::ZERO);
+            let mut config = by_requests(&server.url, 2, 6);
+            config.timeout = Duration::from_millis(200);
+            go(config)
+        };
+        let mut report = run();
+        // The test server closes its listener only after it has accepted the preflight; a
+        // client that connects in between lands in the closing listener's backlog and is reset,
+        // which the engine rightly calls a reset. Such a run says nothing about refusals: try
+        // again (bounded) until the listener was gone before the clients came.
+        let mut attempts = 1;
+        while mode == Mode::RefuseAfterFirst && report.errors.contains_key("reset") && attempts < 5
+        {
+            report = run();
+            attempts += 1;
+        }
         assert_eq!(report.requests, 6, "{mode:?}");
         assert_eq!(report.ok, 0, "{mode:?}");
         assert_eq!(
