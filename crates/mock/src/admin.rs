@@ -1,8 +1,9 @@
 //! The mock's own endpoints, never counted as downstream traffic and never delayed:
 //! WireMock's admin API under `/__admin/`, chokepoint's stats under `/__chokepoint/`, and
 //! Prometheus text at `/metrics`.
+use crate::body::MockBody;
 use crate::mapping;
-use crate::server::{stub_name, MockBody, MockState};
+use crate::state::{stub_name, MockState};
 use bytes::Bytes;
 use http::{Method, StatusCode};
 use http_body_util::BodyExt;

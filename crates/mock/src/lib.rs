@@ -6,10 +6,13 @@
 //! - [`matching`] matches a request against a stub and names the nearest miss for a 404.
 //! - [`inflight`] counts requests and connections in flight, with no HTTP in it (a later
 //!   `chokepoint proxy` reuses it).
-//! - `server` accepts connections (the `--max-connections` cap, the keep-alive timeout), serves
-//!   stubs after their delay on timers (never a thread per request), and plays faults at the
-//!   socket; `admin` answers `/__admin/*` (WireMock's admin API), `/__chokepoint/stats`,
-//!   `/__chokepoint/reset` and `/metrics`.
+//! - `accept` takes a listener and hands connections to per-core workers (the
+//!   `--max-connections` cap); `connection` serves HTTP/1.1 on one (the keep-alive timeout) and
+//!   sends each request to `admin` or `respond`; `respond` answers from the stubs after their
+//!   delay on timers (never a thread per request), with `body` (whole or dribbled) and `faults`
+//!   (played at the socket); `admin` answers `/__admin/*` (WireMock's admin API),
+//!   `/__chokepoint/stats`, `/__chokepoint/reset` and `/metrics`; `state` holds the stubs, the
+//!   settings, the stats window and the journal that they share.
 //!
 //! Where it differs from WireMock, on purpose:
 //! - the global delay (`--delay`, admin `fixedDelay`) is *added* to a stub's own delay;
@@ -35,14 +38,20 @@
 //! ```
 #![deny(missing_docs)]
 
+mod accept;
+mod activity;
 mod admin;
+mod body;
+mod connection;
+mod faults;
 pub mod inflight;
 pub mod mapping;
 pub mod matching;
-mod server;
+mod respond;
+mod state;
 
+pub use accept::serve;
 pub use mapping::{load_mappings, parse_mappings, parse_mappings_with_files, Mapping};
-pub use server::serve;
 
 use chokepoint_result::MockStats;
 use std::net::SocketAddr;
@@ -155,7 +164,7 @@ pub fn bind(addr: SocketAddr) -> Result<std::net::TcpListener, MockError> {
 #[derive(Debug)]
 pub struct RunningMock {
     addr: SocketAddr,
-    state: Arc<server::MockState>,
+    state: Arc<state::MockState>,
     shutdown: CancellationToken,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -212,7 +221,7 @@ impl Drop for RunningMock {
 pub fn start(addr: SocketAddr, config: MockConfig) -> Result<RunningMock, MockError> {
     let listener = bind(addr)?;
     let local = listener.local_addr()?;
-    let state = Arc::new(server::MockState::new(config));
+    let state = Arc::new(state::MockState::new(config));
     // The accept loop only: the connections are served on the per-core workers.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
@@ -226,7 +235,7 @@ pub fn start(addr: SocketAddr, config: MockConfig) -> Result<RunningMock, MockEr
             runtime.block_on(async move {
                 match tokio::net::TcpListener::from_std(listener) {
                     Ok(listener) => {
-                        server::serve_state(listener, thread_state, thread_shutdown).await
+                        accept::serve_state(listener, thread_state, thread_shutdown).await
                     }
                     Err(err) => eprintln!("chokepoint mock: cannot listen: {err}"),
                 }

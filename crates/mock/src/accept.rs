@@ -1,0 +1,226 @@
+//! The accept loop: takes a listener, hands each accepted connection to one of the per-core
+//! workers, and applies the `--max-connections` cap.
+//!
+//! Each accepted connection is first classified by peeking at its first request line: one that
+//! opens with an admin path (`/__admin`, `/__chokepoint`, `/metrics`) is served at once and never
+//! counted, so stats stay readable when `--max-connections` is reached. Any other connection is
+//! counted from its first request on and, at the cap, waits unserved for a slot, as it would in a
+//! full accept queue (at most [`MAX_WAITING`] wait; then the mock stops accepting, and the kernel's
+//! accept queue takes over). What a connection does once served is [`crate::connection`]'s job.
+use crate::connection;
+use crate::state::MockState;
+use crate::{MockConfig, MockError};
+use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+/// Connections that may wait for a slot at the cap before the mock stops accepting.
+pub const MAX_WAITING: usize = 4096;
+
+/// Serves the mock on `listener` until `shutdown` is cancelled. The accept loop runs on the
+/// caller's runtime; the connections are served on threads of the mock's own (`cp-mock`, one
+/// per core, each a single-threaded runtime), which end, with every connection, at shutdown.
+pub async fn serve(
+    listener: TcpListener,
+    config: MockConfig,
+    shutdown: CancellationToken,
+) -> Result<(), MockError> {
+    serve_state(listener, Arc::new(MockState::new(config)), shutdown).await;
+    Ok(())
+}
+
+pub(crate) async fn serve_state(
+    listener: TcpListener,
+    state: Arc<MockState>,
+    shutdown: CancellationToken,
+) {
+    let mut workers = match Workers::start(worker_count()) {
+        Ok(workers) => workers,
+        Err(err) => {
+            eprintln!("chokepoint mock: cannot start its worker threads: {err}");
+            return;
+        }
+    };
+    let slots = state.max_connections().map(|n| Arc::new(Semaphore::new(n)));
+    let waiting_room = slots
+        .as_ref()
+        .map(|_| Arc::new(Semaphore::new(MAX_WAITING)));
+    loop {
+        let room = match &waiting_room {
+            Some(room) => tokio::select! {
+                _ = shutdown.cancelled() => break,
+                permit = Arc::clone(room).acquire_owned() => permit.ok(),
+            },
+            None => None,
+        };
+        let stream = tokio::select! {
+            _ = shutdown.cancelled() => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(_) => {
+                    // Out of file descriptors or a connection reset before accept: back off a
+                    // little rather than spin.
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+            },
+        };
+        workers.serve(stream, Arc::clone(&state), slots.clone(), room);
+    }
+    // Joining the worker threads blocks: off the caller's runtime.
+    let _ = tokio::task::spawn_blocking(move || workers.stop()).await;
+}
+
+/// One worker per core this process may use.
+fn worker_count() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The threads that serve connections: one per core (named `cp-mock`), each with its own
+/// single-threaded tokio runtime. The accept loop hands each new connection to the next worker
+/// in turn, and the connection stays there: no work stealing and no cross-thread wake-ups per
+/// request, which a multi-threaded runtime pays on every request of a 0-delay load.
+struct Workers {
+    handles: Vec<tokio::runtime::Handle>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+    stop: CancellationToken,
+    next: usize,
+}
+
+impl Workers {
+    fn start(count: usize) -> io::Result<Workers> {
+        let stop = CancellationToken::new();
+        let mut workers = Workers {
+            handles: Vec::with_capacity(count),
+            threads: Vec::with_capacity(count),
+            stop: stop.clone(),
+            next: 0,
+        };
+        for _ in 0..count.max(1) {
+            // I/O and timers only: the signal and process drivers would run on every turn.
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_io()
+                .enable_time()
+                .build()?;
+            workers.handles.push(runtime.handle().clone());
+            let stop = stop.clone();
+            let thread = std::thread::Builder::new()
+                .name("cp-mock".into())
+                // Dropping the runtime at the end drops every connection it still serves.
+                .spawn(move || runtime.block_on(stop.cancelled()));
+            match thread {
+                Ok(thread) => workers.threads.push(thread),
+                Err(err) => {
+                    workers.stop();
+                    return Err(err);
+                }
+            }
+        }
+        Ok(workers)
+    }
+
+    /// Serves an accepted connection on the next worker.
+    fn serve(
+        &mut self,
+        stream: TcpStream,
+        state: Arc<MockState>,
+        slots: Option<Arc<Semaphore>>,
+        room: Option<tokio::sync::OwnedSemaphorePermit>,
+    ) {
+        // Moved as a std socket: a tokio one is tied to the reactor that accepted it.
+        let Ok(stream) = stream.into_std() else {
+            return;
+        };
+        let index = self.next;
+        self.next = (index + 1) % self.handles.len();
+        self.handles[index].spawn(async move {
+            if let Ok(stream) = TcpStream::from_std(stream) {
+                connection(stream, state, slots, room).await;
+            }
+        });
+    }
+
+    /// Ends every worker (and the connections they serve) and waits for their threads.
+    fn stop(self) {
+        self.stop.cancel();
+        for thread in self.threads {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Counts a connection as waiting for a slot while it lives.
+struct Waiting<'a>(&'a AtomicU64);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+async fn connection(
+    stream: TcpStream,
+    state: Arc<MockState>,
+    slots: Option<Arc<Semaphore>>,
+    room: Option<tokio::sync::OwnedSemaphorePermit>,
+) {
+    let _ = stream.set_nodelay(true);
+    let admin = match first_request_is_admin(&stream).await {
+        Ok(Some(admin)) => admin,
+        _ => return, // closed before sending anything
+    };
+    let (slot, counted) = if admin {
+        (None, None)
+    } else {
+        let slot = match slots {
+            Some(slots) => {
+                state.waiting_counter().fetch_add(1, Ordering::Relaxed);
+                let _waiting = Waiting(state.waiting_counter());
+                slots.acquire_owned().await.ok()
+            }
+            None => None,
+        };
+        (slot, Some(state.meter.connection_opened()))
+    };
+    drop(room);
+    connection::serve_http(stream, state).await;
+    drop(counted);
+    drop(slot);
+}
+
+/// Peeks at the first request line: `Some(true)` for an admin path, `None` when the client
+/// closed before sending anything.
+async fn first_request_is_admin(stream: &TcpStream) -> io::Result<Option<bool>> {
+    let mut buf = [0u8; 64];
+    for _ in 0..100 {
+        let n = stream.peek(&mut buf).await?;
+        if n == 0 {
+            return Ok(None);
+        }
+        let head = &buf[..n];
+        if let Some(space) = head.iter().position(|&b| b == b' ') {
+            let target = &head[space + 1..];
+            let end = target.iter().position(|&b| b == b' ' || b == b'?');
+            if let Some(end) = end {
+                let path = String::from_utf8_lossy(&target[..end]);
+                return Ok(Some(connection::is_admin_path(&path)));
+            }
+            if target.len() > "/__chokepoint".len() {
+                let path = String::from_utf8_lossy(target);
+                return Ok(Some(
+                    path.starts_with("/__admin") || path.starts_with("/__chokepoint"),
+                ));
+            }
+        }
+        if n == buf.len() {
+            return Ok(Some(false));
+        }
+        // Only part of the request line has arrived: wait for more.
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    Ok(Some(false))
+}

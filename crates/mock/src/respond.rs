@@ -1,0 +1,104 @@
+//! A stub's answer: match the request, wait the delay on a timer, then send the response (whole
+//! or dribbled) or arm the stub's fault; a 404 that names the nearest miss when nothing matches.
+use crate::activity::ActivityGuard;
+use crate::body::{Hold, MockBody};
+use crate::faults::FaultSwitch;
+use crate::matching::{self, RequestView};
+use crate::state::{stub_name, MockState, Stub};
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use hyper::body::{Body, Incoming};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// Answers a request to the stubs (admin requests go elsewhere). `activity` and the in-flight
+/// count are held until the response's last byte is sent.
+pub(crate) async fn respond(
+    state: &MockState,
+    fault: &FaultSwitch,
+    activity: ActivityGuard,
+    request: hyper::Request<Incoming>,
+) -> hyper::Response<MockBody> {
+    let in_flight = state.meter.request_started();
+    let (parts, body) = request.into_parts();
+    // Read the body (for the journal, and so that the connection can be reused), skipping the
+    // collector for the common bodiless request.
+    let body = if body.is_end_stream() {
+        Bytes::new()
+    } else {
+        body.collect()
+            .await
+            .map(|collected| collected.to_bytes())
+            .unwrap_or_default()
+    };
+    let stubs = state.stubs();
+    let view = RequestView::new(parts.method.as_str(), &parts.uri, &parts.headers);
+    let matched = stubs
+        .iter()
+        .find(|stub| matching::matches(&stub.mapping.request, &view));
+    state.record(&parts, &body, matched.map(|s| s.as_ref()));
+    let hold = Hold::new(Some(in_flight), activity);
+    let Some(stub) = matched else {
+        state.count_unmatched();
+        let text = near_miss(&stubs, &view);
+        let mut response = hyper::Response::new(MockBody::full(Bytes::from(text), Some(hold)));
+        *response.status_mut() = http::StatusCode::NOT_FOUND;
+        response.headers_mut().insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static("text/plain; charset=utf-8"),
+        );
+        return response;
+    };
+    stub.requests.fetch_add(1, Ordering::Relaxed);
+    let definition = &stub.mapping.response;
+    let delay = state.fixed_delay().unwrap_or_default()
+        + definition.delay.map(|d| d.sample()).unwrap_or_default();
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
+    }
+    if let Some(armed) = definition.fault {
+        fault.arm(armed);
+        return hyper::Response::new(MockBody::full(Bytes::new(), Some(hold)));
+    }
+    let body = match definition.dribble {
+        Some(dribble) => MockBody::dribble(definition.body.clone(), dribble, Some(hold)),
+        None => MockBody::full(definition.body.clone(), Some(hold)),
+    };
+    let mut response = hyper::Response::new(body);
+    *response.status_mut() =
+        http::StatusCode::from_u16(definition.status).unwrap_or(http::StatusCode::OK);
+    if let Some(message) = &definition.status_message {
+        if let Ok(reason) = hyper::ext::ReasonPhrase::try_from(message.clone().into_bytes()) {
+            response.extensions_mut().insert(reason);
+        }
+    }
+    let headers = response.headers_mut();
+    for (name, value) in &definition.headers {
+        headers.append(name.clone(), value.clone());
+    }
+    response
+}
+
+/// The 404 text: what was asked, and the stub that came closest with what differed.
+fn near_miss(stubs: &[Arc<Stub>], view: &RequestView<'_>) -> String {
+    let mut text = format!("No stub matched {} {}.\n", view.method, view.path_and_query);
+    let closest = stubs
+        .iter()
+        .map(|stub| {
+            let (diffs, distance) = matching::differences(&stub.mapping.request, view);
+            (distance, stub, diffs)
+        })
+        .min_by(|a, b| a.0.total_cmp(&b.0));
+    match closest {
+        Some((_, stub, diffs)) => {
+            text.push_str(&format!(
+                "Closest stub: '{}' ({}): {}.\n",
+                stub_name(&stub.mapping),
+                stub.mapping.id,
+                diffs.join("; ")
+            ));
+        }
+        None => text.push_str("There are no stubs.\n"),
+    }
+    text
+}
