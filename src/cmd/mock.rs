@@ -43,7 +43,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     path.display()
                 );
             }
-            (chokepoint_mock::load_mappings(path)?, source.files_root)
+            let mappings = chokepoint_mock::load_mappings(path).map_err(|err| {
+                // Every problem on its own line, then the one-line verdict.
+                let problems = err.problems();
+                if problems.len() > 1 {
+                    for problem in &problems {
+                        eprintln!("chokepoint: {problem}");
+                    }
+                    anyhow::anyhow!(
+                        "{} problems in the mappings at {} (listed above): nothing is served; \
+                         fix them and start again",
+                        problems.len(),
+                        path.display()
+                    )
+                } else {
+                    anyhow::Error::new(err)
+                }
+            })?;
+            (mappings, source.files_root)
         }
         None => (Vec::new(), None),
     };

@@ -45,6 +45,7 @@ mod body;
 mod connection;
 mod faults;
 pub mod inflight;
+mod json_match;
 pub mod mapping;
 pub mod matching;
 mod respond;
@@ -113,6 +114,11 @@ pub enum MockError {
         /// What is wrong and how to fix it.
         reason: String,
     },
+    /// Every problem found in a set of mappings (two or more; each a `Read`, `Json` or `Mapping`
+    /// error), in load order. One line: the CLI prints them one per line from
+    /// [`MockError::problems`].
+    #[error("{} problems in the mappings: {}", .0.len(), .0.iter().map(|p| p.to_string()).collect::<Vec<_>>().join("; "))]
+    Problems(Vec<MockError>),
     /// The address cannot be bound.
     #[error("cannot listen on {addr}: {reason}")]
     Bind {
@@ -124,6 +130,33 @@ pub enum MockError {
     /// Any other I/O failure while starting.
     #[error("cannot start the mock: {0}")]
     Io(std::io::Error),
+}
+
+impl MockError {
+    /// The single problems this error holds: itself, or each of [`MockError::Problems`].
+    pub fn problems(&self) -> Vec<&MockError> {
+        match self {
+            MockError::Problems(problems) => problems.iter().collect(),
+            other => vec![other],
+        }
+    }
+
+    /// Like [`MockError::problems`], owned.
+    pub fn into_problems(self) -> Vec<MockError> {
+        match self {
+            MockError::Problems(problems) => problems,
+            other => vec![other],
+        }
+    }
+
+    /// `None` for no problem, the problem itself for one, [`MockError::Problems`] for more.
+    pub fn from_problems(mut problems: Vec<MockError>) -> Option<MockError> {
+        match problems.len() {
+            0 => None,
+            1 => problems.pop(),
+            _ => Some(MockError::Problems(problems)),
+        }
+    }
 }
 
 impl From<std::io::Error> for MockError {

@@ -1,5 +1,11 @@
 //! Matching a request against a mapping's request pattern, and naming the nearest miss.
+//!
+//! A header or parameter with several values matches when one does; one that is absent is
+//! matched as "no value", which `absent`, `doesNotMatch` and `doesNotContain` accept (as in
+//! WireMock). The body is read as JSON at most once per request, and only when a stub asks.
+use crate::json_match;
 use crate::mapping::{RequestPattern, UrlMatcher, ValueMatcher};
+use serde_json::Value;
 use std::cell::OnceCell;
 
 /// The parts of a request that patterns look at.
@@ -14,20 +20,37 @@ pub struct RequestView<'a> {
     pub query: &'a str,
     /// Request headers.
     pub headers: &'a http::HeaderMap,
+    /// The body.
+    pub body: &'a [u8],
     decoded_query: OnceCell<Vec<(String, String)>>,
+    body_json: OnceCell<Option<Value>>,
 }
 
 impl<'a> RequestView<'a> {
     /// A view of a request's parts.
-    pub fn new(method: &'a str, uri: &'a http::Uri, headers: &'a http::HeaderMap) -> Self {
+    pub fn new(
+        method: &'a str,
+        uri: &'a http::Uri,
+        headers: &'a http::HeaderMap,
+        body: &'a [u8],
+    ) -> Self {
         RequestView {
             method,
             path: uri.path(),
             path_and_query: uri.path_and_query().map_or("/", |pq| pq.as_str()),
             query: uri.query().unwrap_or(""),
             headers,
+            body,
             decoded_query: OnceCell::new(),
+            body_json: OnceCell::new(),
         }
+    }
+
+    /// The body as JSON, if it is JSON.
+    fn body_json(&self) -> Option<&Value> {
+        self.body_json
+            .get_or_init(|| serde_json::from_slice(self.body).ok())
+            .as_ref()
     }
 
     fn query_values(&self, name: &str) -> Vec<&str> {
@@ -60,6 +83,7 @@ pub fn matches(pattern: &RequestPattern, request: &RequestView<'_>) -> bool {
             .query
             .iter()
             .all(|(name, m)| values_match(m, &request.query_values(name)))
+        && pattern.body.iter().all(|m| body_matches(m, request))
 }
 
 /// What differs between a pattern and a request, one phrase per part, and a distance from 0
@@ -117,6 +141,13 @@ pub fn differences(pattern: &RequestPattern, request: &RequestView<'_>) -> (Vec<
             diffs.push(format!("query parameter {name} {}", describe(matcher)));
         }
     }
+    for matcher in &pattern.body {
+        total += 1.0;
+        if !body_matches(matcher, request) {
+            missed += 1.0;
+            diffs.push(format!("body {}", describe(matcher)));
+        }
+    }
     (diffs, missed / total)
 }
 
@@ -137,12 +168,75 @@ fn url_matches(url: &UrlMatcher, request: &RequestView<'_>) -> bool {
     }
 }
 
-/// A header or parameter matches when one of its values does; `absent` when it has none.
-/// Negative matchers (`doesNotMatch`, `doesNotContain`) need a value, as in WireMock.
+/// A header or parameter matches when one of its values does; with no value, when the
+/// matcher accepts "no value" (`absent`, `doesNotMatch`, `doesNotContain`).
 fn values_match(matcher: &ValueMatcher, values: &[&str]) -> bool {
+    if values.is_empty() {
+        return matches!(
+            matcher,
+            ValueMatcher::Absent | ValueMatcher::DoesNotMatch(_) | ValueMatcher::DoesNotContain(_)
+        );
+    }
+    values.iter().any(|value| value_matches(matcher, value))
+}
+
+fn body_matches(matcher: &ValueMatcher, request: &RequestView<'_>) -> bool {
     match matcher {
-        ValueMatcher::Absent => values.is_empty(),
-        _ => values.iter().any(|value| value_matches(matcher, value)),
+        ValueMatcher::BinaryEqualTo(bytes) => bytes.as_slice() == request.body,
+        ValueMatcher::EqualToJson {
+            expected,
+            ignore_array_order,
+            ignore_extra_elements,
+        } => request.body_json().is_some_and(|actual| {
+            json_match::json_equal(
+                expected,
+                actual,
+                *ignore_array_order,
+                *ignore_extra_elements,
+            )
+        }),
+        ValueMatcher::MatchesJsonPath(path) => json_path_matches(path, request.body_json()),
+        ValueMatcher::Absent => request.body.is_empty(),
+        other => value_matches(other, &String::from_utf8_lossy(request.body)),
+    }
+}
+
+fn json_path_matches(matcher: &crate::mapping::JsonPathMatcher, document: Option<&Value>) -> bool {
+    let Some(document) = document else {
+        return false;
+    };
+    match &matcher.then {
+        None => json_match::json_path_finds(matcher, document),
+        Some(then) => {
+            let whole_lists = matches!(then, ValueMatcher::EqualToJson { .. });
+            let found = json_match::json_path_values(matcher, document, whole_lists);
+            if found.is_empty() {
+                return matches!(then, ValueMatcher::Absent);
+            }
+            found.iter().any(|text| string_matches(then, text))
+        }
+    }
+}
+
+/// A matcher on a string that may be JSON (what a JSON path found).
+fn string_matches(matcher: &ValueMatcher, text: &str) -> bool {
+    match matcher {
+        ValueMatcher::EqualToJson {
+            expected,
+            ignore_array_order,
+            ignore_extra_elements,
+        } => serde_json::from_str::<Value>(text).is_ok_and(|actual| {
+            json_match::json_equal(
+                expected,
+                &actual,
+                *ignore_array_order,
+                *ignore_extra_elements,
+            )
+        }),
+        ValueMatcher::MatchesJsonPath(path) => {
+            json_path_matches(path, serde_json::from_str::<Value>(text).ok().as_ref())
+        }
+        other => value_matches(other, text),
     }
 }
 
@@ -163,6 +257,10 @@ fn value_matches(matcher: &ValueMatcher, value: &str) -> bool {
         ValueMatcher::Matches(re) => re.is_match(value),
         ValueMatcher::DoesNotMatch(re) => !re.is_match(value),
         ValueMatcher::Absent => false,
+        ValueMatcher::BinaryEqualTo(bytes) => bytes.as_slice() == value.as_bytes(),
+        json @ (ValueMatcher::EqualToJson { .. } | ValueMatcher::MatchesJsonPath(_)) => {
+            string_matches(json, value)
+        }
     }
 }
 
@@ -174,6 +272,12 @@ fn describe(matcher: &ValueMatcher) -> String {
         ValueMatcher::Matches(re) => format!("should match {}", unanchored(re)),
         ValueMatcher::DoesNotMatch(re) => format!("should not match {}", unanchored(re)),
         ValueMatcher::Absent => "should be absent".to_string(),
+        ValueMatcher::EqualToJson { expected, .. } => format!("should equal JSON {expected}"),
+        ValueMatcher::MatchesJsonPath(path) => match &path.then {
+            None => format!("should have JSON path {}", path.expression),
+            Some(then) => format!("at JSON path {} {}", path.expression, describe(then)),
+        },
+        ValueMatcher::BinaryEqualTo(bytes) => format!("should equal {} given bytes", bytes.len()),
     }
 }
 

@@ -32,7 +32,7 @@ pub(crate) async fn respond(
             .unwrap_or_default()
     };
     let stubs = state.stubs();
-    let view = RequestView::new(parts.method.as_str(), &parts.uri, &parts.headers);
+    let view = RequestView::new(parts.method.as_str(), &parts.uri, &parts.headers, &body);
     let matched = stubs
         .iter()
         .find(|stub| matching::matches(&stub.mapping.request, &view));
