@@ -1,19 +1,22 @@
 //! The mock's own endpoints, never counted as downstream traffic and never delayed:
-//! WireMock's admin API under `/__admin/`, chokepoint's stats under `/__chokepoint/`, and
-//! Prometheus text at `/metrics`.
+//! WireMock's admin API under `/__admin/` (what its Java client and the `wiremock` PyPI package
+//! call), chokepoint's stats under `/__chokepoint/`, and Prometheus text at `/metrics`.
 use crate::body::MockBody;
-use crate::mapping;
-use crate::state::{stub_name, MockState};
+use crate::mapping::{self, Mapping};
+use crate::metrics::prometheus;
+use crate::state::MockState;
 use bytes::Bytes;
 use http::{Method, StatusCode};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use serde_json::{json, Value};
-use std::fmt::Write;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 type Response = hyper::Response<MockBody>;
+
+/// WireMock's words when verification is asked of a mock without a journal.
+const JOURNAL_OFF: &str = "The request journal is disabled, so no verification or request \
+                           searching operations are available: start the mock with --journal N";
 
 /// Answers one admin, stats or metrics request.
 pub(crate) async fn handle(state: &MockState, request: hyper::Request<Incoming>) -> Response {
@@ -37,6 +40,35 @@ pub(crate) async fn handle(state: &MockState, request: hyper::Request<Incoming>)
         (&Method::GET, "/__admin/health") => {
             json_response(StatusCode::OK, &json!({"status": "healthy"}))
         }
+        (&Method::POST, "/__admin/reset") => {
+            state.reset_stubs();
+            state.clear_journal();
+            state.scenarios.reset();
+            ok()
+        }
+        (&Method::GET, "/__admin/settings") => settings_response(state),
+        (&Method::POST | &Method::PUT | &Method::PATCH, "/__admin/settings") => {
+            settings(state, &body)
+        }
+        (_, p) if p == "/__admin/mappings" || p.starts_with("/__admin/mappings/") => {
+            mappings(state, method, p, &body)
+        }
+        (_, p) if p == "/__admin/requests" || p.starts_with("/__admin/requests/") => {
+            requests(state, method, p, &body)
+        }
+        (_, p) if p == "/__admin/scenarios" || p.starts_with("/__admin/scenarios/") => {
+            scenarios(state, method, p, &body)
+        }
+        _ => error(
+            StatusCode::NOT_FOUND,
+            &format!("no admin endpoint {method} {path}"),
+        ),
+    }
+}
+
+/// `/__admin/mappings[/...]`.
+fn mappings(state: &MockState, method: &Method, path: &str, body: &Bytes) -> Response {
+    match (method, path) {
         (&Method::GET, "/__admin/mappings") => {
             let mut stubs = state.stubs().iter().cloned().collect::<Vec<_>>();
             stubs.sort_by_key(|s| std::cmp::Reverse(s.seq));
@@ -46,7 +78,7 @@ pub(crate) async fn handle(state: &MockState, request: hyper::Request<Incoming>)
                 &json!({"mappings": list, "meta": {"total": list.len()}}),
             )
         }
-        (&Method::POST, "/__admin/mappings") => match parse_one(state, &body, None) {
+        (&Method::POST, "/__admin/mappings") => match parse_one(state, body, None) {
             Ok(mapping) => {
                 let json = mapping.json.clone();
                 state.upsert_stub(mapping);
@@ -56,45 +88,61 @@ pub(crate) async fn handle(state: &MockState, request: hyper::Request<Incoming>)
         },
         (&Method::DELETE, "/__admin/mappings") => {
             state.replace_stubs(Vec::new());
-            json_response(StatusCode::OK, &json!({}))
+            ok()
         }
         (&Method::POST, "/__admin/mappings/reset") => {
             state.reset_stubs();
-            json_response(StatusCode::OK, &json!({}))
+            ok()
         }
-        (&Method::POST, "/__admin/reset") => {
-            state.reset_stubs();
-            state.clear_journal();
-            json_response(StatusCode::OK, &json!({}))
-        }
-        (&Method::GET, "/__admin/settings") => json_response(
-            StatusCode::OK,
-            &json!({"settings": {"fixedDelay": state.fixed_delay().map(|d| d.as_millis() as u64)}}),
-        ),
-        (&Method::POST | &Method::PUT, "/__admin/settings") => settings(state, &body),
-        (&Method::GET, "/__admin/requests") => match state.journal_entries() {
-            Some(entries) => json_response(
-                StatusCode::OK,
-                &json!({"requests": entries.iter().rev().collect::<Vec<_>>(),
-                        "meta": {"total": entries.len()}, "requestJournalDisabled": false}),
-            ),
-            None => json_response(
-                StatusCode::OK,
-                &json!({"requests": [], "meta": {"total": 0}, "requestJournalDisabled": true}),
-            ),
-        },
-        (&Method::DELETE, "/__admin/requests") => {
-            state.clear_journal();
-            json_response(StatusCode::OK, &json!({}))
-        }
+        // The mock keeps no files: saving is a no-op, as for stubs that are not persistent.
+        (&Method::POST, "/__admin/mappings/save") => ok(),
+        (&Method::POST, "/__admin/mappings/import") => import(state, body),
         _ => match path.strip_prefix("/__admin/mappings/") {
-            Some(id) => one_mapping(state, method, id, &body),
-            None => error(
-                StatusCode::NOT_FOUND,
-                &format!("no admin endpoint {method} {path}"),
-            ),
+            Some(id) => one_mapping(state, method, id, body),
+            None => not_allowed(method, path),
         },
     }
+}
+
+/// `POST /__admin/mappings/import`: `{"mappings": [...], "importOptions": {...}}`.
+fn import(state: &MockState, body: &Bytes) -> Response {
+    let Ok(text) = std::str::from_utf8(body) else {
+        return error(StatusCode::BAD_REQUEST, "the body is not UTF-8");
+    };
+    let options = serde_json::from_str::<Value>(text)
+        .ok()
+        .and_then(|v| v.get("importOptions").cloned())
+        .unwrap_or(Value::Null);
+    let mut stripped: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut stripped {
+        map.remove("importOptions");
+    }
+    let parsed = mapping::parse_mappings_with_files(
+        &stripped.to_string(),
+        "admin API",
+        state.files_root.as_deref(),
+    );
+    let mappings = match parsed {
+        Ok(mappings) => mappings,
+        Err(err) => return error(StatusCode::UNPROCESSABLE_ENTITY, &err.to_string()),
+    };
+    let ignore_duplicates =
+        options.get("duplicatePolicy").and_then(Value::as_str) == Some("IGNORE");
+    let delete_others = options
+        .get("deleteAllNotInImport")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    if delete_others {
+        state.replace_stubs(Vec::new());
+    }
+    let existing = state.stubs();
+    for mapping in mappings {
+        let duplicate = existing.iter().any(|s| s.mapping.id == mapping.id);
+        if !(duplicate && ignore_duplicates) {
+            state.upsert_stub(mapping);
+        }
+    }
+    ok()
 }
 
 fn one_mapping(state: &MockState, method: &Method, id: &str, body: &Bytes) -> Response {
@@ -116,24 +164,111 @@ fn one_mapping(state: &MockState, method: &Method, id: &str, body: &Bytes) -> Re
         },
         Method::DELETE => {
             if state.remove_stub(id) {
-                json_response(StatusCode::OK, &json!({}))
+                ok()
             } else {
                 error(StatusCode::NOT_FOUND, &format!("no mapping with id {id}"))
             }
         }
-        _ => error(
-            StatusCode::METHOD_NOT_ALLOWED,
-            &format!("{method} is not allowed on a mapping"),
+        _ => not_allowed(method, "a mapping"),
+    }
+}
+
+/// `/__admin/requests[/...]`: the journal.
+fn requests(state: &MockState, method: &Method, path: &str, body: &Bytes) -> Response {
+    let reset = matches!(
+        (method, path),
+        (&Method::DELETE, "/__admin/requests") | (&Method::POST, "/__admin/requests/reset")
+    );
+    if reset {
+        state.clear_journal();
+        return ok();
+    }
+    let Some(journal) = &state.journal else {
+        return match (method, path) {
+            (&Method::GET, "/__admin/requests") => json_response(
+                StatusCode::OK,
+                &json!({"requests": [], "meta": {"total": 0}, "requestJournalDisabled": true}),
+            ),
+            _ => error(StatusCode::INTERNAL_SERVER_ERROR, JOURNAL_OFF),
+        };
+    };
+    match (method, path) {
+        (&Method::GET, "/__admin/requests") => {
+            let requests = journal.all_json();
+            json_response(
+                StatusCode::OK,
+                &json!({"requests": requests, "meta": {"total": requests.len()},
+                        "requestJournalDisabled": false}),
+            )
+        }
+        (&Method::GET, "/__admin/requests/unmatched") => json_response(
+            StatusCode::OK,
+            &json!({"requests": journal.unmatched_json(), "requestJournalDisabled": false}),
         ),
+        (&Method::POST, "/__admin/requests/count" | "/__admin/requests/find") => {
+            let pattern = serde_json::from_slice::<Value>(body)
+                .map_err(|err| format!("admin API: invalid JSON: {err}"))
+                .and_then(|value| {
+                    mapping::parse_request_pattern(&value, "admin API")
+                        .map_err(|err| err.to_string())
+                });
+            match pattern {
+                Ok(pattern) if path.ends_with("count") => json_response(
+                    StatusCode::OK,
+                    &json!({"count": journal.count(&pattern), "requestJournalDisabled": false}),
+                ),
+                Ok(pattern) => json_response(
+                    StatusCode::OK,
+                    &json!({"requests": journal.find_json(&pattern),
+                            "requestJournalDisabled": false}),
+                ),
+                Err(message) => error(StatusCode::UNPROCESSABLE_ENTITY, &message),
+            }
+        }
+        _ => not_allowed(method, path),
+    }
+}
+
+/// `/__admin/scenarios[/...]`.
+fn scenarios(state: &MockState, method: &Method, path: &str, body: &Bytes) -> Response {
+    let stubs = state.stubs();
+    let mappings: Vec<&Mapping> = stubs.iter().map(|s| &s.mapping).collect();
+    match (method, path) {
+        (&Method::GET, "/__admin/scenarios") => {
+            json_response(StatusCode::OK, &state.scenarios.json(&mappings))
+        }
+        (&Method::POST, "/__admin/scenarios/reset") => {
+            state.scenarios.reset();
+            ok()
+        }
+        (&Method::PUT, _) => {
+            let name = path
+                .strip_prefix("/__admin/scenarios/")
+                .and_then(|rest| rest.strip_suffix("/state"));
+            let wanted = serde_json::from_slice::<Value>(body)
+                .ok()
+                .and_then(|v| v.get("state").and_then(Value::as_str).map(str::to_string));
+            match (name, wanted) {
+                (Some(name), Some(wanted)) => {
+                    let name = crate::matching::percent_decode_path(name);
+                    if state.scenarios.set(&mappings, &name, &wanted) {
+                        ok()
+                    } else {
+                        error(StatusCode::NOT_FOUND, &format!("no scenario named {name}"))
+                    }
+                }
+                _ => error(
+                    StatusCode::BAD_REQUEST,
+                    "PUT /__admin/scenarios/NAME/state with {\"state\": \"...\"}",
+                ),
+            }
+        }
+        _ => not_allowed(method, path),
     }
 }
 
 /// Parses one mapping sent to the admin API; `id` overrides the body's (for PUT).
-fn parse_one(
-    state: &MockState,
-    body: &Bytes,
-    id: Option<&str>,
-) -> Result<mapping::Mapping, String> {
+fn parse_one(state: &MockState, body: &Bytes, id: Option<&str>) -> Result<Mapping, String> {
     let text = std::str::from_utf8(body).map_err(|_| "the body is not UTF-8".to_string())?;
     let text = match id {
         Some(id) => {
@@ -161,6 +296,13 @@ fn parse_one(
     }
 }
 
+fn settings_response(state: &MockState) -> Response {
+    json_response(
+        StatusCode::OK,
+        &json!({"settings": {"fixedDelay": state.fixed_delay().map(|d| d.as_millis() as u64)}}),
+    )
+}
+
 fn settings(state: &MockState, body: &Bytes) -> Response {
     let value: Value = match serde_json::from_slice(body) {
         Ok(value) => value,
@@ -181,101 +323,18 @@ fn settings(state: &MockState, body: &Bytes) -> Response {
             }
         },
     }
-    json_response(
-        StatusCode::OK,
-        &json!({"settings": {"fixedDelay": state.fixed_delay().map(|d| d.as_millis() as u64)}}),
+    settings_response(state)
+}
+
+fn ok() -> Response {
+    json_response(StatusCode::OK, &json!({}))
+}
+
+fn not_allowed(method: &Method, what: &str) -> Response {
+    error(
+        StatusCode::METHOD_NOT_ALLOWED,
+        &format!("{method} is not allowed on {what}"),
     )
-}
-
-fn prometheus(state: &MockState) -> String {
-    let stats = state.stats();
-    let mut out = String::new();
-    let mut metric = |name: &str, kind: &str, help: &str, value: String| {
-        let _ = writeln!(out, "# HELP chokepoint_mock_{name} {help}");
-        let _ = writeln!(out, "# TYPE chokepoint_mock_{name} {kind}");
-        let _ = writeln!(out, "chokepoint_mock_{name} {value}");
-    };
-    metric(
-        "window_seconds",
-        "gauge",
-        "Seconds since the stats window began.",
-        stats.window_s.to_string(),
-    );
-    metric(
-        "requests_total",
-        "counter",
-        "Requests received in the window (admin excluded).",
-        stats.requests.to_string(),
-    );
-    metric(
-        "unmatched_total",
-        "counter",
-        "Requests that matched no stub in the window.",
-        stats.unmatched.to_string(),
-    );
-    metric(
-        "in_flight",
-        "gauge",
-        "Requests in flight now.",
-        stats.in_flight.to_string(),
-    );
-    metric(
-        "max_in_flight",
-        "gauge",
-        "The most requests in flight at once in the window.",
-        stats.max_in_flight.to_string(),
-    );
-    metric(
-        "mean_in_flight",
-        "gauge",
-        "Time-weighted mean of requests in flight over the window.",
-        stats.mean_in_flight.to_string(),
-    );
-    metric(
-        "connections_open",
-        "gauge",
-        "Connections open now (admin excluded).",
-        stats.connections_open.to_string(),
-    );
-    metric(
-        "max_connections_open",
-        "gauge",
-        "The most connections open at once in the window.",
-        stats.max_connections_open.to_string(),
-    );
-    metric(
-        "connections_accepted_total",
-        "counter",
-        "Connections accepted in the window.",
-        stats.connections_accepted.to_string(),
-    );
-    metric(
-        "connections_waiting",
-        "gauge",
-        "Connections waiting for a slot at --max-connections.",
-        state.connections_waiting().to_string(),
-    );
-    let _ = writeln!(
-        out,
-        "# HELP chokepoint_mock_stub_requests_total Requests answered by each stub in the window."
-    );
-    let _ = writeln!(out, "# TYPE chokepoint_mock_stub_requests_total counter");
-    for stub in state.stubs().iter() {
-        let _ = writeln!(
-            out,
-            "chokepoint_mock_stub_requests_total{{id=\"{}\",name=\"{}\"}} {}",
-            escape_label(&stub.mapping.id),
-            escape_label(&stub_name(&stub.mapping)),
-            stub.requests.load(Ordering::Relaxed)
-        );
-    }
-    out
-}
-
-fn escape_label(text: &str) -> String {
-    text.replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
 }
 
 fn json_response(status: StatusCode, value: &impl serde::Serialize) -> Response {

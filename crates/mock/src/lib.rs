@@ -44,11 +44,15 @@ mod admin;
 mod body;
 mod connection;
 mod faults;
+mod files;
 pub mod inflight;
+mod journal;
 mod json_match;
 pub mod mapping;
 pub mod matching;
+mod metrics;
 mod respond;
+mod scenarios;
 mod state;
 
 pub use accept::serve;

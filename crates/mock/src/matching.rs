@@ -301,6 +301,11 @@ pub fn parse_query(query: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// A URL path, `%XX` decoded (`+` stays a plus, as in a path).
+pub(crate) fn percent_decode_path(text: &str) -> String {
+    percent_decode(&text.replace('+', "%2B"))
+}
+
 fn percent_decode(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());

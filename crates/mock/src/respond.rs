@@ -3,6 +3,7 @@
 use crate::activity::ActivityGuard;
 use crate::body::{Hold, MockBody};
 use crate::faults::FaultSwitch;
+use crate::files;
 use crate::matching::{self, RequestView};
 use crate::state::{stub_name, MockState, Stub};
 use bytes::Bytes;
@@ -33,23 +34,50 @@ pub(crate) async fn respond(
     };
     let stubs = state.stubs();
     let view = RequestView::new(parts.method.as_str(), &parts.uri, &parts.headers, &body);
-    let matched = stubs
-        .iter()
-        .find(|stub| matching::matches(&stub.mapping.request, &view));
+    let matched = stubs.iter().find(|stub| {
+        matching::matches(&stub.mapping.request, &view)
+            && stub
+                .mapping
+                .scenario
+                .as_ref()
+                .is_none_or(|step| state.scenarios.allows(step))
+    });
     state.record(&parts, &body, matched.map(|s| s.as_ref()));
     let hold = Hold::new(Some(in_flight), activity);
     let Some(stub) = matched else {
         state.count_unmatched();
-        let text = near_miss(&stubs, &view);
-        let mut response = hyper::Response::new(MockBody::full(Bytes::from(text), Some(hold)));
-        *response.status_mut() = http::StatusCode::NOT_FOUND;
-        response.headers_mut().insert(
-            http::header::CONTENT_TYPE,
-            http::HeaderValue::from_static("text/plain; charset=utf-8"),
-        );
-        return response;
+        // WireMock serves __files itself for a GET no stub matched.
+        if let Some(root) = state.files_root.as_ref() {
+            if parts.method == http::Method::GET {
+                match files::lookup(root, view.path).await {
+                    files::Answer::File {
+                        bytes,
+                        content_type,
+                    } => {
+                        let mut response = hyper::Response::new(MockBody::full(bytes, Some(hold)));
+                        response
+                            .headers_mut()
+                            .insert(http::header::CONTENT_TYPE, content_type);
+                        return response;
+                    }
+                    files::Answer::Forbidden => {
+                        let mut response = hyper::Response::new(MockBody::full(
+                            Bytes::from_static(b"Forbidden: a folder of __files\n"),
+                            Some(hold),
+                        ));
+                        *response.status_mut() = http::StatusCode::FORBIDDEN;
+                        return response;
+                    }
+                    files::Answer::Missing => {}
+                }
+            }
+        }
+        return not_found(near_miss(&stubs, &view), Some(hold));
     };
     stub.requests.fetch_add(1, Ordering::Relaxed);
+    if let Some(step) = &stub.mapping.scenario {
+        state.scenarios.advance(step);
+    }
     let definition = &stub.mapping.response;
     let delay = state.fixed_delay().unwrap_or_default()
         + definition.delay.map(|d| d.sample()).unwrap_or_default();
@@ -76,6 +104,16 @@ pub(crate) async fn respond(
     for (name, value) in &definition.headers {
         headers.append(name.clone(), value.clone());
     }
+    response
+}
+
+fn not_found(text: String, hold: Option<Hold>) -> hyper::Response<MockBody> {
+    let mut response = hyper::Response::new(MockBody::full(Bytes::from(text), hold));
+    *response.status_mut() = http::StatusCode::NOT_FOUND;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
     response
 }
 

@@ -4,12 +4,13 @@
 //! The stubs are an `Arc<Vec<..>>` swapped whole on change, so a request reads them with one
 //! uncontended lock and no copy.
 use crate::inflight::InFlightMeter;
+use crate::journal::Journal;
 use crate::mapping::{self, Mapping, RequestPattern, UrlMatcher};
+use crate::scenarios::Scenarios;
 use crate::MockConfig;
 use bytes::Bytes;
 use chokepoint_result::{MockConfigView, MockStats, StubStats};
-use serde_json::{json, Value};
-use std::collections::VecDeque;
+use serde_json::json;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -39,8 +40,10 @@ pub(crate) struct MockState {
     fixed_delay_ns: AtomicU64,
     pub meter: Arc<InFlightMeter>,
     unmatched: AtomicU64,
-    journal: Option<Mutex<VecDeque<Value>>>,
-    journal_size: usize,
+    /// `--journal N`; `None` when off.
+    pub journal: Option<Journal>,
+    /// The scenarios' states.
+    pub scenarios: Scenarios,
     max_connections: Option<usize>,
     keepalive_timeout: Option<Duration>,
     connections_waiting: AtomicU64,
@@ -77,8 +80,8 @@ impl MockState {
             fixed_delay_ns: AtomicU64::new(NO_DELAY),
             meter: InFlightMeter::new(),
             unmatched: AtomicU64::new(0),
-            journal: (config.journal > 0).then(|| Mutex::new(VecDeque::new())),
-            journal_size: config.journal,
+            journal: Journal::new(config.journal),
+            scenarios: Scenarios::default(),
             max_connections: config.max_connections,
             keepalive_timeout: config.keepalive_timeout,
             connections_waiting: AtomicU64::new(0),
@@ -222,17 +225,10 @@ impl MockState {
         self.connections_waiting.load(Ordering::Relaxed)
     }
 
-    /// The journal's entries, oldest first; `None` when it is off.
-    pub fn journal_entries(&self) -> Option<Vec<Value>> {
-        let journal = self.journal.as_ref()?;
-        let entries = journal.lock().unwrap_or_else(|p| p.into_inner());
-        Some(entries.iter().cloned().collect())
-    }
-
     /// Empties the journal.
     pub fn clear_journal(&self) {
         if let Some(journal) = &self.journal {
-            journal.lock().unwrap_or_else(|p| p.into_inner()).clear();
+            journal.clear();
         }
     }
 
@@ -258,39 +254,9 @@ impl MockState {
 
     /// Keeps the request in the journal (when it is on).
     pub fn record(&self, request: &http::request::Parts, body: &Bytes, stub: Option<&Stub>) {
-        let Some(journal) = &self.journal else {
-            return;
-        };
-        let headers: serde_json::Map<String, Value> = request
-            .headers
-            .iter()
-            .map(|(name, value)| {
-                (
-                    name.to_string(),
-                    Value::String(String::from_utf8_lossy(value.as_bytes()).into_owned()),
-                )
-            })
-            .collect();
-        let logged = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
-        let entry = json!({
-            "id": mapping::new_id(),
-            "request": {
-                "method": request.method.as_str(),
-                "url": request.uri.path_and_query().map_or("/", |pq| pq.as_str()),
-                "headers": headers,
-                "body": String::from_utf8_lossy(body),
-                "loggedDate": logged,
-            },
-            "wasMatched": stub.is_some(),
-            "stubMapping": stub.map(|s| s.mapping.id.as_str()),
-        });
-        let mut entries = journal.lock().unwrap_or_else(|p| p.into_inner());
-        if entries.len() >= self.journal_size {
-            entries.pop_front();
+        if let Some(journal) = &self.journal {
+            journal.record(request, body, stub.map(|s| s.mapping.id.as_str()));
         }
-        entries.push_back(entry);
     }
 }
 

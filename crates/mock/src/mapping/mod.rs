@@ -16,7 +16,7 @@ mod source;
 
 pub use delay::{Delay, Dribble, Fault};
 pub use matchers::{JsonPathMatcher, ValueMatcher};
-pub use parse::{parse_mappings, parse_mappings_with_files};
+pub use parse::{parse_mappings, parse_mappings_with_files, parse_request_pattern};
 pub use source::{load_mappings, locate, MappingSource};
 
 use bytes::Bytes;

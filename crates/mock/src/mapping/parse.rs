@@ -64,6 +64,21 @@ pub fn parse_mappings_with_files(
     }
 }
 
+/// A request pattern alone (as the admin API's `requests/count` and `requests/find` take it).
+pub fn parse_request_pattern(value: &Value, source: &str) -> Result<RequestPattern, MockError> {
+    let parser = Parser {
+        source,
+        files_root: None,
+        json_bodies: Vec::new(),
+        problems: RefCell::new(Vec::new()),
+    };
+    let pattern = parser.request(value, "$");
+    match MockError::from_problems(parser.problems.into_inner()) {
+        Some(err) => Err(err),
+        None => Ok(pattern.unwrap_or_default()),
+    }
+}
+
 /// The text with `//` and `/* */` comments turned into spaces (outside strings), so that line
 /// and column numbers stay right.
 fn strip_comments(json: &str) -> String {
@@ -381,6 +396,19 @@ impl Parser<'_> {
             return None;
         }
         let id = id.unwrap_or_else(super::new_id);
+        let mut response = response?;
+        // WireMock names the stub that answered in every response.
+        let named = [
+            ("matched-stub-id", Some(&id)),
+            ("matched-stub-name", name.as_ref()),
+        ];
+        for (header, value) in named {
+            if let Some(value) = value.and_then(|v| http::HeaderValue::from_str(v).ok()) {
+                response
+                    .headers
+                    .push((http::HeaderName::from_static(header), value));
+            }
+        }
         let mut json = value.clone();
         if let Value::Object(map) = &mut json {
             map.remove("uuid");
@@ -391,7 +419,7 @@ impl Parser<'_> {
             name,
             priority,
             request: request?,
-            response: response?,
+            response,
             scenario,
             json,
         })
@@ -577,7 +605,8 @@ mod tests {
         assert_eq!(m.request.method.as_deref(), Some("POST"));
         assert_eq!(m.request.headers[0].0, "accept");
         assert_eq!(m.response.body, Bytes::from_static(br#"{"a":1}"#));
-        assert_eq!(m.response.headers.len(), 2);
+        let names: Vec<&str> = m.response.headers.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["h", "h", "matched-stub-id", "matched-stub-name"]);
         assert_eq!(
             m.response.delay.unwrap().typical(),
             Duration::from_millis(80)

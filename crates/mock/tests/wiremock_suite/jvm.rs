@@ -1,0 +1,105 @@
+//! Java and WireMock's standalone jar: where they are, and a WireMock process that stops when
+//! dropped.
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The WireMock version compared against.
+pub const WIREMOCK_VERSION: &str = "3.9.1";
+
+/// The standalone jar: `$WIREMOCK_JAR`, or where `.ci/run` and `bench/` put it.
+pub fn wiremock_jar() -> PathBuf {
+    if let Ok(path) = std::env::var("WIREMOCK_JAR") {
+        return PathBuf::from(path);
+    }
+    let cache = std::env::var("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/root".into())).join(".cache")
+        });
+    let jar = cache
+        .join("chokepoint-bench")
+        .join(format!("wiremock-standalone-{WIREMOCK_VERSION}.jar"));
+    assert!(
+        jar.is_file(),
+        "WireMock's jar is missing at {}: run .ci/run, or mvn -q dependency:copy \
+         -Dartifact=org.wiremock:wiremock-standalone:{WIREMOCK_VERSION} -DoutputDirectory={}",
+        jar.display(),
+        jar.parent().unwrap().display()
+    );
+    jar
+}
+
+/// Fails (never skips) when a JDK tool is missing.
+pub fn require(tool: &str) {
+    let found = Command::new(tool)
+        .arg("-version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok();
+    assert!(
+        found,
+        "{tool} is missing: install a JDK (apt-get install openjdk-17-jdk-headless; .ci/run does)"
+    );
+}
+
+/// A free loopback port (bound, then released).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// WireMock standalone, serving `root` (mappings/ and __files/); killed when dropped.
+pub struct WireMock {
+    child: Child,
+    pub addr: SocketAddr,
+}
+
+impl WireMock {
+    pub fn start(root: &Path) -> WireMock {
+        require("java");
+        let jar = wiremock_jar();
+        let port = free_port();
+        let child = Command::new("java")
+            .args(["-Xshare:auto", "-jar"])
+            .arg(&jar)
+            .args(["--port", &port.to_string(), "--bind-address", "127.0.0.1"])
+            .arg("--root-dir")
+            .arg(root)
+            .arg("--disable-banner")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("java starts");
+        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+        let mut wiremock = WireMock { child, addr };
+        let started = Instant::now();
+        loop {
+            if let Ok(Some(status)) = wiremock.child.try_wait() {
+                panic!("WireMock exited at start: {status}");
+            }
+            if TcpStream::connect(addr).is_ok()
+                && crate::client::get(addr, "/__admin/health").status == 200
+            {
+                return wiremock;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(90),
+                "WireMock did not answer within 90 s"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for WireMock {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
