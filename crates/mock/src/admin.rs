@@ -97,6 +97,23 @@ fn mappings(state: &MockState, method: &Method, path: &str, body: &Bytes) -> Res
         // The mock keeps no files: saving is a no-op, as for stubs that are not persistent.
         (&Method::POST, "/__admin/mappings/save") => ok(),
         (&Method::POST, "/__admin/mappings/import") => import(state, body),
+        // The Java client's removeStubMapping: the stub in the body, removed by its id.
+        (&Method::POST, "/__admin/mappings/remove") => {
+            let id = serde_json::from_slice::<Value>(body).ok().and_then(|v| {
+                v.get("id")
+                    .or_else(|| v.get("uuid"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            });
+            match id {
+                Some(id) if state.remove_stub(&id) => ok(),
+                Some(id) => error(StatusCode::NOT_FOUND, &format!("no mapping with id {id}")),
+                None => error(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "send the stub to remove, with its id",
+                ),
+            }
+        }
         _ => match path.strip_prefix("/__admin/mappings/") {
             Some(id) => one_mapping(state, method, id, body),
             None => not_allowed(method, path),
@@ -343,7 +360,11 @@ fn json_response(status: StatusCode, value: &impl serde::Serialize) -> Response 
 }
 
 fn error(status: StatusCode, message: &str) -> Response {
-    json_response(status, &json!({"errors": [{"title": message}]}))
+    // WireMock's error shape; its Java client reads `code`.
+    json_response(
+        status,
+        &json!({"errors": [{"code": status.as_u16(), "title": message}]}),
+    )
 }
 
 fn text(status: StatusCode, content_type: &'static str, body: impl Into<Bytes>) -> Response {
