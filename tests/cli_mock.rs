@@ -161,3 +161,45 @@ fn starts_with_one_line_then_refuses_a_port_in_use() {
     let message = refused(&["--port", &port]);
     assert!(message.contains("already in use"), "{message}");
 }
+
+#[test]
+fn a_folder_with_three_broken_files_names_all_three_in_one_run() {
+    let scratch = Scratch::new("three-broken");
+    std::fs::create_dir_all(scratch.0.join("mappings")).unwrap();
+    scratch.file(
+        "mappings/good.json",
+        r#"{"request": {"url": "/ok"}, "response": {"status": "200"}}"#,
+    );
+    scratch.file(
+        "mappings/type.json",
+        r#"{"request": {"url": 42}, "response": {"status": 200}}"#,
+    );
+    scratch.file("mappings/syntax.json", "{\"request\": {\"url\": \"/a\",,}");
+    scratch.file(
+        "mappings/two.json",
+        r#"{"request": {"url": "/b"}, "response": {"fault": "BOOM", "fixedDelayMilliseconds": -5}}"#,
+    );
+    let root = scratch.0.display().to_string();
+    let output = chokepoint()
+        .args(["mock", "--port", "0", "--mappings", &root])
+        .stdin(Stdio::null())
+        .output()
+        .expect("the binary runs");
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    // One line per problem (four, in three files), then the verdict.
+    assert_eq!(lines.len(), 5, "{stderr}");
+    assert!(lines.iter().any(|l| l.contains("type.json: $.request.url: type error")));
+    assert!(lines.iter().any(|l| l.contains("syntax.json: invalid JSON at line 1")));
+    assert!(lines.iter().any(|l| l.contains("two.json: $.response.fault: unknown fault")));
+    assert!(lines
+        .iter()
+        .any(|l| l.contains("two.json: $.response.fixedDelayMilliseconds: must be a number >= 0")));
+    assert!(
+        lines[4].contains("4 problems in the mappings") && lines[4].contains("nothing is served"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("good.json"), "{stderr}");
+}
