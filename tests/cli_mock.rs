@@ -191,9 +191,15 @@ fn a_folder_with_three_broken_files_names_all_three_in_one_run() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     // One line per problem (four, in three files), then the verdict.
     assert_eq!(lines.len(), 5, "{stderr}");
-    assert!(lines.iter().any(|l| l.contains("type.json: $.request.url: type error")));
-    assert!(lines.iter().any(|l| l.contains("syntax.json: invalid JSON at line 1")));
-    assert!(lines.iter().any(|l| l.contains("two.json: $.response.fault: unknown fault")));
+    assert!(lines
+        .iter()
+        .any(|l| l.contains("type.json: $.request.url: type error")));
+    assert!(lines
+        .iter()
+        .any(|l| l.contains("syntax.json: invalid JSON at line 1")));
+    assert!(lines
+        .iter()
+        .any(|l| l.contains("two.json: $.response.fault: unknown fault")));
     assert!(lines
         .iter()
         .any(|l| l.contains("two.json: $.response.fixedDelayMilliseconds: must be a number >= 0")));
