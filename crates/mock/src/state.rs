@@ -49,7 +49,9 @@ pub(crate) struct MockState {
     connections_waiting: AtomicU64,
 }
 
-/// The catch-all stub of a mock started without mappings.
+/// The catch-all stub of a mock started without mappings. It is chokepoint's, not a WireMock
+/// stub: its responses carry no `Matched-Stub-*` headers (the bare 0-delay path stays as small
+/// as nginx's).
 fn default_mapping() -> Mapping {
     let json = json!({
         "id": "00000000-0000-4000-8000-000000000000",
@@ -59,9 +61,14 @@ fn default_mapping() -> Mapping {
         "response": {"status": 200, "body": "OK"}
     });
     let mut parsed = mapping::parse_mappings(&json.to_string(), "default").unwrap_or_default();
-    parsed
+    let mut mapping = parsed
         .pop()
-        .unwrap_or_else(|| unreachable!("the default mapping is valid"))
+        .unwrap_or_else(|| unreachable!("the default mapping is valid"));
+    mapping
+        .response
+        .headers
+        .retain(|(name, _)| !name.as_str().starts_with("matched-stub-"));
+    mapping
 }
 
 impl MockState {

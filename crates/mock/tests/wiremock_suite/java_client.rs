@@ -9,6 +9,9 @@ use std::process::Command;
 
 #[test]
 fn wiremocks_java_client_registers_matches_and_verifies_stubs() {
+    let _alone = super::jvm::ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
     require("javac");
     require("java");
     let jar = wiremock_jar();
