@@ -2,7 +2,7 @@
 //! its size, and the numbers its finding must say.
 
 mod common;
-use chokepoint_diagnose::{diagnose, usl_fit};
+use chokepoint_diagnose::usl_fit;
 use chokepoint_result::{Kind, Step, StubStats, SweepContext};
 use common::*;
 
@@ -16,7 +16,7 @@ fn pools_of_1_8_16_64_are_found_with_and_without_a_mock() {
             .iter()
             .map(|&c| pool_step(pool, 50.0, 2.0, c, &mut noise))
             .collect();
-        let d = diagnose(&steps, &mock_context(50.0));
+        let d = diagnosed(&steps, &mock_context(50.0));
         assert_eq!(d.kind, Kind::BlockingPool, "pool {pool}: {d:#?}");
         assert_near(d.limit.unwrap(), pool as f64, 0.1);
         let knee = d.knee_clients.unwrap();
@@ -37,7 +37,7 @@ fn pools_of_1_8_16_64_are_found_with_and_without_a_mock() {
                 s
             })
             .collect();
-        let d = diagnose(&bare, &bare_context());
+        let d = diagnosed(&bare, &bare_context());
         assert_eq!(d.kind, Kind::BlockingPool, "pool {pool} bare: {d:#?}");
         assert_near(d.limit.unwrap(), pool as f64, 0.1);
         assert!(d.evidence.iter().any(|e| e.contains("downstream evidence")));
@@ -71,7 +71,7 @@ fn a_cpu_bound_target_with_its_cpu_observed() {
         target_observed: true,
         ..mock_context(50.0)
     };
-    let d = diagnose(&cpu_steps(2, 10.0, true), &context);
+    let d = diagnosed(&cpu_steps(2, 10.0, true), &context);
     assert_eq!(d.kind, Kind::CpuBound, "{d:#?}");
     assert!(d.summary.contains("CPU at 96%"), "{}", d.summary);
     // Two cores busy: about 2 requests in service at once.
@@ -80,7 +80,7 @@ fn a_cpu_bound_target_with_its_cpu_observed() {
 
 #[test]
 fn a_cpu_bound_target_unobserved_is_told_by_the_idle_mock() {
-    let d = diagnose(&cpu_steps(2, 10.0, false), &mock_context(50.0));
+    let d = diagnosed(&cpu_steps(2, 10.0, false), &mock_context(50.0));
     assert_eq!(d.kind, Kind::CpuBound, "{d:#?}");
     assert!(d.summary.contains("downstream stays idle"), "{}", d.summary);
     assert!(d
@@ -96,7 +96,7 @@ fn a_plateau_without_mock_or_observer_is_a_pool_with_the_evidence_missing() {
         s.downstream = None;
         s.downstream_inflight = None;
     }
-    let d = diagnose(&steps, &bare_context());
+    let d = diagnosed(&steps, &bare_context());
     assert_eq!(d.kind, Kind::BlockingPool);
     assert!(d
         .evidence
@@ -119,7 +119,7 @@ fn an_observed_idle_cpu_keeps_a_blocking_pool() {
             s
         })
         .collect();
-    let d = diagnose(&steps, &context);
+    let d = diagnosed(&steps, &context);
     assert_eq!(d.kind, Kind::BlockingPool, "{d:#?}");
     assert_eq!(d.limit, Some(16.0));
     assert!(d
@@ -147,7 +147,7 @@ fn periodic_stalls_with_the_mock_at_its_connection_cap_are_a_connection_limit() 
             s
         })
         .collect();
-    let d = diagnose(&steps, &context);
+    let d = diagnosed(&steps, &context);
     assert_eq!(d.kind, Kind::ConnectionLimit, "{d:#?}");
     assert_eq!(d.limit, Some(50.0));
     assert!(d.summary.contains("every 1.0 s"), "{}", d.summary);
@@ -169,7 +169,7 @@ fn stalls_without_the_mock_at_its_cap_are_not_a_connection_limit() {
             s
         })
         .collect();
-    let d = diagnose(&steps, &context);
+    let d = diagnosed(&steps, &context);
     assert_ne!(d.kind, Kind::ConnectionLimit, "{d:#?}");
 }
 
@@ -186,7 +186,7 @@ fn a_pool_in_synchronised_waves_is_not_taken_for_stalls() {
             s
         })
         .collect();
-    let d = diagnose(&steps, &mock_context(1000.0));
+    let d = diagnosed(&steps, &mock_context(1000.0));
     assert_eq!(d.kind, Kind::BlockingPool, "{d:#?}");
     assert_eq!(d.limit, Some(20.0));
 }
@@ -218,7 +218,7 @@ fn shedding_steps() -> Vec<Step> {
 
 #[test]
 fn a_shedding_target_is_error_bound_at_its_successful_plateau() {
-    let d = diagnose(&shedding_steps(), &mock_context(50.0));
+    let d = diagnosed(&shedding_steps(), &mock_context(50.0));
     assert_eq!(d.kind, Kind::ErrorBound, "{d:#?}");
     assert_near(d.limit.unwrap(), 30.0, 0.1);
     assert_eq!(d.knee_clients, Some(32));
@@ -232,7 +232,7 @@ fn a_shedding_target_is_error_bound_at_its_successful_plateau() {
         s.downstream = None;
         s.downstream_inflight = None;
     }
-    let d = diagnose(&bare, &bare_context());
+    let d = diagnosed(&bare, &bare_context());
     assert_eq!(d.kind, Kind::ErrorBound);
     assert_near(d.limit.unwrap(), 30.0, 0.1);
 }
@@ -250,7 +250,7 @@ fn a_saturated_generator_makes_the_finding_about_the_generator() {
             s
         })
         .collect();
-    let d = diagnose(&steps, &bare_context());
+    let d = diagnosed(&steps, &bare_context());
     assert_eq!(d.kind, Kind::GeneratorBound, "{d:#?}");
     assert_eq!(d.limit, None);
     assert!(
@@ -274,7 +274,7 @@ fn no_limit_up_to_200_clients() {
         max_clients: 200,
         ..bare_context()
     };
-    let d = diagnose(&steps, &context);
+    let d = diagnosed(&steps, &context);
     assert_eq!(d.kind, Kind::NoLimitFound, "{d:#?}");
     assert_eq!(d.limit, None);
     assert_eq!(d.knee_clients, None);
@@ -295,7 +295,7 @@ fn one_noisy_step_before_the_knee_does_not_move_it() {
         .collect();
     // 8 clients ran at 85% of ideal (a noisy step), every other step before 64 is fine.
     steps[3].ok_throughput_rps *= 0.85;
-    let d = diagnose(&steps, &mock_context(50.0));
+    let d = diagnosed(&steps, &mock_context(50.0));
     assert_eq!(d.kind, Kind::BlockingPool);
     assert_eq!(d.knee_clients, Some(128));
     assert_near(d.limit.unwrap(), 64.0, 0.1);
@@ -303,14 +303,14 @@ fn one_noisy_step_before_the_knee_does_not_move_it() {
 
 #[test]
 fn zero_requests_and_zero_steps_stay_finite() {
-    let d = diagnose(&[], &bare_context());
+    let d = diagnosed(&[], &bare_context());
     assert_eq!(d.kind, Kind::NoLimitFound);
     assert!(d.summary.contains("No step"));
 
     let mut empty = step(4, 0.0, 0.0);
     empty.ok_latency_ms = None;
     let steps = vec![step(1, 0.0, 0.0), empty, step(0, 5.0, 10.0)];
-    let d = diagnose(&steps, &mock_context(50.0));
+    let d = diagnosed(&steps, &mock_context(50.0));
     let json = serde_json::to_string(&d).expect("a diagnosis serialises");
     assert!(!json.contains("NaN"), "{json}");
     assert_eq!(d.kind, Kind::NoLimitFound);
@@ -321,7 +321,7 @@ fn zero_requests_and_zero_steps_stay_finite() {
         with_errors(step(1, 0.0, 0.0), "connect_refused", 100.0, 1.0),
         with_errors(step(2, 0.0, 0.0), "connect_refused", 200.0, 1.0),
     ];
-    let d = diagnose(&failing, &bare_context());
+    let d = diagnosed(&failing, &bare_context());
     assert_eq!(d.kind, Kind::ErrorBound);
     assert_eq!(d.limit, None);
     assert!(d.summary.contains("connect_refused: 3000"), "{}", d.summary);
@@ -359,7 +359,7 @@ fn retrograde_throughput_is_better_fitted_by_the_usl() {
             step(c, x, c as f64 / x * 1000.0)
         })
         .collect();
-    let d = diagnose(&steps, &bare_context());
+    let d = diagnosed(&steps, &bare_context());
     let usl = d.usl.unwrap();
     assert!(usl.kappa > 0.0, "{usl:?}");
     assert_eq!(d.better_model.as_deref(), Some("usl"), "{d:#?}");
@@ -399,7 +399,7 @@ fn fan_out_calls_are_told_parallel_or_serial() {
         downstream_delay_ms: None,
         ..mock_context(0.0)
     };
-    let d = diagnose(&fan_out_steps(1212.0), &context);
+    let d = diagnosed(&fan_out_steps(1212.0), &context);
     assert_eq!(d.fan_out.as_deref(), Some("parallel"), "{d:#?}");
     assert!(
         d.evidence.iter().any(|e| e.contains(
@@ -410,7 +410,7 @@ fn fan_out_calls_are_told_parallel_or_serial() {
     );
     assert_eq!(d.kind, Kind::NoLimitFound);
 
-    let d = diagnose(&fan_out_steps(2125.0), &context);
+    let d = diagnosed(&fan_out_steps(2125.0), &context);
     assert_eq!(d.fan_out.as_deref(), Some("serial"), "{d:#?}");
 }
 
@@ -427,7 +427,7 @@ fn a_generator_busy_with_a_shedders_fast_errors_does_not_hide_the_shedding() {
             s
         })
         .collect();
-    let d = diagnose(&steps, &mock_context(50.0));
+    let d = diagnosed(&steps, &mock_context(50.0));
     assert_eq!(d.kind, Kind::ErrorBound, "{d:#?}");
     assert_near(d.limit.unwrap(), 30.0, 0.1);
     assert!(d
@@ -449,7 +449,7 @@ fn one_thread_of_cpu_work_on_many_cores_is_cpu_bound_when_the_cores_are_known() 
         cores: Some(16),
         ..mock_context(50.0)
     };
-    let d = diagnose(&steps, &known);
+    let d = diagnosed(&steps, &known);
     assert_eq!(d.kind, Kind::CpuBound, "{d:#?}");
     assert_near(d.limit.unwrap(), 1.0, 0.1);
 }
@@ -478,7 +478,7 @@ fn a_starved_pool_is_sized_by_the_ceiling_the_mock_saw_at_every_plateau_step() {
             s
         })
         .collect();
-    let d = diagnose(&steps, &mock_context(50.0));
+    let d = diagnosed(&steps, &mock_context(50.0));
     assert_eq!(d.kind, Kind::BlockingPool, "{d:#?}");
     assert_near(d.limit.unwrap(), 12.0, 0.1);
     assert!(
@@ -500,7 +500,7 @@ fn a_flat_plateau_does_not_make_the_usl_the_better_model() {
             step(c, x, c as f64 / x * 1000.0)
         })
         .collect();
-    let d = diagnose(&steps, &bare_context());
+    let d = diagnosed(&steps, &bare_context());
     assert_eq!(d.kind, Kind::BlockingPool, "{d:#?}");
     assert_near(d.limit.unwrap(), 1.0, 0.1);
     assert_eq!(d.better_model.as_deref(), Some("bounded-pool"), "{d:#?}");
@@ -545,7 +545,7 @@ fn a_python_server_held_by_its_gil_is_one_core_of_cpu_work() {
         (16, 28.5, 561.0, 50.0),
     ]);
     for steps in [slow_first_step, gil_contention] {
-        let d = diagnose(&steps, &context);
+        let d = diagnosed(&steps, &context);
         assert_eq!(d.kind, Kind::CpuBound, "{d:#?}");
         assert_near(d.limit.unwrap(), 1.0, 0.1);
         assert!(
@@ -576,7 +576,7 @@ fn a_machine_busy_with_other_work_is_named_beside_the_target() {
         cores: Some(2),
         ..bare_context()
     };
-    let d = diagnose(&steps, &context);
+    let d = diagnosed(&steps, &context);
     assert_eq!(d.kind, Kind::CpuBound, "{d:#?}");
     assert!(
         d.evidence

@@ -2,7 +2,7 @@
 //! style of vegeta's pacer tests; then whole simulated sweeps against model services.
 
 mod common;
-use chokepoint_diagnose::{diagnose, next_clients};
+use chokepoint_diagnose::next_clients;
 use chokepoint_result::{Kind, Step};
 use common::*;
 
@@ -153,7 +153,7 @@ fn a_pool_of_20_at_50_ms_is_found_in_few_steps() {
     let steps = sweep(&mut |c| pool_step(20, 50.0, 1.0, c, &mut noise), 1000);
     let counts: Vec<u32> = steps.iter().map(|s| s.clients).collect();
     assert!(steps.len() <= 12, "{counts:?}");
-    let d = diagnose(&steps, &mock_context(50.0));
+    let d = diagnosed(&steps, &mock_context(50.0));
     assert_eq!(d.kind, Kind::BlockingPool, "{counts:?} {d:#?}");
     assert_near(d.limit.unwrap(), 20.0, 0.1);
     let knee = d.knee_clients.unwrap();
@@ -166,7 +166,7 @@ fn a_pool_of_1_is_found_in_three_steps() {
     let steps = sweep(&mut |c| pool_step(1, 50.0, 1.0, c, &mut noise), 1000);
     let counts: Vec<u32> = steps.iter().map(|s| s.clients).collect();
     assert_eq!(counts, vec![1, 2, 4]);
-    let d = diagnose(&steps, &mock_context(50.0));
+    let d = diagnosed(&steps, &mock_context(50.0));
     assert_eq!(d.kind, Kind::BlockingPool);
     assert_eq!(d.limit, Some(1.0));
 }
@@ -178,7 +178,7 @@ fn pools_of_8_and_64_stay_within_12_steps() {
         let steps = sweep(&mut |c| pool_step(pool, 50.0, 1.0, c, &mut noise), 1000);
         let counts: Vec<u32> = steps.iter().map(|s| s.clients).collect();
         assert!(steps.len() <= 12, "pool {pool}: {counts:?}");
-        let d = diagnose(&steps, &mock_context(50.0));
+        let d = diagnosed(&steps, &mock_context(50.0));
         assert_eq!(d.kind, Kind::BlockingPool, "pool {pool}: {counts:?}");
         assert_near(d.limit.unwrap(), pool as f64, 0.1);
     }
@@ -196,7 +196,7 @@ fn no_limit_up_to_256_ends_at_the_maximum() {
     );
     let counts: Vec<u32> = steps.iter().map(|s| s.clients).collect();
     assert_eq!(counts, vec![1, 2, 4, 8, 16, 32, 64, 128, 256]);
-    let d = diagnose(&steps, &bare_context());
+    let d = diagnosed(&steps, &bare_context());
     assert_eq!(d.kind, Kind::NoLimitFound);
     assert!(
         d.summary.starts_with("No limit up to 256 clients"),
@@ -224,6 +224,6 @@ fn a_noisy_step_that_looks_like_a_knee_is_outvoted() {
     let counts: Vec<u32> = steps.iter().map(|s| s.clients).collect();
     assert!(counts.contains(&128), "{counts:?}");
     assert!(steps.len() <= 14, "{counts:?}");
-    let d = diagnose(&steps, &mock_context(50.0));
+    let d = diagnosed(&steps, &mock_context(50.0));
     assert_near(d.limit.unwrap(), 64.0, 0.1);
 }

@@ -2,7 +2,6 @@
 //! seed 002 (ab -n 50 -c 50 against a 5 s blocking call).
 
 mod common;
-use chokepoint_diagnose::diagnose;
 use chokepoint_result::{Kind, SweepContext};
 use common::*;
 
@@ -26,7 +25,7 @@ fn seed000_before_the_fix_is_a_pool_of_20() {
         step(40, 19.8, 2027.0),
         step(100, 19.7, 5070.0),
     ];
-    let d = diagnose(&steps, &seed000_context());
+    let d = diagnosed(&steps, &seed000_context());
     assert_eq!(d.kind, Kind::BlockingPool, "{d:#?}");
     assert_near(d.limit.unwrap(), 20.0, 0.1);
     // The knee is between 20 and 40: 40 is the first step below 90% of ideal.
@@ -64,7 +63,7 @@ fn seed000_the_same_table_in_any_order_with_a_repeat_gives_the_same_finding() {
         step(5, 5.0, 1017.0),
         step(40, 19.9, 2027.0),
     ];
-    let d = diagnose(&steps, &seed000_context());
+    let d = diagnosed(&steps, &seed000_context());
     assert_eq!(d.kind, Kind::BlockingPool);
     assert_near(d.limit.unwrap(), 20.0, 0.1);
     assert_eq!(d.knee_clients, Some(40));
@@ -79,7 +78,7 @@ fn seed000_after_fix_1_is_a_pool_of_8_with_a_few_timeouts() {
         step(20, 7.9, 2541.0),
         with_errors(step(40, 7.67, 5073.0), "request_timeout", 0.133, 5073.0),
     ];
-    let d = diagnose(&steps, &seed000_context());
+    let d = diagnosed(&steps, &seed000_context());
     assert_eq!(d.kind, Kind::BlockingPool, "{d:#?}");
     assert_near(d.limit.unwrap(), 8.0, 0.1);
     // 20 clients already queued (2541 ms against a 1 s call): the knee is the first step.
@@ -97,7 +96,7 @@ fn seed000_after_fix_1_is_a_pool_of_8_with_a_few_timeouts() {
 #[test]
 fn seed000_with_blocking_is_a_pool_of_25() {
     let steps = vec![step(40, 24.6, 1623.0), step(100, 24.6, 4065.0)];
-    let d = diagnose(&steps, &seed000_context());
+    let d = diagnosed(&steps, &seed000_context());
     assert_eq!(d.kind, Kind::BlockingPool, "{d:#?}");
     assert_near(d.limit.unwrap(), 25.0, 0.1);
     assert_eq!(d.knee_clients, Some(40));
@@ -118,7 +117,7 @@ fn seed000_with_a_mock_reporting_in_flight_prefers_its_count() {
         with_mock(step(40, 19.8, 2027.0), 1000.0, 1.0, 20),
         with_mock(step(100, 19.7, 5070.0), 1000.0, 1.0, 20),
     ];
-    let d = diagnose(&steps, &context);
+    let d = diagnosed(&steps, &context);
     assert_eq!(d.kind, Kind::BlockingPool);
     assert_eq!(d.limit, Some(20.0));
     assert!(d
@@ -155,7 +154,7 @@ fn ab_step(ok: u64, failed: u64, seconds: f64, failure_kind: &str) -> chokepoint
 fn seed002_blocking_dispatcher_one_batch_gives_a_pool_between_13_and_16() {
     // 50 requests, 0 failed, 20.036 s, 2.50 req/s; the real pool is 16 threads.
     let steps = vec![ab_step(50, 0, 20.036, "")];
-    let d = diagnose(&steps, &seed002_context());
+    let d = diagnosed(&steps, &seed002_context());
     assert_eq!(d.kind, Kind::BlockingPool, "{d:#?}");
     let limit = d.limit.unwrap();
     assert!((13.0..=16.0).contains(&limit), "{limit}");
@@ -171,7 +170,7 @@ fn seed002_blocking_dispatcher_one_batch_gives_a_pool_between_13_and_16() {
 fn seed002_global_one_batch_with_34_of_50_failing_is_error_bound_at_4() {
     // 50 requests, 34 failed (timeouts), 20.397 s; the real pool is 4 threads (the CPUs).
     let steps = vec![ab_step(16, 34, 20.397, "request_timeout")];
-    let d = diagnose(&steps, &seed002_context());
+    let d = diagnosed(&steps, &seed002_context());
     assert_eq!(d.kind, Kind::ErrorBound, "{d:#?}");
     assert_near(d.limit.unwrap(), 4.0, 0.1);
     assert!(d.summary.contains("timeouts"), "{}", d.summary);
@@ -185,7 +184,7 @@ fn seed002_one_step_without_a_known_delay_says_it_cannot_tell() {
         downstream_delay_ms: None,
         ..seed002_context()
     };
-    let d = diagnose(&steps, &context);
+    let d = diagnosed(&steps, &context);
     assert_eq!(d.kind, Kind::NoLimitFound);
     assert_eq!(d.limit, None);
     assert!(d.summary.contains("cannot show a limit"), "{}", d.summary);

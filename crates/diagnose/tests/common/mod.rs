@@ -190,3 +190,56 @@ pub fn assert_near(value: f64, expected: f64, share: f64) {
         share * 100.0
     );
 }
+
+/// The same finding as [`chokepoint_diagnose::diagnose`], whose prose is also checked against
+/// `tests/data/prose.jsonl`: the words recorded for these very steps (keyed by a hash of the
+/// steps and context) before the diagnosis was split into deciding and describing. With
+/// `CHOKEPOINT_RECORD_SUMMARIES=1` the prose is appended to that file instead (sort and dedup it
+/// after: `sort -u`).
+pub fn diagnosed(steps: &[Step], context: &SweepContext) -> chokepoint_result::Diagnosis {
+    let d = chokepoint_diagnose::diagnose(steps, context);
+    check_prose(steps, context, &d.summary, &d.evidence);
+    d
+}
+
+/// FNV-1a over the JSON of the steps and context: a key that stays the same across Rust
+/// versions and runs.
+fn prose_key(steps: &[Step], context: &SweepContext) -> String {
+    let json = serde_json::to_string(&(steps, context)).expect("json");
+    let mut hash: u64 = 0xcbf29ce484222325;
+    for byte in json.bytes() {
+        hash ^= byte as u64;
+        hash = hash.wrapping_mul(0x100000001b3);
+    }
+    format!("{hash:016x}")
+}
+
+#[track_caller]
+pub fn check_prose(steps: &[Step], context: &SweepContext, summary: &str, evidence: &[String]) {
+    use std::io::Write;
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/prose.jsonl");
+    let key = prose_key(steps, context);
+    let line = serde_json::json!({ "key": key, "summary": summary, "evidence": evidence });
+    if std::env::var_os("CHOKEPOINT_RECORD_SUMMARIES").is_some() {
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .expect("prose.jsonl");
+        file.write_all(format!("{line}\n").as_bytes())
+            .expect("append prose");
+        return;
+    }
+    let text = std::fs::read_to_string(path).expect("tests/data/prose.jsonl");
+    let recorded = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("prose line"))
+        .find(|v| v["key"] == key.as_str())
+        .unwrap_or_else(|| panic!("no prose recorded for these steps ({key})"));
+    assert_eq!(recorded["summary"], summary, "summary of {key}");
+    assert_eq!(
+        recorded["evidence"],
+        serde_json::json!(evidence),
+        "evidence of {key}"
+    );
+}
