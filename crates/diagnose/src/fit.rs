@@ -137,13 +137,17 @@ fn linearised(pts: &[(f64, f64)], lambda: f64) -> (f64, f64) {
         .unwrap_or((0.0, 0.0))
 }
 
-fn usl(params: [f64; 3], n: f64) -> f64 {
-    let [l, s, k] = params;
-    l * n / (1.0 + s * (n - 1.0) + k * n * (n - 1.0))
-}
-
 fn sse_of(pts: &[(f64, f64)], params: [f64; 3]) -> f64 {
-    pts.iter().map(|&(n, x)| (x - usl(params, n)).powi(2)).sum()
+    let [lambda, sigma, kappa] = params;
+    let law = UslFit {
+        lambda,
+        sigma,
+        kappa,
+        ..UslFit::default()
+    };
+    pts.iter()
+        .map(|&(n, x)| (x - law.throughput(n)).powi(2))
+        .sum()
 }
 
 /// R² = 1 − SSE/SST on throughput (1 for a perfect fit of constant data).
@@ -187,43 +191,48 @@ fn solve3(mut a: [[f64; 3]; 3], mut b: [f64; 3]) -> Option<[f64; 3]> {
     x.iter().all(|v| v.is_finite()).then_some(x)
 }
 
-/// Fits the bounded-pool model X(N) = min(N / L0, plateau) with the base latency `base_s`
+/// Fits the bounded-pool model X(N) = min(N / L0, plateau) with the base latency `base_ms`
 /// fixed: the plateau is the mean of the throughputs the model puts on it, iterated from
 /// `plateau_guess` to a fixed point. `service_s` turns the plateau into a pool size
 /// (limit = plateau × service time). `None` without points or base latency.
 pub fn pool_fit(
     points: &[(f64, f64)],
-    base_s: f64,
+    base_ms: f64,
     service_s: f64,
     plateau_guess: f64,
 ) -> Option<PoolFit> {
-    if points.is_empty() || base_s <= 0.0 || !base_s.is_finite() {
+    if points.is_empty() || base_ms <= 0.0 || !base_ms.is_finite() {
         return None;
     }
-    let mut plateau = plateau_guess.max(0.0);
+    let mut model = PoolFit {
+        base_latency_ms: base_ms,
+        plateau_rps: plateau_guess.max(0.0),
+        ..PoolFit::default()
+    };
     for _ in 0..20 {
+        // The points on the plateau: those whose ideal throughput reaches it.
         let on: Vec<f64> = points
             .iter()
-            .filter(|p| p.0 / base_s >= plateau)
+            .filter(|p| model.ideal(p.0) >= model.plateau_rps)
             .map(|p| p.1)
             .collect();
         if on.is_empty() {
             break;
         }
         let next = on.iter().sum::<f64>() / on.len() as f64;
-        if (next - plateau).abs() <= 1e-9 * plateau.max(1.0) {
-            plateau = next;
+        let settled = (next - model.plateau_rps).abs() <= 1e-9 * model.plateau_rps.max(1.0);
+        model.plateau_rps = next;
+        if settled {
             break;
         }
-        plateau = next;
     }
     let sse: f64 = points
         .iter()
-        .map(|&(n, x)| (x - (n / base_s).min(plateau)).powi(2))
+        .map(|&(n, x)| (x - model.throughput(n)).powi(2))
         .sum();
     Some(PoolFit {
-        limit: plateau * service_s,
-        plateau_rps: plateau,
+        limit: model.plateau_rps * service_s,
         r_squared: r_squared(points, sse),
+        ..model
     })
 }

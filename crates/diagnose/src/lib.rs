@@ -1,45 +1,75 @@
 //! The diagnosis: a sweep's steps in, a finding out — pure functions, no I/O, no clock.
 //!
 //! [`diagnose`] reads the [`Step`]s of a sweep (any order, repeats merged by their median) and
-//! the [`SweepContext`], and writes a [`Diagnosis`]: the kind of limit, its size, the knee, one
-//! summary sentence and evidence sentences whose numbers all come from the steps. The method:
+//! the [`SweepContext`], and decides a [`Finding`]: the kind of limit, its size, the knee, the
+//! base latency, the plateau, the models' fits and the [`Fact`]s it read, each with its numbers
+//! and the client counts of the steps it came from. [`describe`] then writes the words — one
+//! summary sentence, evidence sentences, at most four short key lines — and
+//! [`Finding::into_diagnosis`] gives the JSON record ([`Diagnosis`]) with both. The method:
 //!
-//! 1. **Ideal line.** The base latency L0 is the ok mean latency at the fewest clients (when that
-//!    step already queued past a known downstream delay D, L0 = D). The ideal throughput is
-//!    X(c) = c / L0; efficiency e(c) = X(c) / ideal. The knee is the first step from which every
-//!    step has e < 0.9, confirmed only when e falls below 0.8 or throughput stops growing (a
-//!    drift to 86% while throughput still grows is contention, said in the evidence). A step
-//!    whose every call the mock saw in flight at once is not past a pool, whatever its
-//!    throughput (a paused machine).
-//! 2. **Plateau and size.** Past the knee, the plateau throughput is the median successful
-//!    throughput; the steps within 10% of it form the plateau. Little's law turns it into a
-//!    size: limit = plateau X × S, S = D when the target makes one downstream call per request
-//!    (else L0). When the mock saw the plateau, its most calls in flight are direct evidence and
-//!    win when they agree within 15%.
-//! 3. **Kind**, first match wins: `generator-bound` (the generator above 90% CPU at the knee
-//!    step or the next, with its total rate, errors included, stalled too — a shedding target's
-//!    fast errors can busy the generator past a knee it did not cause), `connection-limit` (periodic stalls in a step's timeline), `error-bound` (more than
-//!    5% errors from some step on), then for a plateau `cpu-bound` (target CPU saturated; or one
-//!    request in service burning ≥ 15% of all cores with the downstream idle or absent — CPU
-//!    work on fewer threads than cores; or the mock idle when the CPU was not observed) or
-//!    `blocking-pool`; `no-limit-found` otherwise.
-//! 4. **Models.** A Universal Scalability Law fit ([`usl_fit`]) with ≥ 4 client counts, beside
-//!    the bounded-pool model ([`pool_fit`]); the better R² is named.
+//! 1. **Ideal line** ([`points`](crate::points), `ideal`). The base latency L0 is the ok mean
+//!    latency at the fewest clients (when that step already queued past a known downstream
+//!    delay D, L0 = D). The ideal throughput is X(c) = c / L0; efficiency e(c) = X(c) / ideal.
+//!    The knee is the first step from which every step has e < 0.9, confirmed only when e falls
+//!    below 0.8 or throughput stops growing (a drift to 86% while throughput still grows is
+//!    contention, a [`Fact::Contention`]). A step whose every call the mock saw in flight at
+//!    once is not past a pool, whatever its throughput (a paused machine).
+//! 2. **Plateau and size** (`ideal`, `size`). Past the knee, the plateau throughput is the
+//!    median successful throughput; the steps within 10% of it form the plateau. Little's law
+//!    turns it into a size: limit = plateau X × S, S = D when the target makes one downstream
+//!    call per request (else L0). When the mock saw the plateau, its most calls in flight are
+//!    direct evidence and win when they agree within 15%.
+//! 3. **Kind** (`kinds`, `plateau_kind`), first match wins: `generator-bound` (the generator
+//!    above 90% CPU at the knee step or the next, with its total rate, errors included, stalled
+//!    too — a shedding target's fast errors can busy the generator past a knee it did not
+//!    cause), `connection-limit` (periodic stalls in a step's timeline, `stalls`),
+//!    `error-bound` (more than 5% errors from some step on), then for a plateau `cpu-bound`
+//!    (target CPU saturated; or one request in service burning ≥ 15% of all cores with the
+//!    downstream idle or absent — CPU work on fewer threads than cores; or the mock idle when
+//!    the CPU was not observed) or `blocking-pool`; `no-limit-found` otherwise.
+//! 4. **Models** (`models`). A Universal Scalability Law fit ([`usl_fit`]) with ≥ 4 client
+//!    counts, beside the bounded-pool model ([`pool_fit`]); the one with the lower RMS error of
+//!    throughput is named (the USL only when clearly lower: it has one more parameter).
+//!
+//! Deciding and describing are apart: `analysis` runs the decisions in order and collects the
+//! facts; `describe` and `summary` only read a [`Finding`].
 //!
 //! [`next_clients`] is the sweep's adaptive search and [`Gate`] / [`check_gates`] the CI gates.
 #![deny(missing_docs)]
 
+mod analysis;
+mod describe;
 mod finding;
 mod fit;
 mod gates;
+mod ideal;
+mod kinds;
+mod models;
+mod plateau_kind;
 mod points;
 mod search;
+mod size;
 mod stalls;
+mod summary;
 
-pub use finding::diagnose;
+pub use describe::{describe, Description};
+pub use finding::Finding;
 pub use fit::{pool_fit, usl_fit};
 pub use gates::{check_gates, Gate, GateError};
 pub use search::next_clients;
 
 #[doc(no_inline)]
-pub use chokepoint_result::{Diagnosis, Step, SweepContext};
+pub use chokepoint_result::{Diagnosis, Fact, Step, SweepContext};
+
+/// The finding for a finished (or interrupted) sweep. Steps may come in any order, with
+/// repeats; 0 or 1 steps give an honest, smaller finding.
+pub fn diagnose(steps: &[Step], context: &SweepContext) -> Finding {
+    let pts = points::points(steps);
+    if pts.is_empty() {
+        return finding::nothing_measured();
+    }
+    if pts.iter().all(|p| p.ok_x <= 0.0) {
+        return finding::nothing_succeeded(&pts);
+    }
+    analysis::Analysis::new(&pts, context).finish()
+}

@@ -5,7 +5,7 @@
 //! numbers are the medians of its steps, so one noisy repeat cannot move a finding. Every number
 //! is finite and non-negative: a step with 0 requests has 0 throughput and 0 latency.
 
-use chokepoint_result::Step;
+use chokepoint_result::{ErrorCounts, Step};
 
 /// Efficiency below which throughput no longer follows clients.
 pub(crate) const KNEE_EFFICIENCY: f64 = 0.9;
@@ -204,4 +204,15 @@ pub(crate) fn shape(points: &[Point<'_>], delay_ms: Option<f64>) -> Shape {
         knee,
         all_in_flight,
     }
+}
+
+/// Errors of all the steps of a point, summed by kind.
+pub(crate) fn error_counts(p: &Point<'_>) -> ErrorCounts {
+    let mut counts = ErrorCounts::new();
+    for s in &p.steps {
+        for (kind, n) in &s.errors {
+            *counts.entry(kind.clone()).or_default() += n;
+        }
+    }
+    counts
 }

@@ -8,7 +8,7 @@
 //! 30% of their median, which is the period.
 
 use crate::points::median;
-use chokepoint_result::Step;
+use chokepoint_result::{Span, Step};
 
 /// Stalls found in one step.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,6 +21,8 @@ pub(crate) struct Stalls {
     pub stall_s: f64,
     /// Median completions from one stall's start to the next (a burst).
     pub per_burst: f64,
+    /// Each stall, from the start of the step's window.
+    pub spans: Vec<Span>,
 }
 
 /// The step's periodic stalls, if any (at least two stalls with a regular period).
@@ -78,5 +80,12 @@ pub(crate) fn find_stalls(step: &Step, min_stall_s: f64) -> Option<Stalls> {
         period_s: period * bucket,
         stall_s: median(runs.iter().map(|r| r.1 as f64)) * bucket,
         per_burst: median(bursts),
+        spans: runs
+            .iter()
+            .map(|&(start, len)| Span {
+                start_s: tl[start].t_s,
+                length_s: len as f64 * bucket,
+            })
+            .collect(),
     })
 }

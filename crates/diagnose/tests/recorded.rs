@@ -32,7 +32,7 @@ fn recorded_demo_sweeps_give_their_scenarios_finding() {
     let mut wrong = Vec::new();
     for &(name, kind, limit) in table {
         let r = recorded(name);
-        let d = diagnose(&r.steps, &r.context);
+        let d = diagnose(&r.steps, &r.context).into_diagnosis();
         let limit_ok = match (limit, d.limit) {
             (Some(want), Some(got)) => (got - want).abs() <= 0.1 * want,
             (None, _) => true,
@@ -48,7 +48,7 @@ fn recorded_demo_sweeps_give_their_scenarios_finding() {
 #[test]
 fn recorded_fan_out_is_parallel() {
     let r = recorded("recommendations");
-    let d = diagnose(&r.steps, &r.context);
+    let d = diagnose(&r.steps, &r.context).into_diagnosis();
     assert_eq!(d.fan_out.as_deref(), Some("parallel"));
 }
 
@@ -66,7 +66,7 @@ fn a_paused_machine_is_not_taken_for_a_pool_when_the_mock_saw_every_call() {
     let counts: Vec<u32> = r.steps.iter().map(|s| s.clients).collect();
     assert_eq!(counts, vec![1, 2, 4, 8, 16, 12, 10]);
     assert_eq!(chokepoint_diagnose::next_clients(&r.steps, 128), Some(32));
-    let d = diagnose(&r.steps, &r.context);
+    let d = diagnose(&r.steps, &r.context).into_diagnosis();
     assert_eq!(d.kind, Kind::NoLimitFound, "{d:#?}");
     assert!(d
         .evidence
@@ -84,6 +84,6 @@ fn a_noisy_cpu_sweep_without_a_flat_plateau_is_still_cpu_bound() {
         env!("CARGO_MANIFEST_DIR")
     );
     let r: SweepResult = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let d = diagnose(&r.steps, &r.context);
+    let d = diagnose(&r.steps, &r.context).into_diagnosis();
     assert_eq!(d.kind, Kind::CpuBound, "{d:#?}");
 }

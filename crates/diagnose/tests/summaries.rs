@@ -84,7 +84,7 @@ fn recorded_sweeps_are_described_in_the_same_words() {
     let now: BTreeMap<String, Prose> = recorded_sweeps()
         .into_iter()
         .map(|(name, steps, context)| {
-            let d = diagnose(&steps, &context);
+            let d = diagnose(&steps, &context).into_diagnosis();
             (
                 name,
                 Prose {

@@ -121,10 +121,8 @@ pub fn sweep(
         drain(config, mock.as_ref(), &cancel);
     }
     result.context.downstream_delay_ms = downstream_delay_ms(&result.steps, first_stats.as_ref());
-    result.diagnosis = Some(chokepoint_diagnose::diagnose(
-        &result.steps,
-        &result.context,
-    ));
+    result.diagnosis =
+        Some(chokepoint_diagnose::diagnose(&result.steps, &result.context).into_diagnosis());
     save(config, &result, true)?;
     match failure {
         Some(err) => Err(err.context(format!(

@@ -15,6 +15,10 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod finding;
+pub mod format;
+pub use finding::{CeilingReading, Fact, FanOutShape, Model, Plateau, Service, Span};
+
 /// Counts by error kind (see [`error_kind`]), sorted by name so JSON output is stable.
 pub type ErrorCounts = BTreeMap<String, u64>;
 
@@ -409,6 +413,14 @@ pub struct UslFit {
     pub r_squared: f64,
 }
 
+impl UslFit {
+    /// The throughput the law gives at `clients`.
+    pub fn throughput(&self, clients: f64) -> f64 {
+        let n = clients;
+        self.lambda * n / (1.0 + self.sigma * (n - 1.0) + self.kappa * n * (n - 1.0))
+    }
+}
+
 /// The bounded-pool model: X(N) = min(N / base latency, limit / service time).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct PoolFit {
@@ -418,6 +430,22 @@ pub struct PoolFit {
     pub plateau_rps: f64,
     /// Coefficient of determination of the fit on the measured steps.
     pub r_squared: f64,
+    /// The base latency L0 of the model's rising part, ms (0 in results written before it was
+    /// recorded).
+    #[serde(default)]
+    pub base_latency_ms: f64,
+}
+
+impl PoolFit {
+    /// The ideal line the model rises along: clients / L0 (infinite when L0 is unknown).
+    pub fn ideal(&self, clients: f64) -> f64 {
+        clients / (self.base_latency_ms / 1000.0)
+    }
+
+    /// The throughput the model gives at `clients`: min(clients / L0, plateau).
+    pub fn throughput(&self, clients: f64) -> f64 {
+        self.ideal(clients).min(self.plateau_rps)
+    }
 }
 
 /// The finding: what limits the target, how big, and the numbers behind it.
@@ -446,6 +474,18 @@ pub struct Diagnosis {
     pub fan_out: Option<String>,
     /// Where in the target the limit sits (a thread pool's name, ...), from the observers.
     pub attribution: Option<String>,
+    /// The base latency L0 of the ideal line X(c) = c / L0, ms; `None` when unknown.
+    #[serde(default)]
+    pub base_latency_ms: Option<f64>,
+    /// The plateau the limit stands on, when there is one.
+    #[serde(default)]
+    pub plateau: Option<Plateau>,
+    /// What the diagnosis read, typed, in the order of the evidence (see [`Fact`]).
+    #[serde(default)]
+    pub facts: Vec<Fact>,
+    /// The evidence that decides the finding, in at most four short lines.
+    #[serde(default)]
+    pub key_evidence: Vec<String>,
 }
 
 /// A sweep's saved result: `DIR/result.json`.

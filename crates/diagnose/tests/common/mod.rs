@@ -197,7 +197,7 @@ pub fn assert_near(value: f64, expected: f64, share: f64) {
 /// `CHOKEPOINT_RECORD_SUMMARIES=1` the prose is appended to that file instead (sort and dedup it
 /// after: `sort -u`).
 pub fn diagnosed(steps: &[Step], context: &SweepContext) -> chokepoint_result::Diagnosis {
-    let d = chokepoint_diagnose::diagnose(steps, context);
+    let d = chokepoint_diagnose::diagnose(steps, context).into_diagnosis();
     check_prose(steps, context, &d.summary, &d.evidence);
     d
 }

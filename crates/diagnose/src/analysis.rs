@@ -1,0 +1,110 @@
+//! The analysis of a sweep with at least one success: the state every decision reads (the
+//! points, the context, the ideal line) and [`Analysis::finish`], which runs the decisions in
+//! order — ideal line and knee ([`crate::ideal`]), the kind rules ([`crate::kinds`]), size
+//! ([`crate::size`]), models ([`crate::models`]) — and collects their facts into a [`Finding`].
+
+use crate::finding::Finding;
+use crate::models::models;
+use crate::points::{shape, Point, Shape};
+use chokepoint_result::{Fact, Kind, Plateau, Service, SweepContext};
+
+/// What the decisions share.
+pub(crate) struct Analysis<'p, 'a> {
+    pub pts: &'p [Point<'a>],
+    pub ctx: &'p SweepContext,
+    /// The known downstream delay, ms.
+    pub delay: Option<f64>,
+    pub sh: Shape,
+    /// Downstream calls per target request at the fewest clients the mock saw.
+    pub calls: Option<f64>,
+    /// The facts read so far, in the order the evidence tells them.
+    pub facts: Vec<Fact>,
+}
+
+/// The kind's decision: its kind, limit, knee and plateau.
+pub(crate) struct Decision {
+    pub kind: Kind,
+    pub limit: Option<f64>,
+    pub knee_clients: Option<u32>,
+    pub plateau: Option<Plateau>,
+}
+
+impl<'p, 'a> Analysis<'p, 'a> {
+    pub fn new(pts: &'p [Point<'a>], ctx: &'p SweepContext) -> Self {
+        let delay = ctx
+            .downstream_delay_ms
+            .filter(|d| d.is_finite() && *d > 0.0);
+        let sh = shape(pts, delay);
+        let calls = pts.iter().find_map(|p| p.calls_per_request());
+        Analysis {
+            pts,
+            ctx,
+            delay,
+            sh,
+            calls,
+            facts: Vec::new(),
+        }
+    }
+
+    /// One downstream call per target request (or the mock did not say).
+    pub fn single_call(&self) -> bool {
+        self.calls.is_none_or(|c| (0.8..=1.25).contains(&c))
+    }
+
+    /// The time a request holds its slot, ms, and what it is: the downstream delay when the
+    /// target makes one call per request and the base latency is that call; else the base
+    /// latency.
+    pub fn service(&self) -> (f64, Service) {
+        let l0 = self.sh.base_ms;
+        match self.delay {
+            Some(d) if self.single_call() && (self.sh.base_from_delay || l0 <= 1.5 * d) => {
+                (d, Service::DownstreamCall)
+            }
+            _ => (l0, Service::Request),
+        }
+    }
+
+    pub fn finish(mut self) -> Finding {
+        let pts = self.pts;
+        self.base_facts();
+        let knee = self.sh.knee.filter(|&k| self.knee_confirmed(k));
+        let decision = self.decide_kind(knee);
+        let kind = decision.kind;
+        if kind != Kind::ErrorBound {
+            self.error_facts();
+        }
+        let fan_out = self.fan_out();
+        if kind == Kind::BlockingPool || kind == Kind::CpuBound {
+            if !self.ctx.mock_present {
+                self.facts.push(Fact::NoMock);
+            }
+            if !self.ctx.target_observed && kind != Kind::CpuBound {
+                self.facts.push(Fact::TargetNotObserved);
+            }
+        } else if !self.ctx.mock_present && kind != Kind::GeneratorBound {
+            self.facts.push(Fact::NoMock);
+        }
+        let plateau_x = knee.map_or(0.0, |k| self.plateau(k).0);
+        let pooled = knee.is_some()
+            && matches!(kind, Kind::BlockingPool | Kind::CpuBound | Kind::ErrorBound);
+        let fits = models(
+            pts,
+            self.sh.base_ms,
+            pooled.then(|| self.service().0),
+            plateau_x,
+        );
+        self.facts.extend(fits.facts);
+        Finding {
+            kind,
+            limit: decision.limit.filter(|l| l.is_finite()),
+            knee_clients: decision.knee_clients,
+            base_latency_ms: (self.sh.base_ms > 0.0).then_some(self.sh.base_ms),
+            plateau: decision.plateau,
+            usl: fits.usl,
+            pool: fits.pool,
+            better_model: fits.better,
+            fan_out,
+            facts: self.facts,
+        }
+    }
+}

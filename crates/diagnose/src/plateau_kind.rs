@@ -1,0 +1,167 @@
+//! A plateau's kind: `cpu-bound` when the target's CPU saturated, when one request in service
+//! burns ≥ 30% of a core (15% of all cores when the cores are unknown) with the downstream idle
+//! or absent — CPU work on fewer threads than cores — or when the CPU was not observed and the
+//! downstream stayed idle; `blocking-pool` otherwise. A CPU limit is sized by the cores the
+//! target kept busy.
+
+use crate::analysis::{Analysis, Decision};
+use crate::points::median;
+use chokepoint_result::{Fact, Kind, Plateau};
+
+/// Share of one core a request in service must burn to count as CPU work (a request waiting on
+/// a call burns next to nothing; one computing burns most of a core).
+const CPU_HEAVY_CORE_SHARE: f64 = 0.3;
+/// The same, in percent of all cores, when the number of cores is unknown.
+const CPU_HEAVY_PCT: f64 = 15.0;
+
+impl Analysis<'_, '_> {
+    /// The kind of the plateau past the confirmed knee `k`.
+    pub fn plateau_kind(&mut self, k: usize) -> Decision {
+        let pts = self.pts;
+        let (plateau_x, idx) = self.plateau(k);
+        let clients = self.clients_at(&idx);
+        let from = clients.first().copied().unwrap_or(pts[k].clients);
+        let size = self.size(plateau_x, &idx);
+        let mut limit = size.limit;
+        self.knee_facts(k, plateau_x, &idx);
+        let target_cpu = median(idx.iter().filter_map(|&i| pts[i].target_cpu));
+        let generator_cpu = median(idx.iter().map(|&i| pts[i].generator_cpu));
+        let observed = self.ctx.target_observed && idx.iter().any(|&i| pts[i].target_cpu.is_some());
+        let cpu_saturated = observed
+            && (target_cpu >= 75.0
+                || (target_cpu + generator_cpu >= 90.0 && target_cpu > generator_cpu));
+        let idle = self.downstream_idle(&idx, size.little);
+        // CPU per request in service at the fewest clients, in percent of all cores: a
+        // request that waits on a call burns almost none; one doing CPU work burns a core.
+        let first = &pts[0];
+        let in_service = (first.x * first.mean_ms / 1000.0).max(first.clients as f64 * 0.5);
+        let cpu_per_request = match (observed, first.target_cpu) {
+            (true, Some(t)) if in_service > 0.0 => t / in_service,
+            _ => 0.0,
+        };
+        let heavy_enough = match self.ctx.cores {
+            Some(cores) if cores > 0 => {
+                cpu_per_request * cores as f64 / 100.0 >= CPU_HEAVY_CORE_SHARE
+            }
+            _ => cpu_per_request >= CPU_HEAVY_PCT,
+        };
+        let cpu_heavy = heavy_enough && (idle.is_some() || !self.ctx.mock_present);
+        // A CPU limit is sized by the cores the target kept busy at the plateau: Little's
+        // law over the base latency counts the time a request waits for a core too, and a
+        // loaded machine makes that wait large.
+        let cores_busy = match self.ctx.cores {
+            Some(cores) if observed && cores > 0 && target_cpu > 0.0 => {
+                Some((cores, target_cpu * cores as f64 / 100.0))
+            }
+            _ => None,
+        };
+        let cpu_limit = cores_busy.map_or(size.limit, |c| c.1);
+        if cpu_saturated || cpu_heavy {
+            limit = cpu_limit;
+            if let Some((cores, busy)) = cores_busy {
+                self.facts.push(Fact::CoresBusy {
+                    clients: clients.clone(),
+                    target_cpu_pct: target_cpu,
+                    cores,
+                    cores_busy: busy,
+                    little: size.limit,
+                });
+            }
+            if idx.iter().any(|&i| pts[i].machine_cpu.is_some()) {
+                let machine_cpu = median(idx.iter().filter_map(|&i| pts[i].machine_cpu));
+                let others = (machine_cpu - target_cpu - generator_cpu).max(0.0);
+                self.facts.push(Fact::MachineCpu {
+                    clients: clients.clone(),
+                    machine_cpu_pct: machine_cpu,
+                    target_cpu_pct: target_cpu,
+                    generator_cpu_pct: generator_cpu,
+                    others_pct: others,
+                    contended: machine_cpu >= 90.0 && others >= 20.0,
+                });
+            }
+        }
+        let kind;
+        if cpu_saturated {
+            kind = Kind::CpuBound;
+            self.facts.push(Fact::CpuSaturated {
+                clients: clients.clone(),
+                target_cpu_pct: target_cpu,
+                generator_cpu_pct: generator_cpu,
+                in_service: cpu_limit,
+            });
+        } else if cpu_heavy {
+            kind = Kind::CpuBound;
+            self.facts.push(Fact::CpuPerRequest {
+                clients: first.clients,
+                target_cpu_pct: first.target_cpu.unwrap_or(0.0),
+                in_service,
+                per_request_pct: cpu_per_request,
+                plateau_cpu_pct: target_cpu,
+                limit_in_service: cpu_limit,
+            });
+            self.facts.extend(idle);
+        } else if let (false, Some(idle)) = (observed, idle.clone()) {
+            kind = Kind::CpuBound;
+            self.facts.push(idle);
+            self.facts.push(Fact::TargetNotObserved);
+        } else {
+            kind = Kind::BlockingPool;
+            if observed {
+                self.facts.push(Fact::CpuNotLimit {
+                    clients: clients.clone(),
+                    target_cpu_pct: target_cpu,
+                    generator_cpu_pct: generator_cpu,
+                });
+            }
+            self.facts.extend(idle);
+        }
+        self.facts.extend(size.facts);
+        if let Some((low, high)) = self.batch_range(k) {
+            limit = size.limit.clamp(low, high);
+        }
+        Decision {
+            kind,
+            limit: Some(limit),
+            knee_clients: Some(pts[k].clients),
+            plateau: Some(Plateau {
+                throughput_rps: plateau_x,
+                from_clients: from,
+                clients,
+            }),
+        }
+    }
+
+    /// When the mock is present and stayed (nearly) idle at the plateau: a
+    /// [`Fact::DownstreamIdle`].
+    fn downstream_idle(&self, idx: &[usize], little: f64) -> Option<Fact> {
+        if !self.ctx.mock_present {
+            return None;
+        }
+        let calls: Vec<f64> = idx
+            .iter()
+            .filter_map(|&i| self.pts[i].calls_per_request())
+            .collect();
+        let in_flight: Vec<f64> = idx
+            .iter()
+            .filter_map(|&i| self.pts[i].inflight_mean)
+            .collect();
+        if calls.is_empty() && in_flight.is_empty() {
+            return None;
+        }
+        let calls = if calls.is_empty() { 1.0 } else { median(calls) };
+        let in_flight = (!in_flight.is_empty()).then(|| median(in_flight));
+        let l0 = self.sh.base_ms;
+        let mut in_service = self.pts[idx[0]].ok_x * l0 / 1000.0;
+        if little > 0.0 {
+            in_service = in_service.max(little);
+        }
+        let idle =
+            calls < 0.5 || (in_service > 0.0 && in_flight.is_some_and(|m| m < 0.5 * in_service));
+        idle.then(|| Fact::DownstreamIdle {
+            clients: self.clients_at(idx),
+            calls_per_request: calls,
+            in_flight,
+            in_service,
+        })
+    }
+}
