@@ -85,7 +85,7 @@ fn gates_are_evaluated_on_the_steps_and_the_finding() {
         with_errors(step(40, 19.5, 2027.0), "request_timeout", 0.3, 5000.0),
         step(100, 19.7, 5070.0),
     ];
-    let d = diagnosed(&steps, &context);
+    let d = diagnosed(&steps, &context).into_diagnosis();
     assert_eq!(d.kind, Kind::BlockingPool);
     // p99 of the table's latencies is 1.1 × mean (see common::latency).
     let p99_at_40: f64 = (1.1 * ((2027.0 * 195.0 + 5000.0 * 3.0) / 198.0_f64)).round();
@@ -129,7 +129,7 @@ fn gates_are_evaluated_on_the_steps_and_the_finding() {
 #[test]
 fn a_limit_gate_fails_when_no_limit_was_found() {
     let steps = vec![step(1, 10.0, 100.0), step(2, 20.0, 100.0)];
-    let d = diagnosed(&steps, &bare_context());
+    let d = diagnosed(&steps, &bare_context()).into_diagnosis();
     let gate: Gate = "limit>=100".parse().unwrap();
     assert_eq!(
         check_gates(&[gate], &steps, &d),

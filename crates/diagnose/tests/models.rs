@@ -3,7 +3,9 @@
 
 mod common;
 use chokepoint_diagnose::usl_fit;
-use chokepoint_result::{Kind, Step, StubStats, SweepContext};
+use chokepoint_result::{
+    CeilingReading, Fact, FanOutShape, Kind, Model, Step, StubStats, SweepContext,
+};
 use common::*;
 
 const DOUBLING: [u32; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 256];
@@ -21,11 +23,7 @@ fn pools_of_1_8_16_64_are_found_with_and_without_a_mock() {
         assert_near(d.limit.unwrap(), pool as f64, 0.1);
         let knee = d.knee_clients.unwrap();
         assert!(knee > pool && knee <= 2 * pool, "pool {pool}: knee {knee}");
-        assert_eq!(
-            d.better_model.as_deref(),
-            Some("bounded-pool"),
-            "pool {pool}"
-        );
+        assert_eq!(d.better_model, Some(Model::BoundedPool), "pool {pool}");
 
         // Client side only: Little's law with the base latency alone.
         let bare: Vec<Step> = steps
@@ -40,11 +38,8 @@ fn pools_of_1_8_16_64_are_found_with_and_without_a_mock() {
         let d = diagnosed(&bare, &bare_context());
         assert_eq!(d.kind, Kind::BlockingPool, "pool {pool} bare: {d:#?}");
         assert_near(d.limit.unwrap(), pool as f64, 0.1);
-        assert!(d.evidence.iter().any(|e| e.contains("downstream evidence")));
-        assert!(d
-            .evidence
-            .iter()
-            .any(|e| e.contains("CPU evidence is missing")));
+        assert!(has(&d, |f| *f == Fact::NoMock));
+        assert!(has(&d, |f| *f == Fact::TargetNotObserved));
     }
 }
 
@@ -73,7 +68,11 @@ fn a_cpu_bound_target_with_its_cpu_observed() {
     };
     let d = diagnosed(&cpu_steps(2, 10.0, true), &context);
     assert_eq!(d.kind, Kind::CpuBound, "{d:#?}");
-    assert!(d.summary.contains("CPU at 96%"), "{}", d.summary);
+    let cpu = facts(&d, |f| match f {
+        Fact::CpuSaturated { target_cpu_pct, .. } => Some(target_cpu_pct.round()),
+        _ => None,
+    });
+    assert_eq!(cpu, [96.0], "{d:#?}");
     // Two cores busy: about 2 requests in service at once.
     assert_near(d.limit.unwrap(), 2.0, 0.1);
 }
@@ -82,11 +81,18 @@ fn a_cpu_bound_target_with_its_cpu_observed() {
 fn a_cpu_bound_target_unobserved_is_told_by_the_idle_mock() {
     let d = diagnosed(&cpu_steps(2, 10.0, false), &mock_context(50.0));
     assert_eq!(d.kind, Kind::CpuBound, "{d:#?}");
-    assert!(d.summary.contains("downstream stays idle"), "{}", d.summary);
-    assert!(d
-        .evidence
-        .iter()
-        .any(|e| e.contains("0.00 calls per target request")));
+    // Not the CPU's figures (unobserved): the idle downstream decides.
+    assert!(!has(&d, |f| matches!(
+        f,
+        Fact::CpuSaturated { .. } | Fact::CpuPerRequest { .. }
+    )));
+    let calls = facts(&d, |f| match f {
+        Fact::DownstreamIdle {
+            calls_per_request, ..
+        } => Some(*calls_per_request),
+        _ => None,
+    });
+    assert!(calls.len() == 1 && calls[0] < 0.005, "{calls:?}");
 }
 
 #[test]
@@ -98,10 +104,7 @@ fn a_plateau_without_mock_or_observer_is_a_pool_with_the_evidence_missing() {
     }
     let d = diagnosed(&steps, &bare_context());
     assert_eq!(d.kind, Kind::BlockingPool);
-    assert!(d
-        .evidence
-        .iter()
-        .any(|e| e.contains("CPU evidence is missing")));
+    assert!(has(&d, |f| *f == Fact::TargetNotObserved));
 }
 
 #[test]
@@ -122,10 +125,7 @@ fn an_observed_idle_cpu_keeps_a_blocking_pool() {
     let d = diagnosed(&steps, &context);
     assert_eq!(d.kind, Kind::BlockingPool, "{d:#?}");
     assert_eq!(d.limit, Some(16.0));
-    assert!(d
-        .evidence
-        .iter()
-        .any(|e| e.contains("The CPU is not the limit")));
+    assert!(has(&d, |f| matches!(f, Fact::CpuNotLimit { .. })));
 }
 
 #[test]
@@ -150,9 +150,17 @@ fn periodic_stalls_with_the_mock_at_its_connection_cap_are_a_connection_limit() 
     let d = diagnosed(&steps, &context);
     assert_eq!(d.kind, Kind::ConnectionLimit, "{d:#?}");
     assert_eq!(d.limit, Some(50.0));
-    assert!(d.summary.contains("every 1.0 s"), "{}", d.summary);
-    assert!(d.evidence.iter().any(|e| e.contains("at its cap of 50")));
-    assert!(d.evidence.iter().any(|e| e.contains("10 stalls")));
+    let stalls = facts(&d, |f| match f {
+        Fact::Stalls {
+            count, period_s, ..
+        } => Some((*count, (period_s * 10.0).round() / 10.0)),
+        _ => None,
+    });
+    assert_eq!(stalls, [(10, 1.0)], "{d:#?}");
+    assert!(has(&d, |f| matches!(
+        f,
+        Fact::MockConnectionCap { cap, .. } if *cap == 50.0
+    )));
 }
 
 #[test]
@@ -222,9 +230,28 @@ fn a_shedding_target_is_error_bound_at_its_successful_plateau() {
     assert_eq!(d.kind, Kind::ErrorBound, "{d:#?}");
     assert_near(d.limit.unwrap(), 30.0, 0.1);
     assert_eq!(d.knee_clients, Some(32));
-    assert!(d.summary.starts_with("Past ~30 in flight"), "{}", d.summary);
-    assert!(d.summary.contains("503 in 2.0 ms"), "{}", d.summary);
-    assert!(d.evidence.iter().any(|e| e.contains("http_503")));
+    // Sized at ~30 in flight, by the mock's ceiling or Little's law.
+    assert!(has(&d, |f| match f {
+        Fact::MockCeiling {
+            max_in_flight,
+            reading,
+            ..
+        } => *reading != CeilingReading::Disagrees && (max_in_flight - 30.0).abs() < 0.5,
+        _ => false,
+    }));
+    // 503s, the most common failure, answered in 2.0 ms.
+    let start = facts(&d, |f| match f {
+        Fact::ErrorsStart {
+            errors,
+            error_p50_ms,
+            ..
+        } => Some((
+            errors.iter().max_by_key(|e| e.1).map(|e| e.0.clone()),
+            *error_p50_ms,
+        )),
+        _ => None,
+    });
+    assert_eq!(start, [(Some("http_503".to_string()), Some(2.0))], "{d:#?}");
 
     // Without a mock the limit comes from the ok plateau × base latency.
     let mut bare = shedding_steps();
@@ -253,11 +280,10 @@ fn a_saturated_generator_makes_the_finding_about_the_generator() {
     let d = diagnosed(&steps, &bare_context());
     assert_eq!(d.kind, Kind::GeneratorBound, "{d:#?}");
     assert_eq!(d.limit, None);
-    assert!(
-        d.summary.contains("generator's own CPU reached"),
-        "{}",
-        d.summary
-    );
+    assert!(has(&d, |f| matches!(
+        f,
+        Fact::GeneratorBound { generator_cpu_pct, .. } if *generator_cpu_pct > 90.0
+    )));
 }
 
 #[test]
@@ -278,13 +304,19 @@ fn no_limit_up_to_200_clients() {
     assert_eq!(d.kind, Kind::NoLimitFound, "{d:#?}");
     assert_eq!(d.limit, None);
     assert_eq!(d.knee_clients, None);
-    assert!(
-        d.summary.starts_with("No limit up to 200 clients: 9"),
-        "{}",
-        d.summary
-    );
-    assert!(d.summary.contains("req/s at 200 clients"), "{}", d.summary);
-    assert!(d.evidence.iter().any(|e| e.contains("raise --max-clients")));
+    // The summary's step: the largest, 200 clients at 9xx req/s.
+    let last = facts(&d, |f| match f {
+        Fact::Step {
+            clients,
+            ok_throughput_rps,
+            ..
+        } => Some((*clients, *ok_throughput_rps)),
+        _ => None,
+    });
+    let (clients, x) = *last.last().unwrap();
+    assert_eq!(clients, 200);
+    assert!((900.0..1000.0).contains(&x), "{x}");
+    assert!(has(&d, |f| *f == Fact::MaxClientsReached { max_clients: 200 }));
 }
 
 #[test]
@@ -305,17 +337,21 @@ fn one_noisy_step_before_the_knee_does_not_move_it() {
 fn zero_requests_and_zero_steps_stay_finite() {
     let d = diagnosed(&[], &bare_context());
     assert_eq!(d.kind, Kind::NoLimitFound);
-    assert!(d.summary.contains("No step"));
+    assert_eq!(d.facts, [Fact::NothingMeasured]);
 
     let mut empty = step(4, 0.0, 0.0);
     empty.ok_latency_ms = None;
     let steps = vec![step(1, 0.0, 0.0), empty, step(0, 5.0, 10.0)];
     let d = diagnosed(&steps, &mock_context(50.0));
-    let json = serde_json::to_string(&d).expect("a diagnosis serialises");
+    let json = serde_json::to_string(&d.clone().into_diagnosis()).expect("a diagnosis serialises");
     assert!(!json.contains("NaN"), "{json}");
     assert_eq!(d.kind, Kind::NoLimitFound);
     assert_eq!(d.limit, None);
-    assert!(d.summary.contains("No request completed"), "{}", d.summary);
+    // Every step is one with no success and no failure either: nothing completed.
+    assert!(d.facts.iter().all(|f| matches!(
+        f,
+        Fact::NoSuccess { errors, .. } if errors.is_empty()
+    )));
 
     let failing = vec![
         with_errors(step(1, 0.0, 0.0), "connect_refused", 100.0, 1.0),
@@ -324,7 +360,13 @@ fn zero_requests_and_zero_steps_stay_finite() {
     let d = diagnosed(&failing, &bare_context());
     assert_eq!(d.kind, Kind::ErrorBound);
     assert_eq!(d.limit, None);
-    assert!(d.summary.contains("connect_refused: 3000"), "{}", d.summary);
+    let refused: u64 = facts(&d, |f| match f {
+        Fact::NoSuccess { errors, .. } => errors.get("connect_refused").copied(),
+        _ => None,
+    })
+    .iter()
+    .sum();
+    assert_eq!(refused, 3000);
 }
 
 fn usl_throughput(lambda: f64, sigma: f64, kappa: f64, n: f64) -> f64 {
@@ -362,10 +404,17 @@ fn retrograde_throughput_is_better_fitted_by_the_usl() {
     let d = diagnosed(&steps, &bare_context());
     let usl = d.usl.unwrap();
     assert!(usl.kappa > 0.0, "{usl:?}");
-    assert_eq!(d.better_model.as_deref(), Some("usl"), "{d:#?}");
+    assert_eq!(d.better_model, Some(Model::Usl), "{d:#?}");
     assert!(usl.r_squared > d.pool.unwrap().r_squared);
-    assert!(d.evidence.iter().any(|e| e.contains("the USL fits better")));
-    assert!(d.evidence.iter().any(|e| e.contains("Throughput peaks at")));
+    assert!(has(&d, |f| matches!(
+        f,
+        Fact::BetterModel { model: Model::Usl, pool_rms_error_rps, usl_rms_error_rps }
+            if usl_rms_error_rps < pool_rms_error_rps
+    )));
+    assert!(has(&d, |f| matches!(
+        f,
+        Fact::Retrograde { peak_rps, last_rps, .. } if last_rps < peak_rps
+    )));
 }
 
 /// One client against a route calling four stubs per request; `base_ms` is what the client waits.
@@ -400,18 +449,28 @@ fn fan_out_calls_are_told_parallel_or_serial() {
         ..mock_context(0.0)
     };
     let d = diagnosed(&fan_out_steps(1212.0), &context);
-    assert_eq!(d.fan_out.as_deref(), Some("parallel"), "{d:#?}");
-    assert!(
-        d.evidence.iter().any(|e| e.contains(
-            "calls appear parallel: 1 client waits 1212 ms, the slowest call takes 1200 ms, the sum would be 2110 ms"
+    assert_eq!(d.fan_out, Some(FanOutShape::Parallel), "{d:#?}");
+    // 1 client waits 1212 ms; the slowest call takes 1200 ms, the sum would be 2110 ms.
+    let fan_out = facts(&d, |f| match f {
+        Fact::FanOut {
+            clients,
+            latency_ms,
+            slowest_ms,
+            serial_ms,
+            ..
+        } => Some((
+            *clients,
+            latency_ms.round(),
+            slowest_ms.round(),
+            serial_ms.round(),
         )),
-        "{:#?}",
-        d.evidence
-    );
+        _ => None,
+    });
+    assert_eq!(fan_out, [(1, 1212.0, 1200.0, 2110.0)]);
     assert_eq!(d.kind, Kind::NoLimitFound);
 
     let d = diagnosed(&fan_out_steps(2125.0), &context);
-    assert_eq!(d.fan_out.as_deref(), Some("serial"), "{d:#?}");
+    assert_eq!(d.fan_out, Some(FanOutShape::Serial), "{d:#?}");
 }
 
 #[test]
@@ -430,10 +489,10 @@ fn a_generator_busy_with_a_shedders_fast_errors_does_not_hide_the_shedding() {
     let d = diagnosed(&steps, &mock_context(50.0));
     assert_eq!(d.kind, Kind::ErrorBound, "{d:#?}");
     assert_near(d.limit.unwrap(), 30.0, 0.1);
-    assert!(d
-        .evidence
-        .iter()
-        .any(|e| e.contains("The generator used 97%") && e.contains("finding stands")));
+    assert!(has(&d, |f| matches!(
+        f,
+        Fact::GeneratorBusy { generator_cpu_pct, past_limit: true, .. } if *generator_cpu_pct == 97.0
+    )));
 }
 
 #[test]
@@ -482,9 +541,15 @@ fn a_starved_pool_is_sized_by_the_ceiling_the_mock_saw_at_every_plateau_step() {
     assert_eq!(d.kind, Kind::BlockingPool, "{d:#?}");
     assert_near(d.limit.unwrap(), 12.0, 0.1);
     assert!(
-        d.evidence.iter().any(|e| e.contains("exactly 12")),
-        "{:#?}",
-        d.evidence
+        has(&d, |f| matches!(
+            f,
+            Fact::MockCeiling {
+                max_in_flight,
+                reading: CeilingReading::SameAtEveryStep,
+                ..
+            } if *max_in_flight == 12.0
+        )),
+        "{d:#?}"
     );
 }
 
@@ -503,7 +568,7 @@ fn a_flat_plateau_does_not_make_the_usl_the_better_model() {
     let d = diagnosed(&steps, &bare_context());
     assert_eq!(d.kind, Kind::BlockingPool, "{d:#?}");
     assert_near(d.limit.unwrap(), 1.0, 0.1);
-    assert_eq!(d.better_model.as_deref(), Some("bounded-pool"), "{d:#?}");
+    assert_eq!(d.better_model, Some(Model::BoundedPool), "{d:#?}");
 }
 
 /// Steps of a sweep without a mock, the target's CPU observed: (clients, req/s, mean ms,
@@ -548,13 +613,7 @@ fn a_python_server_held_by_its_gil_is_one_core_of_cpu_work() {
         let d = diagnosed(&steps, &context);
         assert_eq!(d.kind, Kind::CpuBound, "{d:#?}");
         assert_near(d.limit.unwrap(), 1.0, 0.1);
-        assert!(
-            d.evidence
-                .iter()
-                .any(|e| e.contains("cores the target kept busy")),
-            "{:#?}",
-            d.evidence
-        );
+        assert!(has(&d, |f| matches!(f, Fact::CoresBusy { .. })), "{d:#?}");
     }
 }
 
@@ -579,10 +638,10 @@ fn a_machine_busy_with_other_work_is_named_beside_the_target() {
     let d = diagnosed(&steps, &context);
     assert_eq!(d.kind, Kind::CpuBound, "{d:#?}");
     assert!(
-        d.evidence
-            .iter()
-            .any(|e| e.contains("99% busy") && e.contains("competed for cores")),
-        "{:#?}",
-        d.evidence
+        has(&d, |f| matches!(
+            f,
+            Fact::MachineCpu { machine_cpu_pct, contended: true, .. } if machine_cpu_pct.round() == 99.0
+        )),
+        "{d:#?}"
     );
 }

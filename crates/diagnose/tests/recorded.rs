@@ -6,7 +6,7 @@
 //! doing CPU work: 40% of all cores, under the saturation rule, with an idle mock).
 
 use chokepoint_diagnose::diagnose;
-use chokepoint_result::{Kind, SweepResult};
+use chokepoint_result::{Fact, FanOutShape, Kind, SweepResult};
 
 fn recorded(name: &str) -> SweepResult {
     let path = format!(
@@ -32,14 +32,15 @@ fn recorded_demo_sweeps_give_their_scenarios_finding() {
     let mut wrong = Vec::new();
     for &(name, kind, limit) in table {
         let r = recorded(name);
-        let d = diagnose(&r.steps, &r.context).into_diagnosis();
+        let d = diagnose(&r.steps, &r.context);
         let limit_ok = match (limit, d.limit) {
             (Some(want), Some(got)) => (got - want).abs() <= 0.1 * want,
             (None, _) => true,
             (Some(_), None) => false,
         };
         if d.kind != kind || !limit_ok {
-            wrong.push(format!("{name}: {} {:?} — {}", d.kind, d.limit, d.summary));
+            let summary = chokepoint_diagnose::describe(&d).summary;
+            wrong.push(format!("{name}: {} {:?} — {summary}", d.kind, d.limit));
         }
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
@@ -48,8 +49,8 @@ fn recorded_demo_sweeps_give_their_scenarios_finding() {
 #[test]
 fn recorded_fan_out_is_parallel() {
     let r = recorded("recommendations");
-    let d = diagnose(&r.steps, &r.context).into_diagnosis();
-    assert_eq!(d.fan_out.as_deref(), Some("parallel"));
+    let d = diagnose(&r.steps, &r.context);
+    assert_eq!(d.fan_out, Some(FanOutShape::Parallel));
 }
 
 /// The second recording's `dispatcher` sweep (a pool of 16) ran while the machine paused: at
@@ -66,12 +67,12 @@ fn a_paused_machine_is_not_taken_for_a_pool_when_the_mock_saw_every_call() {
     let counts: Vec<u32> = r.steps.iter().map(|s| s.clients).collect();
     assert_eq!(counts, vec![1, 2, 4, 8, 16, 12, 10]);
     assert_eq!(chokepoint_diagnose::next_clients(&r.steps, 128), Some(32));
-    let d = diagnose(&r.steps, &r.context).into_diagnosis();
+    let d = diagnose(&r.steps, &r.context);
     assert_eq!(d.kind, Kind::NoLimitFound, "{d:#?}");
     assert!(d
-        .evidence
+        .facts
         .iter()
-        .any(|e| e.contains("the mock saw all 16 calls in flight at once")));
+        .any(|f| matches!(f, Fact::AllInFlight { clients: 16, .. })));
 }
 
 /// The third recording's `cpu` sweep ran on a machine busy with builds: 42, 36 and 58 req/s at
@@ -84,6 +85,52 @@ fn a_noisy_cpu_sweep_without_a_flat_plateau_is_still_cpu_bound() {
         env!("CARGO_MANIFEST_DIR")
     );
     let r: SweepResult = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let d = diagnose(&r.steps, &r.context).into_diagnosis();
+    let d = diagnose(&r.steps, &r.context);
     assert_eq!(d.kind, Kind::CpuBound, "{d:#?}");
+}
+
+/// The facts of the `actors` recording (a pool of 20 behind a 50 ms mock) carry the numbers the
+/// evidence tells, and name the steps they were read from.
+#[test]
+fn recorded_actors_facts_name_their_steps() {
+    use chokepoint_result::CeilingReading;
+    let r = recorded("actors");
+    let d = diagnose(&r.steps, &r.context);
+    assert_eq!(d.knee_clients, Some(24));
+    assert!(d.facts.iter().any(|f| matches!(
+        f,
+        Fact::Knee { clients: 24, efficiency, .. } if (0.83..0.85).contains(efficiency)
+    )));
+    let plateau = d.plateau.as_ref().unwrap();
+    assert_eq!(plateau.clients, [20, 24, 32]);
+    assert_eq!(plateau.from_clients, 20);
+    let ceiling: Vec<_> = d
+        .facts
+        .iter()
+        .filter_map(|f| match f {
+            Fact::MockCeiling {
+                clients,
+                max_in_flight,
+                reading,
+                ..
+            } => Some((clients.clone(), *max_in_flight, *reading)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        ceiling,
+        [(vec![20, 24, 32], 20.0, CeilingReading::Agrees)],
+        "{d:#?}"
+    );
+    // The steps the mock saw every call of are named, with their measured efficiency.
+    let all_in_flight: Vec<u32> = d
+        .facts
+        .iter()
+        .filter_map(|f| match f {
+            Fact::AllInFlight { clients, .. } => Some(*clients),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(all_in_flight, [18, 20]);
+    assert_eq!(d.limit, Some(20.0));
 }

@@ -196,10 +196,27 @@ pub fn assert_near(value: f64, expected: f64, share: f64) {
 /// steps and context) before the diagnosis was split into deciding and describing. With
 /// `CHOKEPOINT_RECORD_SUMMARIES=1` the prose is appended to that file instead (sort and dedup it
 /// after: `sort -u`).
-pub fn diagnosed(steps: &[Step], context: &SweepContext) -> chokepoint_result::Diagnosis {
-    let d = chokepoint_diagnose::diagnose(steps, context).into_diagnosis();
-    check_prose(steps, context, &d.summary, &d.evidence);
-    d
+pub fn diagnosed(steps: &[Step], context: &SweepContext) -> chokepoint_diagnose::Finding {
+    let finding = chokepoint_diagnose::diagnose(steps, context);
+    let text = chokepoint_diagnose::describe(&finding);
+    check_prose(steps, context, &text.summary, &text.evidence);
+    finding
+}
+
+/// The facts of the finding that `pick` matches, as `pick` returns them.
+pub fn facts<'f, T>(
+    finding: &'f chokepoint_diagnose::Finding,
+    pick: impl Fn(&'f chokepoint_result::Fact) -> Option<T>,
+) -> Vec<T> {
+    finding.facts.iter().filter_map(pick).collect()
+}
+
+/// Whether the finding has a fact `pick` accepts.
+pub fn has(
+    finding: &chokepoint_diagnose::Finding,
+    pick: impl Fn(&chokepoint_result::Fact) -> bool,
+) -> bool {
+    finding.facts.iter().any(pick)
 }
 
 /// FNV-1a over the JSON of the steps and context: a key that stays the same across Rust
