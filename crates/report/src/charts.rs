@@ -1,10 +1,14 @@
 //! The four charts of `report.html`, drawn by plotters as inline SVG strings.
 //!
+//! Every derived figure a chart shows — the base latency of the ideal line, the plateau, the
+//! knee, the limit, the stalls — is read from the result's diagnosis, never worked out again
+//! here: a result without one (saved mid-sweep, or by an older version) is drawn without them.
+//!
 //! Clients go on a log-2 axis (1, 2, 4 … 1024 read evenly, and a sweep spans that range): the
 //! axis is linear in log₂(clients) with tick labels written back as client counts, so ticks fall
 //! on whole powers of two.
 use crate::numbers;
-use chokepoint_result::{Step, SweepResult};
+use chokepoint_result::{Fact, Span, Step, SweepResult};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -17,8 +21,6 @@ const WIDTH: u32 = 960;
 const HEIGHT: u32 = 440;
 /// Height of one row of the timeline's small multiples.
 const PANEL_HEIGHT: u32 = 200;
-/// A timeline bucket under this share of its step's mean throughput is drawn as a stall.
-pub const STALL_SHARE: f64 = 0.1;
 
 const TOTAL: RGBColor = RGBColor(31, 119, 180);
 const OK: RGBColor = RGBColor(44, 160, 44);
@@ -29,6 +31,8 @@ const P50: RGBColor = RGBColor(31, 119, 180);
 const P90: RGBColor = RGBColor(148, 103, 189);
 const P99: RGBColor = RGBColor(214, 39, 40);
 const MEAN: RGBColor = RGBColor(44, 160, 44);
+/// A stall's band: the knee's red, light.
+const STALL: RGBColor = RGBColor(246, 190, 190);
 
 /// Runs `draw` on a fresh white SVG canvas and returns the SVG markup, without the XML
 /// namespace attribute (an inline `<svg>` in HTML needs none, and the page keeps no URLs).
@@ -136,8 +140,16 @@ pub fn throughput(result: &SweepResult) -> Result<String, String> {
     let axis = ClientAxis::new(steps);
     let diagnosis = result.diagnosis.as_ref();
     let plateau = diagnosis
-        .and_then(|d| d.pool.map(|p| p.plateau_rps))
-        .filter(|p| p.is_finite());
+        .and_then(|d| {
+            d.plateau
+                .as_ref()
+                .map(|p| p.throughput_rps)
+                .or(d.pool.map(|p| p.plateau_rps))
+        })
+        .filter(|p| p.is_finite() && *p > 0.0);
+    let base_ms = diagnosis
+        .and_then(|d| d.base_latency_ms)
+        .filter(|b| b.is_finite() && *b > 0.0);
     let measured = finite_max(
         steps
             .iter()
@@ -156,7 +168,7 @@ pub fn throughput(result: &SweepResult) -> Result<String, String> {
         let total = points(steps, |s| s.throughput_rps);
         let ok = points(steps, |s| s.ok_throughput_rps);
         let mut drawn = vec![total.clone(), ok.clone()];
-        if let Some(base_ms) = numbers::base_latency_ms(result) {
+        if let Some(base_ms) = base_ms {
             // clients / base latency at each step, joined like the measured lines so the two
             // compare segment by segment, up to where it leaves the chart.
             let ideal = clip_below(
@@ -322,8 +334,23 @@ pub fn in_flight(result: &SweepResult) -> Option<Result<String, String>> {
     }))
 }
 
-/// Throughput over time within each step, one small chart per step, with stalls (buckets under
-/// [`STALL_SHARE`] of the step's mean) marked in red.
+/// The stalls the diagnosis named, by the client count of their step.
+pub fn named_stalls(result: &SweepResult) -> Vec<(u32, &[Span])> {
+    let Some(diagnosis) = &result.diagnosis else {
+        return Vec::new();
+    };
+    diagnosis
+        .facts
+        .iter()
+        .filter_map(|f| match f {
+            Fact::Stalls { clients, spans, .. } => Some((*clients, spans.as_slice())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Throughput over time within each step, one small chart per step, with the stalls the
+/// diagnosis named drawn as red bands.
 pub fn timelines(result: &SweepResult) -> Result<String, String> {
     let steps = &result.steps;
     let columns = match steps.len() {
@@ -340,14 +367,19 @@ pub fn timelines(result: &SweepResult) -> Result<String, String> {
     })));
     svg(50 + rows as u32 * PANEL_HEIGHT, |root| {
         let body = root.titled("Throughput over time within each step", ("sans-serif", 22))?;
+        let stalls = named_stalls(result);
         for (panel, step) in body.split_evenly((rows, columns)).iter().zip(steps) {
-            draw_timeline(panel, step, x_max)?;
+            let spans = stalls
+                .iter()
+                .find(|s| s.0 == step.clients)
+                .map_or(&[][..], |s| s.1);
+            draw_timeline(panel, step, x_max, spans)?;
         }
         Ok(())
     })
 }
 
-fn draw_timeline(panel: &Area, step: &Step, x_max: f64) -> Drawn {
+fn draw_timeline(panel: &Area, step: &Step, x_max: f64, stalls: &[Span]) -> Drawn {
     let rates = bucket_rates(step);
     let y_max = nonzero(finite_max(rates.iter().map(|p| p.1)) * 1.2);
     let mut chart = ChartBuilder::on(panel)
@@ -377,14 +409,13 @@ fn draw_timeline(panel: &Area, step: &Step, x_max: f64) -> Drawn {
         )))?;
         return Ok(());
     }
+    chart.draw_series(stalls.iter().map(|s| {
+        Rectangle::new(
+            [(s.start_s, 0.0), (s.start_s + s.length_s, y_max)],
+            STALL.filled(),
+        )
+    }))?;
     chart.draw_series(LineSeries::new(rates.clone(), TOTAL.stroke_width(2)))?;
-    let threshold = mean(rates.iter().map(|p| p.1)) * STALL_SHARE;
-    chart.draw_series(
-        rates
-            .iter()
-            .filter(|p| p.1 < threshold)
-            .map(|&p| Circle::new(p, 4, KNEE.filled())),
-    )?;
     Ok(())
 }
 
@@ -399,24 +430,6 @@ pub fn bucket_rates(step: &Step) -> Vec<(f64, f64)> {
         .map(|p| (p.t_s + width / 2.0, p.completed as f64 / width))
         .filter(|p| p.0.is_finite() && p.1.is_finite())
         .collect()
-}
-
-/// How many of a step's timeline buckets are stalls.
-pub fn stall_count(step: &Step) -> usize {
-    let rates = bucket_rates(step);
-    let threshold = mean(rates.iter().map(|p| p.1)) * STALL_SHARE;
-    rates.iter().filter(|p| p.1 < threshold).count()
-}
-
-fn mean(values: impl Iterator<Item = f64>) -> f64 {
-    let (sum, count) = values
-        .filter(|v| v.is_finite())
-        .fold((0.0, 0usize), |(sum, count), v| (sum + v, count + 1));
-    if count == 0 {
-        0.0
-    } else {
-        sum / count as f64
-    }
 }
 
 /// A line over the steps, ordered by clients: the adaptive search runs them out of order.
@@ -597,7 +610,7 @@ mod tests {
     }
 
     #[test]
-    fn stalls_are_buckets_far_under_the_steps_mean() {
+    fn bucket_rates_are_per_second_at_the_middle_of_each_bucket() {
         let bucket = |t_s: f64, completed: u64| TimelinePoint {
             t_s,
             completed,
@@ -615,12 +628,11 @@ mod tests {
             ..Step::default()
         };
         assert_eq!(bucket_rates(&step)[0], (0.25, 20.0));
-        assert_eq!(stall_count(&step), 2);
+        assert_eq!(bucket_rates(&step)[1], (0.75, 0.0));
         let no_width = Step {
             timeline_bucket_s: 0.0,
             ..step
         };
         assert!(bucket_rates(&no_width).is_empty());
-        assert_eq!(stall_count(&no_width), 0);
     }
 }

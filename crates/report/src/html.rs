@@ -1,38 +1,54 @@
-//! `report.html`: one self-contained page (inline CSS and SVG, no script, no network) with the
-//! finding, four charts, the step table and the sweep's context. The page carries no date, so
-//! the same result always renders the same bytes.
+//! `report.html`: one self-contained page (inline CSS and SVG, no script, no network, no web
+//! font). Its first screen is the verdict: the kind and summary, the limit, knee and plateau as
+//! large figures, and the diagnosis's key evidence in a few lines, with every sentence folded
+//! in a `<details>`; then the step table, four charts and the sweep's context. Every figure is
+//! read from the result (the diagnosis's facts for the share of ideal and the stalls). The
+//! page carries no date, so the same result always renders the same bytes.
 use crate::{charts, numbers, sweep_text};
-use chokepoint_result::{Step, SweepResult};
+use chokepoint_result::{Fact, Step, SweepResult};
 use std::fmt::Write;
 
 const STYLE: &str = "\
 body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0;background:#f6f7f9;color:#1d2330}
-main{max-width:1000px;margin:0 auto;padding:24px}
-h1{font-size:26px;margin:0 0 4px}
+main{max-width:1100px;margin:0 auto;padding:20px 24px}
+h1{font-size:15px;font-weight:600;color:#5a6272;margin:0;text-transform:uppercase;letter-spacing:.06em}
 h2{font-size:20px;margin:28px 0 10px}
-.target{font-family:ui-monospace,monospace;font-size:16px;margin:0 0 6px;word-break:break-all}
-.facts{color:#5a6272;margin:0}
-.finding{background:#fff;border-left:6px solid #d62728;padding:14px 18px;border-radius:4px;box-shadow:0 1px 3px #0002}
-.finding.kind-no-limit-found{border-left-color:#2ca02c}
-.finding.none{border-left-color:#999}
-.finding h2{margin:0 0 8px}
-.summary{font-size:17px;margin:0 0 8px}
-.finding ul{margin:6px 0 8px;padding-left:22px}
-.finding li{margin:3px 0}
-.models,.fan-out,.where{color:#3c4454;margin:4px 0}
+.target{font-family:ui-monospace,monospace;font-size:18px;margin:2px 0 4px;word-break:break-all}
+.sweep{color:#5a6272;margin:0 0 14px;font-size:14px}
+.verdict{background:#fff;border-left:8px solid #d62728;padding:16px 22px;border-radius:6px;box-shadow:0 1px 3px #0002}
+.verdict.kind-no-limit-found{border-left-color:#2ca02c}
+.verdict.kind-generator-bound{border-left-color:#e6a100}
+.verdict.none{border-left-color:#999}
+.kind{display:inline-block;font-size:13px;font-weight:700;letter-spacing:.08em;text-transform:uppercase;color:#fff;background:#d62728;border-radius:4px;padding:3px 8px;margin:0 0 8px}
+.kind-no-limit-found .kind{background:#2ca02c}
+.kind-generator-bound .kind{background:#e6a100}
+.none .kind{background:#999}
+.summary{font-size:19px;line-height:1.4;margin:0 0 14px;font-weight:500}
+.figures{display:flex;gap:14px;margin:0 0 14px;flex-wrap:wrap}
+.figures div{flex:1;min-width:180px;background:#f6f7f9;border-radius:6px;padding:10px 16px}
+.figures b{display:block;font-size:40px;line-height:1.1;font-weight:700;font-variant-numeric:tabular-nums}
+.figures span{color:#5a6272;font-size:14px}
+.key{margin:0;padding-left:20px;font-size:16px;line-height:1.5}
+details{margin:12px 0 0;color:#3c4454}
+details summary{cursor:pointer;color:#5a6272;font-size:14px}
+details ul{padding-left:22px}
+details li{margin:3px 0}
 figure{background:#fff;margin:18px 0;padding:10px;border-radius:4px;box-shadow:0 1px 3px #0002}
 figure svg{width:100%;height:auto;display:block}
 figcaption{color:#5a6272;font-size:14px;margin:6px 4px 0}
 .note{background:#fff8e1;border:1px solid #f0d58c;padding:10px 14px;border-radius:4px}
-table{border-collapse:collapse;background:#fff;width:100%;font-size:14px;box-shadow:0 1px 3px #0002}
-th,td{padding:6px 10px;text-align:right;border-bottom:1px solid #e3e6eb;white-space:nowrap}
-th{background:#eef0f4}
+table{border-collapse:collapse;background:#fff;width:100%;font-size:14px;box-shadow:0 1px 3px #0002;font-variant-numeric:tabular-nums}
+th,td{padding:5px 10px;text-align:right;border-bottom:1px solid #e3e6eb;white-space:nowrap}
+th{background:#eef0f4;font-weight:600}
+tr.knee td{background:#fdecea}
+tr.plateau td:first-child{box-shadow:inset 4px 0 #ff7f0e}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 18px;background:#fff;padding:12px 16px;border-radius:4px;box-shadow:0 1px 3px #0002}
 dt{color:#5a6272}
 dd{margin:0}
 ";
 
-/// The whole page.
+/// The whole page: the verdict with its three figures and key evidence, the step table, the
+/// charts, the context.
 pub fn render(result: &SweepResult) -> String {
     let mut page = String::new();
     let _ = write!(
@@ -43,9 +59,9 @@ pub fn render(result: &SweepResult) -> String {
         escape(&result.target)
     );
     header(&mut page, result);
-    finding(&mut page, result);
+    verdict(&mut page, result);
+    step_table(&mut page, result);
     chart_section(&mut page, result);
-    step_table(&mut page, &result.steps);
     context(&mut page, result);
     page.push_str("</main>\n</body>\n</html>\n");
     page
@@ -71,51 +87,86 @@ fn header(page: &mut String, result: &SweepResult) {
     }
     let _ = write!(
         page,
-        "<header>\n<h1>chokepoint sweep</h1>\n<p class=\"target\">{}</p>\n<p class=\"facts\">{}</p>\n</header>\n",
+        "<header>\n<h1>chokepoint sweep</h1>\n<p class=\"target\">{}</p>\n<p class=\"sweep\">{}</p>\n</header>\n",
         escape(&result.target),
         escape(&facts.join(" · "))
     );
 }
 
-fn finding(page: &mut String, result: &SweepResult) {
+/// The first screen: the kind, the summary, the limit, knee and plateau as large figures, the
+/// key evidence, and every sentence folded away.
+fn verdict(page: &mut String, result: &SweepResult) {
     let Some(diagnosis) = &result.diagnosis else {
         let why = if result.interrupted {
-            "The sweep was interrupted before the diagnosis: the charts and the table show the steps it finished."
+            "The sweep was interrupted before the diagnosis: the table and the charts show the steps it finished."
         } else {
-            "This result has no diagnosis yet: the charts and the table show the steps measured so far."
+            "This result has no diagnosis yet: the table and the charts show the steps measured so far."
         };
         let _ = write!(
             page,
-            "<section class=\"finding none\">\n<h2>No finding</h2>\n<p class=\"summary\">{why}</p>\n</section>\n"
+            "<section class=\"verdict none\">\n<h2>No finding</h2>\n<p class=\"summary\">{why}</p>\n</section>\n"
         );
         return;
     };
     let _ = write!(
         page,
-        "<section class=\"finding kind-{}\">\n<h2>Finding: {}</h2>\n<p class=\"summary\">{}</p>\n",
-        diagnosis.kind.as_str(),
-        escape(&sweep_text::headline(diagnosis)),
-        escape(&diagnosis.summary)
+        "<section class=\"verdict kind-{kind}\">\n<p class=\"kind\">{kind}</p>\n<p class=\"summary\">{}</p>\n",
+        escape(&diagnosis.summary),
+        kind = diagnosis.kind.as_str(),
     );
-    if !diagnosis.evidence.is_empty() {
-        page.push_str("<ul class=\"evidence\">\n");
-        for sentence in &diagnosis.evidence {
-            let _ = writeln!(page, "<li>{}</li>", escape(sentence));
+    let plateau = diagnosis
+        .plateau
+        .as_ref()
+        .map(|p| p.throughput_rps)
+        .or(diagnosis.pool.map(|p| p.plateau_rps));
+    let figures = [
+        (
+            diagnosis.limit.map(numbers::concurrency),
+            "limit: requests served at once",
+        ),
+        (
+            diagnosis.knee_clients.map(|k| k.to_string()),
+            "knee: clients where throughput stops following",
+        ),
+        (plateau.map(numbers::rate), "plateau: requests per second"),
+    ];
+    page.push_str("<div class=\"figures\">\n");
+    for (value, label) in figures {
+        let _ = writeln!(
+            page,
+            "<div><b>{}</b><span>{label}</span></div>",
+            escape(value.as_deref().unwrap_or("none"))
+        );
+    }
+    page.push_str("</div>\n");
+    if !diagnosis.key_evidence.is_empty() {
+        page.push_str("<ul class=\"key\">\n");
+        for line in &diagnosis.key_evidence {
+            let _ = writeln!(page, "<li>{}</li>", escape(line));
         }
         page.push_str("</ul>\n");
     }
+    let mut more: Vec<String> = diagnosis.evidence.clone();
     if let Some(models) = sweep_text::models_line(diagnosis) {
-        let _ = writeln!(page, "<p class=\"models\">Models: {}</p>", escape(&models));
+        more.push(format!("Models: {models}"));
     }
     if let Some(fan_out) = sweep_text::fan_out_line(diagnosis) {
-        let _ = writeln!(
-            page,
-            "<p class=\"fan-out\">Fan-out: {}</p>",
-            escape(&fan_out)
-        );
+        more.push(format!("Fan-out: {fan_out}"));
     }
     if let Some(place) = &diagnosis.attribution {
-        let _ = writeln!(page, "<p class=\"where\">Where: {}</p>", escape(place));
+        more.push(format!("Where: {place}"));
+    }
+    if !more.is_empty() {
+        let _ = writeln!(
+            page,
+            "<details>\n<summary>The whole finding, step by step ({} sentences) — {}</summary>\n<ul class=\"evidence\">",
+            more.len(),
+            escape(&sweep_text::headline(diagnosis))
+        );
+        for sentence in &more {
+            let _ = writeln!(page, "<li>{}</li>", escape(sentence));
+        }
+        page.push_str("</ul>\n</details>\n");
     }
     page.push_str("</section>\n");
 }
@@ -128,11 +179,14 @@ fn chart_section(page: &mut String, result: &SweepResult) {
         );
         return;
     }
-    let base = numbers::base_latency_ms(result)
+    let base = result
+        .diagnosis
+        .as_ref()
+        .and_then(|d| d.base_latency_ms)
         .map(|ms| {
             format!(
-                "The dashed grey line is what clients alone would give: clients / {} (the mean \
-                 successful latency of the smallest step).",
+                "The dashed grey line is what clients alone would give: clients / {} (the \
+                 base latency the diagnosis read).",
                 numbers::ms(ms)
             )
         })
@@ -163,7 +217,6 @@ fn chart_section(page: &mut String, result: &SweepResult) {
              on the client side alone.</p>\n",
         ),
     }
-    let stalls: usize = result.steps.iter().map(charts::stall_count).sum();
     let width = result
         .steps
         .iter()
@@ -171,15 +224,23 @@ fn chart_section(page: &mut String, result: &SweepResult) {
         .find(|w| *w > 0.0)
         .map(|w| format!(" of {w} s"))
         .unwrap_or_default();
+    let stalls: Vec<String> = charts::named_stalls(result)
+        .iter()
+        .map(|(clients, spans)| format!("{} at {}", spans.len(), numbers::clients(*clients)))
+        .collect();
+    let stalls = if stalls.is_empty() {
+        "The diagnosis named no periodic stalls.".to_string()
+    } else {
+        format!(
+            "Red bands mark the stalls the diagnosis named: {}.",
+            stalls.join(", ")
+        )
+    };
     figure(
         page,
         "timeline",
         charts::timelines(result),
-        &format!(
-            "Responses per second in each bucket{width} of each step. Red dots mark stalls: \
-             buckets under {:.0}% of the step's mean throughput ({stalls} in this sweep).",
-            charts::STALL_SHARE * 100.0
-        ),
+        &format!("Responses per second in each bucket{width} of each step. {stalls}"),
     );
 }
 
@@ -203,32 +264,67 @@ fn figure(page: &mut String, id: &str, chart: Result<String, String>, caption: &
     }
 }
 
-fn step_table(page: &mut String, steps: &[Step]) {
+/// One row per step, by clients: throughput, its share of the ideal line (as the diagnosis read
+/// it), latency, the mock's calls in flight and the CPUs. The knee's row and the plateau's are
+/// marked.
+fn step_table(page: &mut String, result: &SweepResult) {
+    let mut steps: Vec<&Step> = result.steps.iter().collect();
+    steps.sort_by_key(|s| s.clients);
     page.push_str("<h2>Steps</h2>\n");
     if steps.is_empty() {
         page.push_str("<p class=\"note\">No steps were measured.</p>\n");
         return;
     }
+    let diagnosis = result.diagnosis.as_ref();
+    let share_of_ideal = |clients: u32| {
+        diagnosis?.facts.iter().find_map(|f| match f {
+            Fact::Step {
+                clients: c,
+                efficiency,
+                ..
+            } if *c == clients => Some(*efficiency),
+            _ => None,
+        })
+    };
+    let knee = diagnosis.and_then(|d| d.knee_clients);
+    let plateau: &[u32] = diagnosis
+        .and_then(|d| d.plateau.as_ref())
+        .map_or(&[], |p| &p.clients);
+    let with_errors = steps.iter().any(|s| numbers::error_count(s) > 0);
     page.push_str(
-        "<table>\n<thead><tr><th>clients</th><th>req/s</th><th>ok req/s</th><th>avg</th>\
-         <th>p50</th><th>p90</th><th>p99</th><th>errors (rate)</th><th>in flight mean/max</th>\
-         <th>target CPU</th><th>gen CPU</th></tr></thead>\n<tbody>\n",
+        "<table>\n<thead><tr><th>clients</th><th>req/s</th><th>of ideal</th>\
+         <th>p50</th><th>p99</th>",
     );
-    for step in steps {
-        let cells = [
+    if with_errors {
+        page.push_str("<th>errors (rate)</th>");
+    }
+    page.push_str(
+        "<th>mock in flight mean/max</th><th>target CPU</th><th>generator CPU</th></tr></thead>\n<tbody>\n",
+    );
+    for step in steps.iter().copied() {
+        let mut cells = vec![
             step.clients.to_string(),
             numbers::rate(step.throughput_rps),
-            numbers::rate(step.ok_throughput_rps),
-            numbers::ms(step.latency_ms.mean),
+            share_of_ideal(step.clients).map_or("-".into(), numbers::percent),
             numbers::ms(step.latency_ms.p50),
-            numbers::ms(step.latency_ms.p90),
             numbers::ms(step.latency_ms.p99),
-            numbers::errors(numbers::error_count(step), step.error_rate),
+        ];
+        if with_errors {
+            cells.push(numbers::errors(numbers::error_count(step), step.error_rate));
+        }
+        cells.extend([
             numbers::in_flight(step.downstream_inflight.as_ref()),
             numbers::cpu(step.target_cpu_pct),
             numbers::cpu(Some(step.generator_cpu_pct)),
-        ];
-        page.push_str("<tr>");
+        ]);
+        let class = if knee == Some(step.clients) {
+            " class=\"knee\""
+        } else if plateau.contains(&step.clients) {
+            " class=\"plateau\""
+        } else {
+            ""
+        };
+        let _ = write!(page, "<tr{class}>");
         for cell in cells {
             let _ = write!(page, "<td>{}</td>", escape(&cell));
         }

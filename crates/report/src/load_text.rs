@@ -207,21 +207,15 @@ pub fn load_report(report: &LoadReport) -> String {
     for (label, pick) in PERCENTILES {
         let _ = write!(out, "{label:>7}");
         for (_, latency) in &columns {
-            let _ = write!(out, " {:>12}", format_ms(pick(latency)));
+            let _ = write!(
+                out,
+                " {:>12}",
+                chokepoint_result::format::ab_ms(pick(latency))
+            );
         }
         out.push('\n');
     }
     out
-}
-
-fn format_ms(ms: f64) -> String {
-    if ms >= 100.0 {
-        format!("{ms:.0}")
-    } else if ms >= 1.0 {
-        format!("{ms:.1}")
-    } else {
-        format!("{ms:.3}")
-    }
 }
 
 #[cfg(test)]

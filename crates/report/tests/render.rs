@@ -185,14 +185,21 @@ fn html_of_seed_000_has_four_labelled_charts_and_the_knee() {
     }
     assert!(timeline.contains("time in step (s)"));
     assert!(
-        page.contains("(0 in this sweep)"),
+        page.contains("The diagnosis named no periodic stalls."),
         "steady steps have no stalls"
     );
+    assert!(!timeline.contains("#F6BEBE"));
 
     // The finding and the table carry the same numbers as the terminal.
-    assert!(page.contains("Finding: blocking-pool, limit 19.8, knee at 40 clients"));
+    assert!(page.contains("blocking-pool, limit 19.8, knee at 40 clients"));
     assert!(page.contains("<li>The mock never saw more than 20 calls in flight.</li>"));
-    assert!(page.contains("<td>100</td><td>19.6</td><td>19.6</td><td>5.02 s</td>"));
+    // One row per step: clients, req/s, share of ideal (the diagnosis's), p50, p99, in flight,
+    // CPUs; the knee's row marked.
+    assert!(page.contains(
+        "<tr class=\"plateau\"><td>100</td><td>19.6</td><td>20%</td><td>5.01 s</td>\
+         <td>5.12 s</td><td>20.0/20</td><td>-</td><td>3%</td></tr>"
+    ));
+    assert!(page.contains("<tr class=\"knee\"><td>40</td>"));
     assert!(page.contains("<dt>mock delay</dt><dd>1.00 s</dd>"));
     assert!(page.contains("Little&#39;s law"), "text is escaped");
 }
@@ -204,13 +211,9 @@ fn html_marks_the_stalls_of_a_connection_limit() {
     assert_self_contained(&page, &result.target);
     let charts = svgs(&page);
     assert_eq!(charts.len(), 4);
-    assert!(page.contains(&format!(
-        "({} in this sweep)",
-        fixtures::CONNECTION_LIMIT_STALLS
-    )));
-    // Each stall is a red dot in the timeline.
-    let red_dots = count(charts[3], "<circle");
-    assert_eq!(red_dots, fixtures::CONNECTION_LIMIT_STALLS);
+    // The stalls the diagnosis named, and only those, are red bands in their step's panel.
+    assert!(page.contains("Red bands mark the stalls the diagnosis named: 5 at 8 clients."));
+    assert_eq!(count(charts[3], "fill=\"#F6BEBE\""), 5);
     assert!(charts[0].contains("knee: 4 clients"));
     assert!(page.contains("Errors by kind at 32 clients: connect_timeout 12."));
     assert!(page.contains("<dt>mock connection cap</dt><dd>10</dd>"));
@@ -301,4 +304,35 @@ fn a_live_sweep_can_end_its_table_with_the_finding_alone() {
     assert!(tail.starts_with("errors at 32 clients: connect_timeout 12\n"));
     assert!(tail.contains("Finding: connection-limit"));
     assert!(sweep_text::render(&result).ends_with(&tail));
+}
+
+#[test]
+fn the_first_screen_is_the_verdict_its_three_figures_and_the_key_evidence() {
+    let result = fixtures::seed000();
+    let page = html::render(&result);
+    let verdict = page
+        .find("<section class=\"verdict kind-blocking-pool\">")
+        .unwrap();
+    let figures = page.find("<div class=\"figures\">").unwrap();
+    let key = page.find("<ul class=\"key\">").unwrap();
+    let folded = page.find("<details>").unwrap();
+    let table = page.find("<table>").unwrap();
+    let first_chart = page.find("<svg").unwrap();
+    assert!(verdict < figures && figures < key && key < folded);
+    assert!(folded < table && table < first_chart);
+    // The limit, knee and plateau as large figures.
+    for figure in ["<b>19.8</b>", "<b>40</b>", "<b>19.7</b>"] {
+        assert!(page[figures..key].contains(figure), "no {figure}");
+    }
+    // The key evidence is the diagnosis's own short lines, at most four.
+    let key_block = &page[key..folded];
+    let diagnosis = result.diagnosis.as_ref().unwrap();
+    assert_eq!(count(key_block, "<li>"), diagnosis.key_evidence.len());
+    assert!(diagnosis.key_evidence.len() <= 4);
+    assert!(key_block.contains("The mock saw at most 20 calls in flight at the plateau."));
+    // Every sentence of evidence is still there, folded.
+    let folded_block = &page[folded..table];
+    for sentence in &diagnosis.evidence {
+        assert!(folded_block.contains(&format!("<li>{}</li>", sentence.replace('\'', "&#39;"))));
+    }
 }
