@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Renders the fixture sweep reports with `chokepoint report` and screenshots them in headless
-# Chromium, so people (and reviewers) can see the page: docs/img/report.png (seed 000, a pool of
-# 20) and docs/img/report-leaky.png (a connection limit with stalls).
+# Runs two real demo sweeps (`chokepoint demo --only actors,leaky`: a pool of 20 actors behind a
+# 50 ms mock, and seed 001's connection limit), and screenshots the first screen of each
+# report.html in headless Chromium, so people (and reviewers) see what a user sees on opening
+# it: docs/img/report.png (actors) and docs/img/report-leaky.png (leaky). The figures are a real
+# run's on this machine, so they move a little from one run to the next.
 #
 # Installs Debian's chromium if it is missing (needs root and the Debian archive).
 # Usage: scripts/screenshot-report.sh [OUT_DIR]   (default: docs/img)
@@ -20,19 +22,21 @@ work=$(mktemp -d)
 profile=$(mktemp -d)
 trap 'rm -rf "$work" "$profile"' EXIT
 
-cargo build -q --bin chokepoint
-shoot() { # fixture-name png-name height
-    local fixture=$1 png=$2 height=$3
-    mkdir -p "$work/$fixture"
-    cp "tests/fixtures/$fixture/result.json" "$work/$fixture/"
-    target/debug/chokepoint report "$work/$fixture" >/dev/null
-    # --virtual-time-budget lets layout settle; the page has no script and loads nothing.
+cargo build -q --release --bin chokepoint
+target/release/chokepoint demo --only actors,leaky --step 2s --out "$work" >&2
+
+shoot() { # scenario png-name
+    local scenario=$1 png=$2
+    test -s "$work/$scenario/report.html"
+    # The first screen of a laptop: 1280×1000. --virtual-time-budget lets layout settle; the
+    # page has no script and loads nothing.
     chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
         --disable-background-networking --disable-component-update --disable-sync \
-        --hide-scrollbars --user-data-dir="$profile" --window-size=1280,"$height" \
-        --screenshot="$PWD/$out_dir/$png" "file://$work/$fixture/report.html" 2>/dev/null
+        --hide-scrollbars --user-data-dir="$profile" --window-size=1280,1000 \
+        --virtual-time-budget=2000 \
+        --screenshot="$PWD/$out_dir/$png" "file://$work/$scenario/report.html" 2>/dev/null
     test -s "$out_dir/$png"
     echo "$out_dir/$png"
 }
-shoot sweep-seed000 report.png 3300
-shoot sweep-leaky report-leaky.png 3300
+shoot actors report.png
+shoot leaky report-leaky.png

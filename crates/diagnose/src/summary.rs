@@ -241,7 +241,7 @@ fn rank(kind: Kind, fact: &Fact) -> Option<u8> {
         (Kind::ErrorBound, Fact::Served { .. }) => Some(1),
         (Kind::ErrorBound | Kind::BlockingPool | Kind::CpuBound, Fact::Batch { .. }) => Some(2),
         (Kind::BlockingPool | Kind::CpuBound, Fact::Plateau { .. }) => Some(0),
-        (Kind::BlockingPool | Kind::CpuBound, Fact::Knee { .. }) => Some(1),
+        (Kind::BlockingPool | Kind::CpuBound, Fact::Knee { .. }) => Some(5),
         (Kind::BlockingPool | Kind::ErrorBound, Fact::MockCeiling { .. }) => Some(2),
         (Kind::BlockingPool | Kind::ErrorBound, Fact::Little { .. }) => Some(3),
         (Kind::CpuBound, Fact::CpuSaturated { .. } | Fact::CpuPerRequest { .. }) => Some(2),

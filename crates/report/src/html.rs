@@ -42,6 +42,9 @@ th,td{padding:5px 10px;text-align:right;border-bottom:1px solid #e3e6eb;white-sp
 th{background:#eef0f4;font-weight:600}
 tr.knee td{background:#fdecea}
 tr.plateau td:first-child{box-shadow:inset 4px 0 #ff7f0e}
+.legend{color:#5a6272;font-size:13px;margin:6px 2px}
+.knee-mark{background:#fdecea;padding:0 4px}
+.plateau-mark{box-shadow:inset 4px 0 #ff7f0e;padding:0 4px 0 8px}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 18px;background:#fff;padding:12px 16px;border-radius:4px;box-shadow:0 1px 3px #0002}
 dt{color:#5a6272}
 dd{margin:0}
@@ -331,6 +334,15 @@ fn step_table(page: &mut String, result: &SweepResult) {
         page.push_str("</tr>\n");
     }
     page.push_str("</tbody>\n</table>\n");
+    let mut legend = Vec::new();
+    if knee.is_some() {
+        legend.push("<span class=\"knee-mark\">red row</span>: the knee");
+    }
+    if !plateau.is_empty() {
+        legend.push("<span class=\"plateau-mark\">orange edge</span>: the plateau's steps");
+    }
+    legend.push("of ideal: throughput over clients / base latency, as the diagnosis read it");
+    let _ = writeln!(page, "<p class=\"legend\">{}</p>", legend.join(" · "));
     let with_errors: Vec<String> = steps
         .iter()
         .filter(|s| !s.errors.is_empty())

@@ -124,7 +124,7 @@ pub(crate) fn headline(diagnosis: &Diagnosis) -> String {
         parts.push(format!("limit {}", numbers::concurrency(limit)));
     }
     if let Some(knee) = diagnosis.knee_clients {
-        parts.push(format!("knee at {knee} clients"));
+        parts.push(format!("knee at {}", numbers::clients(knee)));
     }
     parts.join(", ")
 }
