@@ -88,6 +88,8 @@ pub fn sweep(
         diagnosis: None,
         interrupted: false,
         chokepoint_version: env!("CARGO_PKG_VERSION").to_string(),
+        shard: None,
+        merge: None,
     };
     let mut planned: Option<VecDeque<u32>> = config.clients.clone().map(VecDeque::from);
     let mut failure = None;
@@ -238,6 +240,7 @@ pub fn step_from(
         ramp_s: ramp.as_secs_f64(),
         timeline_bucket_s: report.timeline_bucket_s,
         timeline: report.timeline,
+        histograms: report.histograms,
     }
 }
 

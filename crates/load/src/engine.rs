@@ -492,6 +492,7 @@ impl Window {
             timeline_bucket_s: self.bucket.as_secs_f64(),
             timeline,
             interrupted,
+            histograms: Some(crate::hdr::histograms_of(total, open)),
         }
     }
 }

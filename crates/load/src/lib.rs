@@ -23,9 +23,11 @@
 
 mod client;
 mod engine;
+pub mod hdr;
 pub mod pacer;
 pub mod progress;
 pub mod recorder;
+pub mod shard;
 pub mod summary;
 
 /// Re-exported so callers can fill [`LoadConfig::body`] and [`LoadConfig::method`].

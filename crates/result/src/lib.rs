@@ -18,6 +18,8 @@ use std::collections::BTreeMap;
 mod finding;
 pub mod format;
 pub use finding::{CeilingReading, Fact, FanOutShape, Model, Plateau, Service, Span};
+mod shard;
+pub use shard::{LatencyHistograms, LoadResultFile, MergeInfo, MergedShard, ShardInfo};
 
 /// Counts by error kind (see [`error_kind`]), sorted by name so JSON output is stable.
 pub type ErrorCounts = BTreeMap<String, u64>;
@@ -160,6 +162,9 @@ pub struct LoadReport {
     pub timeline: Vec<TimelinePoint>,
     /// True when the run was interrupted before its planned end.
     pub interrupted: bool,
+    /// The exact distributions behind the percentiles, so that shards can be merged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histograms: Option<LatencyHistograms>,
 }
 
 impl LoadReport {
@@ -310,6 +315,9 @@ pub struct Step {
     pub timeline_bucket_s: f64,
     /// Throughput over time within the step.
     pub timeline: Vec<TimelinePoint>,
+    /// The exact distributions behind the percentiles, so that shards can be merged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histograms: Option<LatencyHistograms>,
 }
 
 impl Step {
@@ -503,6 +511,12 @@ pub struct SweepResult {
     pub interrupted: bool,
     /// The chokepoint version that wrote this file.
     pub chokepoint_version: String,
+    /// Set when this is one shard of a sweep run by several generators.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardInfo>,
+    /// Set when this result was merged from shards.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merge: Option<MergeInfo>,
 }
 
 /// One scenario of `chokepoint demo`.
