@@ -14,8 +14,8 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-/// Above this share of its cores the generator says it may be the bottleneck.
-const SATURATED_PCT: f64 = 90.0;
+/// Above this share of its cores (percent) the generator says it may be the bottleneck.
+pub const SATURATED_PCT: f64 = 90.0;
 /// In the open model a worker wakes up to this much before a hit is due (the timer's
 /// granularity is 1 ms), so hits are not counted late because of the timer alone.
 const EARLY_WAKE: Duration = Duration::from_millis(1);

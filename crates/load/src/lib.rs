@@ -32,7 +32,7 @@ pub mod summary;
 
 /// Re-exported so callers can fill [`LoadConfig::body`] and [`LoadConfig::method`].
 pub use bytes::Bytes;
-pub use engine::run;
+pub use engine::{run, SATURATED_PCT};
 /// Re-exported: [`IntervalSummary::histogram`] is one of its histograms.
 pub use hdrhistogram;
 pub use http::Method;

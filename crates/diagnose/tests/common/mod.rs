@@ -50,6 +50,7 @@ pub fn step(clients: u32, ok_rps: f64, mean_ms: f64) -> Step {
         ramp_s: 0.5,
         timeline_bucket_s: 0.1,
         timeline: Vec::new(),
+        histograms: None,
     }
 }
 

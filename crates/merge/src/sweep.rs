@@ -1,0 +1,141 @@
+//! Merging the shards of a sweep, step by step.
+use crate::{check_set, merge_info, merge_reports, spread, MergeError, MergedShard, ShardFile};
+use chokepoint_load::SATURATED_PCT;
+use chokepoint_result::{LoadReport, Step, SweepResult};
+
+/// Merges the shards of one sweep: step k of the merge adds step k of every shard (the shards
+/// ran the same schedule from the clock). A shard that stopped early limits the merge to the
+/// steps every shard finished, marked interrupted. The diagnosis is left to the caller
+/// (`diagnosis: None`).
+pub fn merge_sweeps(mut files: Vec<ShardFile<SweepResult>>) -> Result<SweepResult, MergeError> {
+    check_set(&mut files)?;
+    let steps = files
+        .iter()
+        .map(|f| f.result.steps.len())
+        .min()
+        .unwrap_or(0);
+    if steps == 0 {
+        let empty = files
+            .iter()
+            .find(|f| f.result.steps.is_empty())
+            .expect("min is 0");
+        return Err(MergeError(format!(
+            "{} has no finished step: nothing to merge",
+            empty.file
+        )));
+    }
+    let mut merged = Vec::with_capacity(steps);
+    for k in 0..steps {
+        let parts: Vec<&Step> = files.iter().map(|f| &f.result.steps[k]).collect();
+        let step = merge_step(&parts).map_err(|why| {
+            MergeError(format!(
+                "step {} of {}: {why}",
+                k + 1,
+                files
+                    .iter()
+                    .map(|f| f.file.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })?;
+        merged.push(step);
+    }
+    let first = &files[0].result;
+    let mut context = first.context.clone();
+    context.max_clients = files.iter().map(|f| f.result.context.max_clients).sum();
+    context.target_observed = files.iter().any(|f| f.result.context.target_observed);
+    context.mock_present = files.iter().any(|f| f.result.context.mock_present);
+    if let Some(observer) = files.iter().find(|f| f.result.context.target_observed) {
+        context.cores = observer.result.context.cores;
+    }
+    let shards = files
+        .iter()
+        .map(|f| {
+            let cpu: Vec<f64> = f.result.steps.iter().map(|s| s.generator_cpu_pct).collect();
+            MergedShard {
+                index: f.shard.index,
+                file: f.file.clone(),
+                requests: f.result.steps.iter().map(|s| s.requests).sum(),
+                generator_cpu_pct: cpu.iter().copied().fold(0.0, f64::max),
+                generator_saturated: cpu.iter().any(|c| *c > SATURATED_PCT),
+                step_generator_cpu_pct: cpu,
+                late_s: f.shard.late_s,
+            }
+        })
+        .collect();
+    let starts: Vec<f64> = files.iter().map(|f| f.shard.started_at_unix_s).collect();
+    let step_skew = (0..steps)
+        .map(|k| {
+            let late: Vec<f64> = files
+                .iter()
+                .filter_map(|f| f.shard.step_late_s.get(k).copied())
+                .collect();
+            spread(&late)
+        })
+        .fold(spread(&starts), f64::max);
+    Ok(SweepResult {
+        target: first.target.clone(),
+        context,
+        steps: merged,
+        diagnosis: None,
+        interrupted: files
+            .iter()
+            .any(|f| f.result.interrupted || f.result.steps.len() > steps),
+        chokepoint_version: env!("CARGO_PKG_VERSION").to_string(),
+        shard: None,
+        merge: Some(merge_info(&files[0].shard.run_id, shards, step_skew)),
+    })
+}
+
+/// The shards' step k as one step: the load figures merged as for `load`, what the shards saw
+/// of the shared target from the lowest shard that saw it.
+fn merge_step(parts: &[&Step]) -> Result<Step, String> {
+    let views: Vec<LoadReport> = parts.iter().map(|s| load_view(s)).collect();
+    let report = merge_reports(&views.iter().collect::<Vec<_>>())?;
+    let observed = |pick: fn(&Step) -> bool| parts.iter().copied().find(|s| pick(s));
+    let mock = observed(|s| s.downstream.is_some());
+    let target = observed(|s| s.target_cpu_pct.is_some());
+    let machine = observed(|s| s.machine_cpu_pct.is_some());
+    Ok(Step {
+        clients: report.clients,
+        throughput_rps: report.throughput_rps,
+        ok_throughput_rps: report.ok_throughput_rps,
+        requests: report.requests,
+        ok: report.ok,
+        latency_ms: report.latency_ms,
+        ok_latency_ms: report.ok_latency_ms,
+        error_latency_ms: report.error_latency_ms,
+        error_rate: report.error_rate(),
+        errors: report.errors,
+        downstream_inflight: mock.and_then(|s| s.downstream_inflight),
+        downstream: mock.and_then(|s| s.downstream.clone()),
+        target_cpu_pct: target.and_then(|s| s.target_cpu_pct),
+        generator_cpu_pct: report.generator_cpu_pct,
+        machine_cpu_pct: machine.and_then(|s| s.machine_cpu_pct),
+        duration_s: report.duration_s,
+        ramp_s: parts.iter().map(|s| s.ramp_s).fold(0.0, f64::max),
+        timeline_bucket_s: report.timeline_bucket_s,
+        timeline: report.timeline,
+        histograms: report.histograms,
+    })
+}
+
+/// The load figures of a step, as a report.
+fn load_view(step: &Step) -> LoadReport {
+    LoadReport {
+        requests: step.requests,
+        ok: step.ok,
+        errors: step.errors.clone(),
+        throughput_rps: step.throughput_rps,
+        ok_throughput_rps: step.ok_throughput_rps,
+        clients: step.clients,
+        duration_s: step.duration_s,
+        generator_cpu_pct: step.generator_cpu_pct,
+        generator_saturated: step.generator_cpu_pct > SATURATED_PCT,
+        timeline_bucket_s: step.timeline_bucket_s,
+        timeline: step.timeline.clone(),
+        histograms: step.histograms.clone(),
+        keepalive: true,
+        ..LoadReport::default()
+    }
+}
