@@ -29,6 +29,8 @@ enum Command {
     DemoService(cmd::demo_service::Args),
     /// Re-render the report of a sweep from its saved results
     Report(cmd::report::Args),
+    /// Merge the results of one run's shards (load/sweep --shard I/N) into one
+    Merge(cmd::merge::Args),
 }
 
 fn main() -> ExitCode {
@@ -44,6 +46,7 @@ fn main() -> ExitCode {
         Some(Command::Sweep(args)) => cmd::sweep::run(args),
         Some(Command::DemoService(args)) => cmd::demo_service::run(args),
         Some(Command::Report(args)) => cmd::report::run(args),
+        Some(Command::Merge(args)) => cmd::merge::run(args),
     };
     cmd::exit_code(outcome)
 }

@@ -1,5 +1,6 @@
 //! `chokepoint load URL`: one load run with live summariser lines and an ab-like final report.
 use super::common;
+use super::shard::{wait_for_start, ShardArgs, Sharding};
 use anyhow::Context;
 use chokepoint_load::hdrhistogram::serialization::{interval_log, V2DeflateSerializer};
 use chokepoint_load::progress::RunProgress;
@@ -66,6 +67,8 @@ pub struct Args {
     /// No progress bar, even on a terminal
     #[arg(long)]
     pub no_progress: bool,
+    #[command(flatten)]
+    pub sharding: ShardArgs,
 }
 
 fn rate(text: &str) -> Result<f64, String> {
@@ -145,17 +148,45 @@ impl Drop for PendingFile {
     }
 }
 
+/// This shard's part of the run, and where its interval log goes (beside its JSON unless
+/// --hdr-log says otherwise).
+fn shard_of(args: &Args, config: &mut LoadConfig) -> anyhow::Result<Option<(Sharding, PathBuf)>> {
+    let Some(sharding) = args.sharding.sharding(&config.url, |shards| {
+        chokepoint_load::shard::load_plan(config, shards)
+    }) else {
+        return Ok(None);
+    };
+    let Some(json) = &args.json else {
+        anyhow::bail!("--shard needs --json FILE: the merge reads each shard's file");
+    };
+    sharding.shard.split(config)?;
+    let log = args
+        .hdr_log
+        .clone()
+        .unwrap_or_else(|| json.with_extension("hlog"));
+    Ok(Some((sharding, log)))
+}
+
 /// Runs the subcommand.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let config = config(&args)?;
+    let mut config = config(&args)?;
+    let sharding = shard_of(&args, &mut config)?;
+    let hdr_log_path = sharding
+        .as_ref()
+        .map(|(_, log)| log.clone())
+        .or_else(|| args.hdr_log.clone());
     if let Some(path) = &args.json {
         common::check_writable(path, "--json")?;
     }
-    if let Some(path) = &args.hdr_log {
+    if let Some(path) = &hdr_log_path {
         common::check_writable(path, "--hdr-log")?;
     }
+    let sharding = sharding.map(|(sharding, _)| sharding);
     let by_count = config.duration.is_none();
     let cancel = common::cancel_on_ctrl_c();
+    if !wait_for_start(args.sharding.start_at, &cancel) {
+        anyhow::bail!("interrupted before --start-at: nothing was run");
+    }
     let (sender, mut events) = tokio::sync::mpsc::unbounded_channel();
     let engine = {
         let config = config.clone();
@@ -165,7 +196,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .context("cannot start the load run")?
     };
 
-    let hdr_file = args.hdr_log.as_deref().map(PendingFile::new);
+    let hdr_file = hdr_log_path.as_deref().map(PendingFile::new);
     let mut hdr_out = match &hdr_file {
         Some(pending) => Some(std::io::BufWriter::new(
             std::fs::File::create(&pending.temp).with_context(|| {
@@ -175,10 +206,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let mut serializer = V2DeflateSerializer::new();
+    let mut log_builder = interval_log::IntervalLogWriterBuilder::new();
+    log_builder.add_comment(&format!("chokepoint load {}", config.url));
+    if let Some(sharding) = &sharding {
+        log_builder.add_comment(&sharding.log_comment());
+    }
     let mut hdr_log = match &mut hdr_out {
         Some(out) => Some(
-            interval_log::IntervalLogWriterBuilder::new()
-                .add_comment(&format!("chokepoint load {}", config.url))
+            log_builder
                 .with_start_time(std::time::SystemTime::now())
                 .with_max_value_divisor(1000.0)
                 .begin_log_with(out, &mut serializer)
@@ -189,9 +224,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
     let progress = RunProgress::new(config.duration, config.requests, !args.no_progress);
     let mut hdr_error = None;
+    let mut started = std::time::SystemTime::now();
     while let Some(event) = events.blocking_recv() {
         match event {
-            LoadEvent::MeasurementStarted { .. } => {}
+            LoadEvent::MeasurementStarted { .. } => started = std::time::SystemTime::now(),
             LoadEvent::Interval(summary) => {
                 progress.println(&load_text::summary_interval_line(
                     &summariser(&summary.interval),
@@ -241,10 +277,30 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     if let Some(path) = &args.json {
         let pending = PendingFile::new(path);
-        let json = serde_json::to_string_pretty(&report).context("cannot encode the report")?;
+        let json = match &sharding {
+            Some(sharding) => {
+                let log = hdr_log_path.as_ref().and_then(|log| relative_to(log, path));
+                let info = sharding.info(started, log);
+                sharding.warn_if_late(&info);
+                serde_json::to_string_pretty(&chokepoint_result::LoadResultFile {
+                    report,
+                    shard: Some(info),
+                    merge: None,
+                })
+            }
+            None => serde_json::to_string_pretty(&report),
+        }
+        .context("cannot encode the report")?;
         std::fs::write(&pending.temp, json + "\n")
             .with_context(|| format!("--json {}: cannot write it", path.display()))?;
         pending.commit("--json")?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `log`'s path as seen from the folder of `json` (its file name when they share a folder).
+fn relative_to(log: &Path, json: &Path) -> Option<String> {
+    let folder = json.parent().unwrap_or(Path::new(""));
+    let relative = log.strip_prefix(folder).unwrap_or(log);
+    Some(relative.to_string_lossy().into_owned())
 }

@@ -7,8 +7,10 @@ pub mod common;
 pub mod demo;
 pub mod demo_service;
 pub mod load;
+pub mod merge;
 pub mod mock;
 pub mod report;
+pub mod shard;
 pub mod sweep;
 
 use std::io::Write;

@@ -19,6 +19,7 @@
 //! caller runs the diagnosis on the merged steps). Pure: no files, no clock.
 #![deny(missing_docs)]
 
+pub mod describe;
 mod measure;
 mod set;
 mod sweep;
