@@ -80,9 +80,10 @@ impl Sharding {
     /// Says on stderr when this shard started late.
     pub fn warn_if_late(&self, info: &ShardInfo) {
         if info.late {
+            let worst = info.step_late_s.iter().copied().fold(info.late_s, f64::max);
             eprintln!(
-                "chokepoint: shard {} started {:.2} s after --start-at: it ran out of step with the others (the merge reports the skew); start the shards further ahead",
-                self.shard, info.late_s
+                "chokepoint: shard {} started {worst:.2} s later than scheduled by --start-at: it ran out of step with the others (the merge reports the skew); start the shards further ahead",
+                self.shard
             );
         }
     }
@@ -97,4 +98,110 @@ pub fn wait_for_start(
         Some(at) => shard::wait_until(at, cancel),
         None => true,
     }
+}
+
+/// The interval log a sharded sweep leaves in its --out folder, one histogram per step.
+pub const SWEEP_LOG: &str = "latency.hlog";
+
+/// Makes `config` this shard's part of a sweep on the clock: each step's share of the clients,
+/// the steps on a fixed schedule from --start-at (`slot` apart, the ramp and the drain cut to fit
+/// in it). Without --shard, --start-at alone just puts the sweep on the clock.
+pub fn shard_sweep(
+    args: &ShardArgs,
+    config: &mut chokepoint_experiment::SweepConfig,
+    slot: Option<std::time::Duration>,
+) -> anyhow::Result<Option<Sharding>> {
+    let Some(start_at) = args.start_at else {
+        if slot.is_some() {
+            anyhow::bail!("--slot needs --start-at TIME: it spaces the steps on the clock");
+        }
+        return Ok(None);
+    };
+    let slot = slot.unwrap_or(config.step * 2 + std::time::Duration::from_secs(2));
+    if slot <= config.step {
+        anyhow::bail!(
+            "--slot {slot:?} must be longer than --step {:?}: the ramp and the drain need room",
+            config.step
+        );
+    }
+    let settle = (slot - config.step) / 2;
+    config.ramp_limit = settle;
+    config.drain_timeout = settle;
+    config.clock = Some(chokepoint_experiment::StepClock { start_at, slot });
+    let Some(shard) = args.shard else {
+        return Ok(None);
+    };
+    let Some(clients) = &config.clients else {
+        anyhow::bail!(
+            "--shard needs --clients: a sharded sweep runs the steps given (an adaptive search would need the shards to talk)"
+        );
+    };
+    if config.out.is_none() {
+        anyhow::bail!("--shard needs --out DIR: the merge reads each shard's folder");
+    }
+    let base = &config.base;
+    let list: Vec<String> = clients.iter().map(u32::to_string).collect();
+    let plan = format!(
+        "sweep {} clients={} step={:?} slot={slot:?} keepalive={} timeout={:?} shards={}",
+        base.method,
+        list.join(","),
+        config.step,
+        base.keepalive,
+        base.timeout,
+        shard.count
+    );
+    let mut shares = Vec::with_capacity(clients.len());
+    for &whole in clients {
+        match shard.share(u64::from(whole)) {
+            0 => anyhow::bail!(
+                "--clients {} over {} shards leaves shard {shard} without a client at the step of {whole}: give every step at least {} clients",
+                list.join(","),
+                shard.count,
+                shard.count
+            ),
+            share => shares.push(share as u32),
+        }
+    }
+    config.clients = Some(shares);
+    config.max_clients = shard.share(u64::from(config.max_clients)).max(1) as u32;
+    let sharding = Sharding {
+        shard,
+        run_id: shard::run_id(&base.url, &plan, start_at),
+        start_at,
+        plan,
+    };
+    config.shard = Some(sharding.info(start_at, Some(SWEEP_LOG.into())));
+    Ok(Some(sharding))
+}
+
+/// Writes `DIR/latency.hlog`: each step's latency histogram, tagged `clients-N` (the whole run's
+/// N is the merge's), at its slot's offset from --start-at.
+pub fn write_sweep_log(
+    dir: &std::path::Path,
+    sharding: &Sharding,
+    result: &chokepoint_result::SweepResult,
+    slot: std::time::Duration,
+) -> anyhow::Result<()> {
+    use chokepoint_load::hdr;
+    let mut intervals = Vec::new();
+    for (k, step) in result.steps.iter().enumerate() {
+        let Some(histograms) = &step.histograms else {
+            continue;
+        };
+        intervals.push(hdr::LoggedInterval {
+            start: slot * k as u32,
+            duration: std::time::Duration::from_secs_f64(step.duration_s),
+            tag: Some(format!("clients-{}", step.clients)),
+            histogram: hdr::decode(&histograms.latency).map_err(anyhow::Error::msg)?,
+        });
+    }
+    let header = hdr::LogHeader {
+        command: format!("chokepoint sweep {}", result.target),
+        shard: Some(sharding.log_comment()),
+        start: sharding.start_at,
+    };
+    let path = dir.join(SWEEP_LOG);
+    let mut out = Vec::new();
+    hdr::write_interval_log(&mut out, &header, &intervals)?;
+    std::fs::write(&path, out).map_err(|e| anyhow::anyhow!("{}: cannot write it ({e})", path.display()))
 }

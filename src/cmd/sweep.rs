@@ -56,6 +56,12 @@ pub struct Args {
     /// Open a new connection for each request
     #[arg(long)]
     pub no_keepalive: bool,
+    #[command(flatten)]
+    pub sharding: super::shard::ShardArgs,
+    /// With --start-at: from one step's start to the next (ramp, step and drain fit in it;
+    /// default 2 × --step + 2s)
+    #[arg(long, value_parser = common::positive_duration, allow_hyphen_values = true)]
+    pub slot: Option<Duration>,
 }
 
 /// Runs the sweep, prints a line per step, the finding, and checks the gates.
@@ -97,8 +103,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         config = config.with_target_pid(pid);
     }
+    let sharding = super::shard::shard_sweep(&args.sharding, &mut config, args.slot)?;
     let without_mock = config.mock.is_none();
     let cancel = common::cancel_on_ctrl_c();
+    if let (Some(sharding), Some(clock)) = (&sharding, &config.clock) {
+        eprintln!(
+            "chokepoint: shard {} of run {}: steps every {:?} from --start-at",
+            sharding.shard, sharding.run_id, clock.slot
+        );
+    }
     let mut first = true;
     // The header waits for the first step, so that a target that cannot be reached gets its
     // one-line error alone.
@@ -115,6 +128,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     })?;
     println!();
     print!("{}", sweep_text::after_table(&result));
+    if let (Some(sharding), Some(dir), Some(clock)) = (&sharding, &config.out, &config.clock) {
+        super::shard::write_sweep_log(dir, sharding, &result, clock.slot)?;
+        if let Some(info) = &result.shard {
+            sharding.warn_if_late(info);
+        }
+    }
     if result.interrupted {
         eprintln!(
             "chokepoint: interrupted; the {} finished steps are kept{}",

@@ -13,4 +13,4 @@ pub mod demo;
 pub mod downstream;
 pub mod sweep;
 
-pub use sweep::{sweep, SweepConfig};
+pub use sweep::{sweep, StepClock, SweepConfig};

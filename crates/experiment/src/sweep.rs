@@ -5,11 +5,11 @@ use anyhow::Context;
 use chokepoint_load::{LoadConfig, LoadEvent};
 use chokepoint_observe::{available_cores, CpuMeter, CpuScope, MachineCpuMeter};
 use chokepoint_result::{
-    DownstreamInFlight, DownstreamStep, LoadReport, MockStats, Step, SweepContext, SweepResult,
+    ShardInfo, DownstreamInFlight, DownstreamStep, LoadReport, MockStats, Step, SweepContext, SweepResult,
 };
 use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 use tokio_util::sync::CancellationToken;
 
 /// What to sweep and how.
@@ -33,6 +33,19 @@ pub struct SweepConfig {
     pub target_cpu: Option<CpuScope>,
     /// The longest to wait, between steps, for the target's backlog to drain.
     pub drain_timeout: Duration,
+    /// Start each step on the clock (a sharded sweep: every shard keeps the same schedule).
+    pub clock: Option<StepClock>,
+    /// This sweep's shard of a run, written into the result with each step's lateness.
+    pub shard: Option<ShardInfo>,
+}
+
+/// A schedule on the wall clock: step k starts at `start_at + k × slot` (at once when late).
+#[derive(Debug, Clone, Copy)]
+pub struct StepClock {
+    /// When the first step starts.
+    pub start_at: SystemTime,
+    /// From one step's start to the next's: ramp, measured step and drain fit in it.
+    pub slot: Duration,
 }
 
 impl SweepConfig {
@@ -49,6 +62,8 @@ impl SweepConfig {
             out: None,
             target_cpu: None,
             drain_timeout: Duration::from_secs(30),
+            clock: None,
+            shard: None,
         })
     }
 
@@ -88,7 +103,7 @@ pub fn sweep(
         diagnosis: None,
         interrupted: false,
         chokepoint_version: env!("CARGO_PKG_VERSION").to_string(),
-        shard: None,
+        shard: config.shard.clone(),
         merge: None,
     };
     let mut planned: Option<VecDeque<u32>> = config.clients.clone().map(VecDeque::from);
@@ -103,6 +118,12 @@ pub fn sweep(
             None => chokepoint_diagnose::next_clients(&result.steps, config.max_clients),
         };
         let Some(clients) = next else { break };
+        if let Some(clock) = &config.clock {
+            if !on_the_clock(clock, result.steps.len(), &mut result.shard, &cancel) {
+                result.interrupted = true;
+                break;
+            }
+        }
         match run_step(config, clients, mock.as_ref(), &cancel) {
             Ok(Some(step)) => {
                 result.steps.push(step);
@@ -138,6 +159,30 @@ pub fn sweep(
         ))),
         None => Ok(result),
     }
+}
+
+/// Waits for step `k`'s slot; notes in `shard` how late the step began. False when cancelled.
+fn on_the_clock(
+    clock: &StepClock,
+    k: usize,
+    shard: &mut Option<ShardInfo>,
+    cancel: &CancellationToken,
+) -> bool {
+    let due = clock.start_at + clock.slot * k as u32;
+    if !chokepoint_load::shard::wait_until(due, cancel) {
+        return false;
+    }
+    let now = SystemTime::now();
+    let late = chokepoint_load::shard::lateness(due, now).as_secs_f64();
+    if let Some(shard) = shard {
+        if k == 0 {
+            shard.started_at_unix_s = chokepoint_load::shard::unix_seconds(now);
+            shard.late_s = late;
+        }
+        shard.late |= late > chokepoint_load::shard::LATE_TOLERANCE.as_secs_f64();
+        shard.step_late_s.push(late);
+    }
+    true
 }
 
 /// One step: the load run, with the mock's window reset when the measured part begins.
