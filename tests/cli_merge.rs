@@ -239,3 +239,97 @@ fn subdir(dir: &Path, name: &str) -> PathBuf {
     std::fs::create_dir_all(&path).unwrap();
     path
 }
+
+#[test]
+fn shard_flags_refuse_bad_input_in_one_line() {
+    let url = "http://127.0.0.1:9/";
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["load", url, "--shard", "3/3", "--start-at", "1"],
+            "below 3",
+        ),
+        (&["load", url, "--shard", "0/2"], "--start-at"),
+        (
+            &["load", url, "--shard", "0/2", "--start-at", "soon"],
+            "RFC 3339",
+        ),
+        (
+            &["load", url, "--shard", "0/2", "--start-at", "1"],
+            "--json",
+        ),
+        (
+            &[
+                "load",
+                url,
+                "-c",
+                "2",
+                "--shard",
+                "2/3",
+                "--start-at",
+                "1",
+                "--json",
+                "x.json",
+            ],
+            "without a client",
+        ),
+        (
+            &[
+                "sweep",
+                url,
+                "--shard",
+                "0/2",
+                "--start-at",
+                "1",
+                "--out",
+                "x",
+            ],
+            "--clients",
+        ),
+        (
+            &["sweep", url, "-c", "4", "--shard", "0/2", "--start-at", "1"],
+            "--out",
+        ),
+        (
+            &[
+                "sweep",
+                url,
+                "-c",
+                "1,4",
+                "--shard",
+                "1/2",
+                "--start-at",
+                "1",
+                "--out",
+                "x",
+            ],
+            "at the step of 1",
+        ),
+        (
+            &[
+                "sweep",
+                url,
+                "-c",
+                "4",
+                "--step",
+                "2s",
+                "--slot",
+                "2s",
+                "--start-at",
+                "1",
+            ],
+            "--slot",
+        ),
+        (&["merge"], "FILES"),
+        (&["merge", "/no/such/file.json"], "/no/such/file.json"),
+    ];
+    for (args, says) in cases {
+        let output = chokepoint().args(*args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(says),
+            "{args:?}: {stderr} should say {says}"
+        );
+    }
+}

@@ -153,7 +153,8 @@ impl Drop for PendingFile {
 fn shard_of(args: &Args, config: &mut LoadConfig) -> anyhow::Result<Option<(Sharding, PathBuf)>> {
     let Some(sharding) = args.sharding.sharding(&config.url, |shards| {
         chokepoint_load::shard::load_plan(config, shards)
-    }) else {
+    })?
+    else {
         return Ok(None);
     };
     let Some(json) = &args.json else {

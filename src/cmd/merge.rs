@@ -15,7 +15,7 @@ Give every shard's file once: the JSON of `load --shard I/N --json FILE`, or the
 or a missing or repeated shard, are refused.")]
 pub struct Args {
     /// The shards' result files (or sweep --out folders)
-    #[arg(required = true, value_name = "FILES")]
+    #[arg(value_name = "FILES")]
     pub files: Vec<PathBuf>,
     /// Write the merged result as JSON to this file
     #[arg(long, value_name = "OUT")]
@@ -69,6 +69,9 @@ fn shard_file<T: serde::de::DeserializeOwned>(read: Read) -> anyhow::Result<Shar
 
 /// Runs the subcommand.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.files.is_empty() {
+        anyhow::bail!("no FILES: give every shard's result file, chokepoint merge FILES...");
+    }
     if let Some(path) = &args.json {
         super::common::check_writable(path, "--json")?;
     }

@@ -10,7 +10,7 @@ pub struct ShardArgs {
     /// Run shard I of N (I from 0, as Kubernetes' JOB_COMPLETION_INDEX): this process's share
     /// of the clients, -n and the rate; needs --start-at. Merge the shards' files with
     /// `chokepoint merge`
-    #[arg(long, value_name = "I/N", value_parser = parse_shard, requires = "start_at")]
+    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
     pub shard: Option<Shard>,
     /// Start at this wall-clock time, RFC 3339 (2025-06-01T12:00:00Z) or Unix seconds, so that
     /// every shard starts together (a shard that starts late says so)
@@ -41,15 +41,30 @@ pub struct Sharding {
 
 impl ShardArgs {
     /// The sharding of a run of `target` with `plan` (the whole run's); `None` without --shard.
-    pub fn sharding(&self, target: &str, plan: impl FnOnce(u32) -> String) -> Option<Sharding> {
-        let shard = self.shard?;
-        let start_at = self.start_at?;
+    pub fn sharding(
+        &self,
+        target: &str,
+        plan: impl FnOnce(u32) -> String,
+    ) -> anyhow::Result<Option<Sharding>> {
+        let Some(shard) = self.shard else {
+            return Ok(None);
+        };
+        let start_at = self.start_at()?;
         let plan = plan(shard.count);
-        Some(Sharding {
+        Ok(Some(Sharding {
             shard,
             run_id: shard::run_id(target, &plan, start_at),
             start_at,
             plan,
+        }))
+    }
+
+    /// --start-at, which --shard cannot go without.
+    fn start_at(&self) -> anyhow::Result<SystemTime> {
+        self.start_at.ok_or_else(|| {
+            anyhow::anyhow!(
+                "--shard needs --start-at TIME (RFC 3339 or Unix seconds): every shard starts then, and the run id comes from it"
+            )
         })
     }
 }
@@ -111,6 +126,9 @@ pub fn shard_sweep(
     config: &mut chokepoint_experiment::SweepConfig,
     slot: Option<std::time::Duration>,
 ) -> anyhow::Result<Option<Sharding>> {
+    if args.shard.is_some() {
+        args.start_at()?;
+    }
     let Some(start_at) = args.start_at else {
         if slot.is_some() {
             anyhow::bail!("--slot needs --start-at TIME: it spaces the steps on the clock");
@@ -203,5 +221,6 @@ pub fn write_sweep_log(
     let path = dir.join(SWEEP_LOG);
     let mut out = Vec::new();
     hdr::write_interval_log(&mut out, &header, &intervals)?;
-    std::fs::write(&path, out).map_err(|e| anyhow::anyhow!("{}: cannot write it ({e})", path.display()))
+    std::fs::write(&path, out)
+        .map_err(|e| anyhow::anyhow!("{}: cannot write it ({e})", path.display()))
 }

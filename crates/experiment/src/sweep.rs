@@ -5,7 +5,8 @@ use anyhow::Context;
 use chokepoint_load::{LoadConfig, LoadEvent};
 use chokepoint_observe::{available_cores, CpuMeter, CpuScope, MachineCpuMeter};
 use chokepoint_result::{
-    ShardInfo, DownstreamInFlight, DownstreamStep, LoadReport, MockStats, Step, SweepContext, SweepResult,
+    DownstreamInFlight, DownstreamStep, LoadReport, MockStats, ShardInfo, Step, SweepContext,
+    SweepResult,
 };
 use std::collections::VecDeque;
 use std::path::PathBuf;
