@@ -125,7 +125,8 @@ fn merge_sweeps(args: &Args, reads: Vec<Read>) -> anyhow::Result<ExitCode> {
         .map(shard_file::<SweepResult>)
         .collect::<anyhow::Result<Vec<_>>>()?;
     let mut result = chokepoint_merge::merge_sweeps(shards)?;
-    let mut diagnosis = chokepoint_diagnose::diagnose(&result.steps, &result.context);
+    let mut diagnosis =
+        chokepoint_diagnose::diagnose(&result.steps, &result.context).into_diagnosis();
     let info = result.merge.clone().unwrap_or_default();
     diagnosis.evidence.extend(describe::saturation_sentences(
         &info,
