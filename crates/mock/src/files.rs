@@ -5,6 +5,49 @@ use bytes::Bytes;
 use http::HeaderValue;
 use std::path::{Component, Path, PathBuf};
 
+/// Why a stub's `bodyFileName` cannot be read.
+#[derive(Debug)]
+pub(crate) enum BodyFileError {
+    /// The name leads outside `__files`.
+    Outside,
+    /// The file cannot be read.
+    Io(std::io::Error),
+}
+
+/// Reads a stub's `bodyFileName` from `root`. A name may climb out and back in
+/// (`../__files/x`, as WireMock resolves it) but must end inside `root`, symbolic links
+/// included.
+pub(crate) fn read_body_file(root: &Path, name: &str) -> Result<Bytes, BodyFileError> {
+    let relative = Path::new(name);
+    if relative.is_absolute() {
+        return Err(BodyFileError::Outside);
+    }
+    let canonical_root = root.canonicalize().map_err(BodyFileError::Io)?;
+    // Resolve `..` by the words of the name, as WireMock does, before touching the disk: a
+    // name may climb out of __files only to come back in.
+    let mut resolved = canonical_root.clone();
+    for component in relative.components() {
+        match component {
+            Component::Normal(part) => resolved.push(part),
+            Component::ParentDir => {
+                resolved.pop();
+            }
+            _ => {}
+        }
+    }
+    if !resolved.starts_with(&canonical_root) {
+        return Err(BodyFileError::Outside);
+    }
+    let file = resolved.canonicalize().map_err(BodyFileError::Io)?;
+    // `..` or a symbolic link inside __files may still lead outside it.
+    if !file.starts_with(&canonical_root) {
+        return Err(BodyFileError::Outside);
+    }
+    std::fs::read(&file)
+        .map(Bytes::from)
+        .map_err(BodyFileError::Io)
+}
+
 /// What `__files` holds at a path.
 pub(crate) enum Answer {
     /// A file (or a folder's `index.html`).

@@ -51,12 +51,14 @@ mod json_match;
 pub mod mapping;
 pub mod matching;
 mod metrics;
+mod proxy;
 mod respond;
 mod scenarios;
 mod state;
+pub mod template;
 
 pub use accept::serve;
-pub use mapping::{load_mappings, parse_mappings, parse_mappings_with_files, Mapping};
+pub use mapping::{load_mappings, parse_mappings, parse_mappings_with_files, proxy_all, Mapping};
 
 use chokepoint_result::MockStats;
 use std::net::SocketAddr;
@@ -83,6 +85,9 @@ pub struct MockConfig {
     pub journal: usize,
     /// The `__files` folder for `bodyFileName` in mappings added through the admin API.
     pub files_root: Option<PathBuf>,
+    /// `--global-response-templating`: every stub's response is a template, as if it listed
+    /// the `response-template` transformer.
+    pub global_templating: bool,
 }
 
 /// Why the mock cannot load its mappings or run. Each message is one line.

@@ -53,9 +53,13 @@ impl<'a> RequestView<'a> {
             .as_ref()
     }
 
+    /// The query parameters, decoded, in order.
+    pub(crate) fn decoded_query(&self) -> &[(String, String)] {
+        self.decoded_query.get_or_init(|| parse_query(self.query))
+    }
+
     fn query_values(&self, name: &str) -> Vec<&str> {
-        self.decoded_query
-            .get_or_init(|| parse_query(self.query))
+        self.decoded_query()
             .iter()
             .filter(|(key, _)| key == name)
             .map(|(_, value)| value.as_str())

@@ -1,14 +1,19 @@
 //! A stub's answer: match the request, wait the delay on a timer, then send the response (whole
 //! or dribbled) or arm the stub's fault; a 404 that names the nearest miss when nothing matches.
+//! A templated stub renders its response first ([`crate::template`]); a proxy stub forwards and
+//! answers with the downstream's response ([`crate::proxy`]), its delay added on top.
 use crate::activity::ActivityGuard;
 use crate::body::{Hold, MockBody};
 use crate::faults::FaultSwitch;
 use crate::files;
 use crate::matching::{self, RequestView};
+use crate::proxy;
 use crate::state::{stub_name, MockState, Stub};
+use crate::template::RequestFacts;
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::body::{Body, Incoming};
+use std::borrow::Cow;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -79,6 +84,24 @@ pub(crate) async fn respond(
         state.scenarios.advance(step);
     }
     let definition = &stub.mapping.response;
+    // Templating and forwarding cost only the stubs that use them.
+    let rendered = definition.template.as_ref().map(|template| {
+        let facts = RequestFacts {
+            method: view.method,
+            url: view.path_and_query,
+            path: view.path,
+            query: view.decoded_query(),
+            headers: &parts.headers,
+            body: &body,
+        };
+        template.render(definition, &facts, state.files_root.as_deref())
+    });
+    let forwarded = match &definition.proxy {
+        Some(target) => {
+            Some(proxy::forward(state.proxy_client(), target, &parts, body.clone()).await)
+        }
+        None => None,
+    };
     let delay = state.fixed_delay().unwrap_or_default()
         + definition.delay.map(|d| d.sample()).unwrap_or_default();
     if !delay.is_zero() {
@@ -88,22 +111,65 @@ pub(crate) async fn respond(
         fault.arm(armed);
         return hyper::Response::new(MockBody::full(Bytes::new(), Some(hold)));
     }
+    let status = http::StatusCode::from_u16(definition.status).unwrap_or(http::StatusCode::OK);
+    let (status, body, downstream_headers, stub_headers) = match (forwarded, rendered) {
+        (_, Some(Err(message))) | (Some(Err(message)), _) => {
+            return server_error(message, hold);
+        }
+        (Some(Ok(answer)), rendered) => {
+            let stub_headers = match rendered {
+                Some(Ok(rendered)) => rendered.headers,
+                _ => definition.headers.clone(),
+            };
+            (
+                answer.status,
+                answer.body,
+                answer.headers,
+                Cow::Owned(stub_headers),
+            )
+        }
+        (None, Some(Ok(rendered))) => (
+            status,
+            rendered.body,
+            Vec::new(),
+            Cow::Owned(rendered.headers),
+        ),
+        (None, None) => (
+            status,
+            definition.body.clone(),
+            Vec::new(),
+            Cow::Borrowed(&definition.headers),
+        ),
+    };
     let body = match definition.dribble {
-        Some(dribble) => MockBody::dribble(definition.body.clone(), dribble, Some(hold)),
-        None => MockBody::full(definition.body.clone(), Some(hold)),
+        Some(dribble) => MockBody::dribble(body, dribble, Some(hold)),
+        None => MockBody::full(body, Some(hold)),
     };
     let mut response = hyper::Response::new(body);
-    *response.status_mut() =
-        http::StatusCode::from_u16(definition.status).unwrap_or(http::StatusCode::OK);
+    *response.status_mut() = status;
     if let Some(message) = &definition.status_message {
         if let Ok(reason) = hyper::ext::ReasonPhrase::try_from(message.clone().into_bytes()) {
             response.extensions_mut().insert(reason);
         }
     }
     let headers = response.headers_mut();
-    for (name, value) in &definition.headers {
-        headers.append(name.clone(), value.clone());
+    for (name, value) in downstream_headers
+        .into_iter()
+        .chain(stub_headers.iter().cloned())
+    {
+        headers.append(name, value);
     }
+    response
+}
+
+/// WireMock's answer when a template fails or the downstream cannot be reached.
+fn server_error(message: String, hold: Hold) -> hyper::Response<MockBody> {
+    let mut response = hyper::Response::new(MockBody::full(Bytes::from(message), Some(hold)));
+    *response.status_mut() = http::StatusCode::INTERNAL_SERVER_ERROR;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain"),
+    );
     response
 }
 

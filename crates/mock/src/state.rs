@@ -6,14 +6,16 @@
 use crate::inflight::InFlightMeter;
 use crate::journal::Journal;
 use crate::mapping::{self, Mapping, RequestPattern, UrlMatcher};
+use crate::proxy::{self, ProxyClient};
 use crate::scenarios::Scenarios;
+use crate::template::ResponseTemplate;
 use crate::MockConfig;
 use bytes::Bytes;
 use chokepoint_result::{MockConfigView, MockStats, StubStats};
 use serde_json::json;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::Duration;
 
 /// No global delay, in [`MockState::fixed_delay_ns`].
@@ -47,6 +49,10 @@ pub(crate) struct MockState {
     max_connections: Option<usize>,
     keepalive_timeout: Option<Duration>,
     connections_waiting: AtomicU64,
+    /// `--global-response-templating`.
+    global_templating: bool,
+    /// The client of proxy stubs, made at their first request.
+    proxy_client: OnceLock<ProxyClient>,
 }
 
 /// The catch-all stub of a mock started without mappings. It is chokepoint's, not a WireMock
@@ -92,6 +98,8 @@ impl MockState {
             max_connections: config.max_connections,
             keepalive_timeout: config.keepalive_timeout,
             connections_waiting: AtomicU64::new(0),
+            global_templating: config.global_templating,
+            proxy_client: OnceLock::new(),
         };
         state.set_fixed_delay(config.fixed_delay);
         state.replace_stubs(initial);
@@ -103,7 +111,18 @@ impl MockState {
         Arc::clone(&self.stubs.read().unwrap_or_else(|p| p.into_inner()))
     }
 
-    fn new_stub(&self, mapping: Mapping) -> Arc<Stub> {
+    /// The client that proxy stubs forward with.
+    pub fn proxy_client(&self) -> &ProxyClient {
+        self.proxy_client.get_or_init(proxy::client)
+    }
+
+    fn new_stub(&self, mut mapping: Mapping) -> Arc<Stub> {
+        if self.global_templating && mapping.response.template.is_none() {
+            // WireMock answers 500 with the reason when a template cannot be compiled.
+            if let Err(reason) = mapping::compile_template(&mut mapping.response) {
+                mapping.response.template = Some(Arc::new(ResponseTemplate::broken(reason)));
+            }
+        }
         Arc::new(Stub {
             mapping,
             seq: self.next_seq.fetch_add(1, Ordering::Relaxed),

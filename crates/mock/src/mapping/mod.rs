@@ -11,17 +11,21 @@
 mod delay;
 mod matchers;
 mod parse;
+
 mod response;
 mod source;
 
 pub use delay::{Delay, Dribble, Fault};
 pub use matchers::{JsonPathMatcher, ValueMatcher};
 pub use parse::{parse_mappings, parse_mappings_with_files, parse_request_pattern};
+pub use response::compile_template;
 pub use source::{load_mappings, locate, MappingSource};
 
+use crate::template::ResponseTemplate;
 use bytes::Bytes;
 use regex::Regex;
 use serde_json::Value;
+use std::sync::Arc;
 
 /// WireMock's default priority: lower numbers win.
 pub const DEFAULT_PRIORITY: i64 = 5;
@@ -107,6 +111,55 @@ pub struct ResponseDef {
     pub dribble: Option<Dribble>,
     /// `fault`.
     pub fault: Option<Fault>,
+    /// Where `body` came from (what templating may render).
+    pub body_source: BodySource,
+    /// `"transformers": ["response-template"]`: the stub asks for templating.
+    pub templated: bool,
+    /// `transformerParameters`: the template model's `parameters`.
+    pub transformer_parameters: Value,
+    /// The compiled templates, when the stub is templated (by itself or globally).
+    pub template: Option<Arc<ResponseTemplate>>,
+    /// `proxyBaseUrl` and its options: the response comes from another server.
+    pub proxy: Option<Arc<ProxyDef>>,
+}
+
+/// Where a response's body came from.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum BodySource {
+    /// No body.
+    #[default]
+    Empty,
+    /// `body` or `jsonBody`.
+    Text,
+    /// `base64Body`.
+    Binary,
+    /// `bodyFileName`, with its name.
+    File(String),
+}
+
+/// A stub that forwards to another server (`proxyBaseUrl`).
+#[derive(Debug, Clone, Default)]
+pub struct ProxyDef {
+    /// `proxyBaseUrl`: `http://host:port` and an optional path prefix.
+    pub base_url: String,
+    /// `proxyUrlPrefixToRemove`: taken off the request path before it is forwarded.
+    pub prefix_to_remove: Option<String>,
+    /// `additionalProxyRequestHeaders`: set on the forwarded request.
+    pub additional_headers: Vec<(http::HeaderName, http::HeaderValue)>,
+    /// `removeProxyRequestHeaders`: not forwarded.
+    pub remove_headers: Vec<http::HeaderName>,
+}
+
+/// WireMock's `--proxy-all URL` stub: any request is forwarded to `url`, at priority 10 so
+/// that the other stubs win.
+pub fn proxy_all(url: &str) -> Result<Mapping, crate::MockError> {
+    let json = serde_json::json!({
+        "priority": 10,
+        "request": {"method": "ANY"},
+        "response": {"proxyBaseUrl": url}
+    });
+    let mut parsed = parse_mappings(&json.to_string(), "--proxy-all")?;
+    Ok(parsed.remove(0))
 }
 
 /// A random version-4 UUID, as WireMock gives stubs without an id.

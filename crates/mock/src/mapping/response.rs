@@ -2,22 +2,25 @@
 //! from `__files`), the delay, the dribble and the fault.
 use super::delay::{ms, Delay, Dribble, Fault};
 use super::parse::Parser;
-use super::ResponseDef;
+use super::{BodySource, ProxyDef, ResponseDef};
+use crate::files::BodyFileError;
 use base64::Engine;
 use bytes::Bytes;
 use serde_json::Value;
-use std::path::{Component, Path};
 
 /// WireMock response fields this mock does not support yet.
-const UNSUPPORTED_RESPONSE: &[&str] = &[
-    "transformers",
-    "transformerParameters",
-    "proxyBaseUrl",
-    "proxyUrlPrefixToRemove",
-    "additionalProxyRequestHeaders",
-    "removeProxyRequestHeaders",
-    "fromConfiguredTemplate",
-];
+const UNSUPPORTED_RESPONSE: &[&str] = &["fromConfiguredTemplate"];
+
+/// WireMock's transformer for response templating.
+pub const RESPONSE_TEMPLATE: &str = "response-template";
+
+/// Compiles a response's templates into it (for `--global-response-templating`, and for a stub
+/// that asks); the error says which part and what is wrong.
+pub fn compile_template(response: &mut ResponseDef) -> Result<(), String> {
+    let template = crate::template::compile(response)?;
+    response.template = Some(std::sync::Arc::new(template));
+    Ok(())
+}
 
 /// The response of a mapping; `None` when it has a problem (recorded). `json_body` is the
 /// `jsonBody` as written in the file, when known.
@@ -37,7 +40,13 @@ pub(super) fn parse(
         delay: None,
         dribble: None,
         fault: None,
+        body_source: BodySource::Empty,
+        templated: false,
+        transformer_parameters: Value::Null,
+        template: None,
+        proxy: None,
     };
+    let mut proxy: Option<ProxyDef> = None;
     let mut body_key: Option<&str> = None;
     let mut delay_key: Option<&str> = None;
     for (key, field) in obj {
@@ -57,15 +66,22 @@ pub(super) fn parse(
                 response.status_message = parser.string(field, &at).map(str::to_string);
                 None
             }
-            "body" => match field {
-                Value::String(text) => Some(Bytes::from(text.clone())),
-                // WireMock writes a non-string `body` as JSON.
-                other => Some(Bytes::from(other.to_string())),
-            },
-            "jsonBody" => Some(Bytes::from(
-                json_body.map_or_else(|| field.to_string(), str::to_string),
-            )),
+            "body" => {
+                response.body_source = BodySource::Text;
+                match field {
+                    Value::String(text) => Some(Bytes::from(text.clone())),
+                    // WireMock writes a non-string `body` as JSON.
+                    other => Some(Bytes::from(other.to_string())),
+                }
+            }
+            "jsonBody" => {
+                response.body_source = BodySource::Text;
+                Some(Bytes::from(
+                    json_body.map_or_else(|| field.to_string(), str::to_string),
+                ))
+            }
             "base64Body" => parser.string(field, &at).and_then(|text| {
+                response.body_source = BodySource::Binary;
                 match base64::engine::general_purpose::STANDARD.decode(text) {
                     Ok(bytes) => Some(Bytes::from(bytes)),
                     Err(err) => {
@@ -74,9 +90,52 @@ pub(super) fn parse(
                     }
                 }
             }),
-            "bodyFileName" => parser
-                .string(field, &at)
-                .and_then(|name| body_file(parser, name, &at)),
+            "bodyFileName" => parser.string(field, &at).and_then(|name| {
+                response.body_source = BodySource::File(name.to_string());
+                // A name that is a template is read when the request comes.
+                if name.contains("{{") && templated(obj) {
+                    Some(Bytes::new())
+                } else {
+                    body_file(parser, name, &at)
+                }
+            }),
+            "transformers" => {
+                response.templated = transformers(parser, field, &at);
+                None
+            }
+            "transformerParameters" => {
+                if parser.object(field, &at).is_some() {
+                    response.transformer_parameters = field.clone();
+                }
+                None
+            }
+            "proxyBaseUrl" => {
+                if let Some(url) = parser.string(field, &at) {
+                    if let Err(reason) = crate::proxy::check_base_url(url) {
+                        parser.problem(&at, reason);
+                    }
+                    proxy.get_or_insert_with(ProxyDef::default).base_url = url.to_string();
+                }
+                None
+            }
+            "proxyUrlPrefixToRemove" => {
+                if let Some(prefix) = parser.string(field, &at) {
+                    proxy.get_or_insert_with(ProxyDef::default).prefix_to_remove =
+                        Some(prefix.to_string());
+                }
+                None
+            }
+            "additionalProxyRequestHeaders" => {
+                proxy
+                    .get_or_insert_with(ProxyDef::default)
+                    .additional_headers = headers(parser, field, &at);
+                None
+            }
+            "removeProxyRequestHeaders" => {
+                proxy.get_or_insert_with(ProxyDef::default).remove_headers =
+                    header_names(parser, field, &at);
+                None
+            }
             "headers" => {
                 response.headers = headers(parser, field, &at);
                 None
@@ -131,11 +190,75 @@ pub(super) fn parse(
             response.body = body;
         }
     }
+    if let Some(proxy) = proxy {
+        if proxy.base_url.is_empty() {
+            parser.problem(
+                path,
+                "proxy options need a 'proxyBaseUrl' (http://host:port): add one",
+            );
+        }
+        response.proxy = Some(std::sync::Arc::new(proxy));
+    }
+    if response.templated {
+        if let Err(reason) = compile_template(&mut response) {
+            parser.problem(path, format!("response-template: {reason}"));
+        }
+    }
     (parser.problem_count() == before).then_some(response)
 }
 
-/// Reads `__files/NAME`. A name may climb out and back in (`../__files/x`, as WireMock
-/// resolves it) but must end inside `__files`, symbolic links included.
+/// Whether the response object lists WireMock's `response-template` transformer.
+fn templated(response: &serde_json::Map<String, Value>) -> bool {
+    response
+        .get("transformers")
+        .and_then(Value::as_array)
+        .is_some_and(|list| list.iter().any(|t| t == RESPONSE_TEMPLATE))
+}
+
+/// `transformers`: `response-template` is the one this mock has; others are refused.
+fn transformers(parser: &Parser<'_>, value: &Value, path: &str) -> bool {
+    let Some(list) = value.as_array() else {
+        parser.type_error(path, "a list of transformer names", value);
+        return false;
+    };
+    let mut templated = false;
+    for (i, item) in list.iter().enumerate() {
+        let at = format!("{path}[{i}]");
+        match parser.string(item, &at) {
+            Some(RESPONSE_TEMPLATE) => templated = true,
+            Some(other) => parser.problem(
+                &at,
+                format!(
+                    "the transformer '{other}' is an extension chokepoint mock does not have \
+                     (it has '{RESPONSE_TEMPLATE}'): remove it"
+                ),
+            ),
+            None => {}
+        }
+    }
+    templated
+}
+
+fn header_names(parser: &Parser<'_>, value: &Value, path: &str) -> Vec<http::HeaderName> {
+    let Some(list) = value.as_array() else {
+        parser.type_error(path, "a list of header names", value);
+        return Vec::new();
+    };
+    list.iter()
+        .enumerate()
+        .filter_map(|(i, item)| {
+            let at = format!("{path}[{i}]");
+            let name = parser.string(item, &at)?;
+            let header = http::HeaderName::from_bytes(name.as_bytes()).ok();
+            if header.is_none() {
+                parser.problem(&at, format!("'{name}' is not a header name"));
+            }
+            header
+        })
+        .collect()
+}
+
+/// Reads `__files/NAME` (see [`crate::files::read_body_file`]).
 fn body_file(parser: &Parser<'_>, name: &str, path: &str) -> Option<Bytes> {
     let Some(root) = parser.files_root else {
         parser.problem(
@@ -144,56 +267,16 @@ fn body_file(parser: &Parser<'_>, name: &str, path: &str) -> Option<Bytes> {
         );
         return None;
     };
-    let refuse = || {
-        parser.problem(
-            path,
-            format!("'{name}' is outside the __files folder: give a path inside it"),
-        )
-    };
-    let relative = Path::new(name);
-    if relative.is_absolute() {
-        refuse();
-        return None;
-    }
-    let canonical_root = match root.canonicalize() {
-        Ok(root) => root,
-        Err(err) => {
-            parser.problem(path, format!("cannot read {}: {err}", root.display()));
-            return None;
+    match crate::files::read_body_file(root, name) {
+        Ok(bytes) => Some(bytes),
+        Err(BodyFileError::Outside) => {
+            parser.problem(
+                path,
+                format!("'{name}' is outside the __files folder: give a path inside it"),
+            );
+            None
         }
-    };
-    // Resolve `..` by the words of the name, as WireMock does, before touching the disk: a
-    // name may climb out of __files only to come back in.
-    let mut resolved = canonical_root.clone();
-    for component in relative.components() {
-        match component {
-            Component::Normal(part) => resolved.push(part),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                resolved.pop();
-            }
-            _ => {}
-        }
-    }
-    if !resolved.starts_with(&canonical_root) {
-        refuse();
-        return None;
-    }
-    let file = match resolved.canonicalize() {
-        Ok(file) => file,
-        Err(err) => {
-            parser.problem(path, format!("cannot read __files/{name}: {err}"));
-            return None;
-        }
-    };
-    // `..` or a symbolic link inside __files may still lead outside it.
-    if !file.starts_with(&canonical_root) {
-        refuse();
-        return None;
-    }
-    match std::fs::read(&file) {
-        Ok(bytes) => Some(Bytes::from(bytes)),
-        Err(err) => {
+        Err(BodyFileError::Io(err)) => {
             parser.problem(path, format!("cannot read __files/{name}: {err}"));
             None
         }
