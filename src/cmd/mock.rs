@@ -30,6 +30,13 @@ pub struct Args {
     /// Keep the last N requests for GET /__admin/requests (0 = off)
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub journal: usize,
+    /// Render every stub's response as a template, as WireMock's flag of the same name does
+    #[arg(long)]
+    pub global_response_templating: bool,
+    /// Forward any request no stub matches to this downstream (http://host:port), as
+    /// WireMock's --proxy-all does; the stubs' delays and the in-flight count still apply
+    #[arg(long, value_name = "URL")]
+    pub proxy_all: Option<String>,
 }
 
 /// Runs the subcommand.
@@ -64,6 +71,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         None => (Vec::new(), None),
     };
+    let mut mappings = mappings;
+    if let Some(url) = &args.proxy_all {
+        if let Err(reason) = chokepoint_mock::mapping::check_proxy_url(url) {
+            anyhow::bail!("--proxy-all {reason}");
+        }
+        mappings.push(chokepoint_mock::proxy_all(url)?);
+    }
     let stub_count = mappings.len();
     let config = chokepoint_mock::MockConfig {
         fixed_delay: args.delay.filter(|d| !d.is_zero()),
@@ -74,6 +88,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         keepalive_timeout: args.keepalive_timeout,
         journal: args.journal,
         files_root,
+        global_templating: args.global_response_templating,
     };
     let addr = SocketAddr::new(args.bind, args.port);
     let listener = chokepoint_mock::bind(addr)?;

@@ -18,6 +18,7 @@ mod source;
 pub use delay::{Delay, Dribble, Fault};
 pub use matchers::{JsonPathMatcher, ValueMatcher};
 pub use parse::{parse_mappings, parse_mappings_with_files, parse_request_pattern};
+pub use crate::proxy::check_base_url as check_proxy_url;
 pub use response::compile_template;
 pub use source::{load_mappings, locate, MappingSource};
 

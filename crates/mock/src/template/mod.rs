@@ -72,12 +72,13 @@ fn template(source: &str) -> Result<Template, String> {
         ));
     }
     Template::compile(&model::rewrite(source)).map_err(|err| {
-        err.to_string()
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .collect::<Vec<_>>()
-            .join(" ")
+        // The reason without pest's list of what it expected, and where.
+        let reason = err.reason().to_string();
+        let reason = reason.split(": expected").next().unwrap_or(&reason).trim();
+        match err.pos() {
+            Some((line, column)) => format!("{reason} at line {line}, column {column}"),
+            None => reason.to_string(),
+        }
     })
 }
 
