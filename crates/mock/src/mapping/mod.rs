@@ -15,10 +15,10 @@ mod parse;
 mod response;
 mod source;
 
+pub use crate::proxy::check_base_url as check_proxy_url;
 pub use delay::{Delay, Dribble, Fault};
 pub use matchers::{JsonPathMatcher, ValueMatcher};
 pub use parse::{parse_mappings, parse_mappings_with_files, parse_request_pattern};
-pub use crate::proxy::check_base_url as check_proxy_url;
 pub use response::compile_template;
 pub use source::{load_mappings, locate, MappingSource};
 

