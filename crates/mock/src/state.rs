@@ -120,6 +120,11 @@ impl MockState {
         if self.global_templating && mapping.response.template.is_none() {
             // WireMock answers 500 with the reason when a template cannot be compiled.
             if let Err(reason) = mapping::compile_template(&mut mapping.response) {
+                eprintln!(
+                    "chokepoint mock: stub '{}' ({}): response-template: {reason}; it answers 500",
+                    stub_name(&mapping),
+                    mapping.id
+                );
                 mapping.response.template = Some(Arc::new(ResponseTemplate::broken(reason)));
             }
         }

@@ -12,6 +12,20 @@ use handlebars::{
 use rand::Rng;
 use serde_json::{json, Value};
 
+/// The helpers handlebars-rust has itself.
+const BUILT_IN: &[&str] = &[
+    "if", "unless", "each", "with", "lookup", "raw", "log", "eq", "ne", "gt", "gte", "lt", "lte",
+    "and", "or", "not", "len",
+];
+
+/// WireMock's helpers written here.
+const WIREMOCK: &[&str] = &["jsonPath", "now", "randomValue", "math", "size", "neq"];
+
+/// Whether a template may call this helper.
+pub fn is_known(name: &str) -> bool {
+    BUILT_IN.contains(&name) || WIREMOCK.contains(&name)
+}
+
 /// Registers the helpers.
 pub fn register(registry: &mut Handlebars<'static>) {
     registry.register_helper("jsonPath", Box::new(JsonPathHelper));

@@ -68,6 +68,15 @@ pub struct Rendered {
 
 /// Compiles one template from WireMock's source (see [`model::rewrite`]).
 fn template(source: &str) -> Result<Template, String> {
+    if let Some(name) = called_helpers(source)
+        .into_iter()
+        .find(|name| !helpers::is_known(name) && name != "else")
+    {
+        return Err(format!(
+            "the helper '{name}' is not supported by chokepoint mock (the README lists those \
+             that are): remove it"
+        ));
+    }
     if let Some(zone) = unsupported_timezone(source) {
         return Err(format!(
             "the time zone '{zone}' is not supported by chokepoint mock (UTC only): remove timezone="
@@ -82,6 +91,41 @@ fn template(source: &str) -> Result<Template, String> {
             None => reason.to_string(),
         }
     })
+}
+
+/// The helpers a template calls (the first word of a `{{...}}` with arguments or a block, and of
+/// each `(...)`), in order.
+fn called_helpers(source: &str) -> Vec<String> {
+    static PATTERNS: OnceLock<[regex::Regex; 3]> = OnceLock::new();
+    let [mustache, literal, call] = PATTERNS.get_or_init(|| {
+        [
+            regex::Regex::new(r"\{\{(?s)(.*?)\}\}").unwrap(),
+            regex::Regex::new(r#""[^"]*"|'[^']*'"#).unwrap(),
+            regex::Regex::new(r"(?:^[{~]?\s*[#^]\s*|^[{~]?\s*|\(\s*)([A-Za-z_][\w-]*)").unwrap(),
+        ]
+    });
+    let mut names = Vec::new();
+    for inside in mustache.captures_iter(source) {
+        let inside = literal.replace_all(&inside[1], "''");
+        let block = inside
+            .trim_start_matches(['{', '~'])
+            .trim_start()
+            .starts_with(['#', '^']);
+        for found in call.captures_iter(&inside) {
+            let whole = found.get(0).expect("a match");
+            let opens_block = whole.start() == 0 && block;
+            let rest = &inside[whole.end()..];
+            let has_arguments = rest.starts_with(char::is_whitespace)
+                && rest
+                    .trim_start()
+                    .starts_with(|c: char| !matches!(c, ')' | '}' | '~'));
+            let in_parentheses = whole.as_str().starts_with('(');
+            if opens_block || has_arguments || in_parentheses {
+                names.push(found[1].to_string());
+            }
+        }
+    }
+    names
 }
 
 /// A `timezone='...'` other than UTC, which the `now` helper cannot honour.
@@ -284,7 +328,30 @@ mod tests {
     }
 
     #[test]
+    fn the_helpers_a_template_calls_are_found() {
+        let table: [(&str, &[&str]); 7] = [
+            // (template, the helpers it calls)
+            ("{{request.url}} {{name}}", &[]),
+            ("{{upper request.method}}", &["upper"]),
+            (
+                "{{#each (jsonPath request.body '$.a')}}{{this}}{{/each}}",
+                &["each", "jsonPath"],
+            ),
+            ("{{{ trim (lower x) }}}", &["trim", "lower"]),
+            ("{{#if x}}a{{else}}b{{/if}}", &["if"]),
+            ("{{math 1 '+' (size 'a (b c)')}}", &["math", "size"]),
+            ("{{~randomInt lower=1}}", &["randomInt"]),
+        ];
+        for (source, expected) in table {
+            assert_eq!(called_helpers(source), expected, "{source}");
+        }
+    }
+
+    #[test]
     fn bad_templates_are_refused_at_compile() {
+        assert!(template("{{upper request.method}}")
+            .unwrap_err()
+            .contains("'upper' is not supported"));
         assert!(template("{{#each x}}").is_err());
         assert!(template("{{now timezone='Europe/Paris'}}").is_err());
     }
