@@ -129,9 +129,8 @@ pub fn chrono_pattern(java: &str) -> Result<String, String> {
             ('E', 1..=3) => "%a",
             ('E', _) => "%A",
             ('Z', _) => "%z",
-            ('X', 1) => "%#z",
-            ('X', 2) => "%z",
-            ('X', _) => "%:z",
+            // Java writes an ISO offset of UTC, the only zone here, as 'Z'.
+            ('X', _) => "Z",
             ('z', _) => "%Z",
             _ => {
                 return Err(format!(
@@ -140,12 +139,7 @@ pub fn chrono_pattern(java: &str) -> Result<String, String> {
                 ))
             }
         };
-        // Java writes 'X' as 'Z' for UTC.
-        if c == 'X' {
-            out.push_str("Z");
-        } else {
-            out.push_str(spec);
-        }
+        out.push_str(spec);
         i += run;
     }
     Ok(out)
