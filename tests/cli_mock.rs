@@ -113,6 +113,28 @@ fn a_regex_that_does_not_compile() {
 }
 
 #[test]
+fn templates_and_proxies_the_mock_cannot_honour() {
+    let scratch = Scratch::new("templating");
+    let file = scratch.file(
+        "t.json",
+        r#"{"request": {}, "response": {"transformers": ["response-template"],
+            "body": "{{capitalize request.method}}"}}"#,
+    );
+    let message = refused(&["--port", "0", "--mappings", file.to_str().unwrap()]);
+    assert!(
+        message.contains("$.response: response-template: body template: the helper 'capitalize' is not supported"),
+        "{message}"
+    );
+    let message = refused(&["--port", "0", "--proxy-all", "https://127.0.0.1:9"]);
+    assert!(
+        message.contains("an https downstream is not supported"),
+        "{message}"
+    );
+    let message = refused(&["--port", "0", "--proxy-all", "127.0.0.1:9"]);
+    assert!(message.contains("write http://host:port"), "{message}");
+}
+
+#[test]
 fn bad_flags() {
     assert!(refused(&["--delay", "soon"]).contains("soon"));
     assert!(refused(&["--delay", "-1s"]).contains("negative"));
