@@ -4,7 +4,7 @@ use crate::pacer::{Pace, Pacer};
 use crate::recorder::{latency_ms, Outcome, Registry, Samples};
 use crate::summary::{IntervalSummary, SpanFigures};
 use crate::{LoadConfig, LoadError, LoadEvent, ParsedUrl};
-use chokepoint_observe::{CpuMeter, CpuScope};
+use chokepoint_observe::{CpuMeter, CpuScope, ThreadGroupCpu};
 use chokepoint_result::{LateStarts, LoadReport, TimelinePoint};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
@@ -41,8 +41,12 @@ pub fn run(
     let thread = std::thread::Builder::new()
         .name("cp-load-ctl".into())
         .spawn(move || {
+            // The generator's CPU: this thread and the workers, each counted to its end.
+            let generator = ThreadGroupCpu::new();
+            let _member = generator.join();
             let runtime = current_thread_runtime()?;
-            let result = runtime.block_on(coordinate(config, parsed, events, cancel, cores));
+            let result =
+                runtime.block_on(coordinate(config, parsed, events, cancel, cores, generator));
             runtime.shutdown_timeout(Duration::from_millis(200));
             result
         })
@@ -126,6 +130,7 @@ async fn coordinate(
     events: Option<UnboundedSender<LoadEvent>>,
     cancel: CancellationToken,
     cores: usize,
+    generator: ThreadGroupCpu,
 ) -> Result<LoadReport, LoadError> {
     let send = |event: LoadEvent| {
         if let Some(events) = &events {
@@ -162,7 +167,7 @@ async fn coordinate(
     });
 
     let start = Instant::now();
-    let mut window = Window::new(&config, cores, start);
+    let mut window = Window::new(&config, cores, start, generator.clone());
     if !config.exclude_ramp || config.rate.is_some() {
         window.begin(start, &shared, &send);
     }
@@ -176,6 +181,7 @@ async fn coordinate(
         start,
         &stop,
         &worker_ended,
+        &generator,
     );
     drop(worker_ended);
     if let Err(e) = spawned {
@@ -240,13 +246,19 @@ fn spawn_workers(
     start: Instant,
     stop: &CancellationToken,
     ended: &UnboundedSender<Option<LoadError>>,
+    generator: &ThreadGroupCpu,
 ) -> Result<(), LoadError> {
     let workers = cores.clamp(1, config.clients as usize);
     for worker in 0..workers {
         let clients = config.clients as usize / workers
             + usize::from(worker < config.clients as usize % workers);
-        let (shared, target, stop, ended) =
-            (shared.clone(), target.clone(), stop.clone(), ended.clone());
+        let (shared, target, stop, ended, generator) = (
+            shared.clone(),
+            target.clone(),
+            stop.clone(),
+            ended.clone(),
+            generator.clone(),
+        );
         let (think_time, requests, rate, duration) = (
             config.think_time,
             config.requests,
@@ -256,6 +268,7 @@ fn spawn_workers(
         std::thread::Builder::new()
             .name("cp-load".into())
             .spawn(move || {
+                let member = generator.join();
                 let runtime = match current_thread_runtime() {
                     Ok(runtime) => runtime,
                     Err(e) => {
@@ -287,6 +300,7 @@ fn spawn_workers(
                     }
                 });
                 drop(runtime); // abandons what is in flight; nothing records after this
+                drop(member); // the thread's CPU is banked before the coordinator hears it ended
                 drop(ended);
             })
             .map_err(|e| LoadError::Engine(format!("cannot start a load thread: {e}")))?;
@@ -323,12 +337,18 @@ struct Window {
     total: Samples,
     connections_at_start: u64,
     cores: usize,
+    generator: ThreadGroupCpu,
     cpu: Option<CpuMeter>,
     interval_cpu: Option<CpuMeter>,
 }
 
 impl Window {
-    fn new(config: &LoadConfig, cores: usize, run_start: Instant) -> Window {
+    fn new(
+        config: &LoadConfig,
+        cores: usize,
+        run_start: Instant,
+        generator: ThreadGroupCpu,
+    ) -> Window {
         Window {
             run_start,
             start: None,
@@ -341,6 +361,7 @@ impl Window {
             total: Samples::default(),
             connections_at_start: 0,
             cores,
+            generator,
             cpu: None,
             interval_cpu: None,
         }
@@ -353,7 +374,7 @@ impl Window {
         self.connections_at_start = shared.connections.load(Relaxed);
         let first = (at + self.interval).into();
         self.interval_tick = Some(tokio::time::interval_at(first, self.interval));
-        let scope = CpuScope::own_threads("cp-load");
+        let scope = CpuScope::Group(self.generator.clone());
         self.cpu = CpuMeter::start(scope.clone()).ok();
         self.interval_cpu = CpuMeter::start(scope).ok();
         send(LoadEvent::MeasurementStarted {
