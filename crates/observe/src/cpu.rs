@@ -11,10 +11,10 @@ use std::time::Instant;
 pub enum CpuScope {
     /// All threads of one process.
     Process(i32),
-    /// A process and all its descendants, listed again at every reading (workers come and go).
-    /// Children that ended and were reaped inside the tree still count: their time is in their
-    /// parent's `cutime`/`cstime`.
-    Tree(i32),
+    /// Processes (the roots) and all their descendants, listed again at every reading (workers
+    /// come and go). Children that ended and were reaped inside the tree still count: their
+    /// time is in their parent's `cutime`/`cstime`.
+    Tree(Vec<i32>),
     /// Only the threads of a process whose name (`comm`, at most 15 bytes) starts with a prefix.
     Threads {
         /// The process id.
@@ -57,8 +57,13 @@ pub fn cpu_seconds(scope: &CpuScope) -> Result<f64, ObserveError> {
     let ticks = procfs::ticks_per_second() as f64;
     let pid = match scope {
         CpuScope::Group(group) => return group.seconds(),
-        CpuScope::Tree(root) => {
-            let tree = process_tree(*root)?;
+        CpuScope::Tree(roots) => {
+            let mut tree = Vec::new();
+            for root in roots {
+                tree.extend(process_tree(*root)?);
+            }
+            tree.sort_unstable();
+            tree.dedup();
             let total: u64 = tree
                 .iter()
                 .filter_map(|pid| procfs::process::Process::new(*pid).ok()?.stat().ok())

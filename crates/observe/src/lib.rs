@@ -5,18 +5,27 @@
 //!   a [`CpuMeter`] turns two readings into a share of the cores.
 //! - [`tree`]: which processes are the target: a PID and its descendants, re-listed at every
 //!   reading, or the process listening on a port (`--pid auto`).
+//! - [`threads`]: each thread's pool (its name without the counter) and what it does or waits
+//!   on (running, a socket, a lock, an event loop...).
+//! - [`sockets`]: the target's TCP connections, client side and downstream side, by state.
+//! - [`sampler`]: an [`Observer`] thread that samples all of it while a step runs and folds the
+//!   samples into the step's typed records (`chokepoint_result::observed`).
 //!
 //! The load engine meters its own threads to say when it is the bottleneck (seed 001); the
 //! sweep meters the target's tree and the machine.
 #![deny(missing_docs)]
 
 pub mod cpu;
+pub mod sampler;
+pub mod sockets;
+pub mod threads;
 pub mod tree;
 
 pub use cpu::{
     available_cores, cpu_seconds, machine_cores, machine_ticks, share_percent, CpuMeter, CpuScope,
     GroupMember, MachineCpuMeter, ThreadGroupCpu,
 };
+pub use sampler::{Observer, StepObservation, TargetSpec};
 pub use tree::{listening_processes, process_tree};
 
 /// Why a reading failed (the process is gone, or `/proc` may not be read).

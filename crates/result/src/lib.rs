@@ -20,6 +20,11 @@ pub mod format;
 pub use finding::{CeilingReading, Fact, FanOutShape, Model, Plateau, Service, Span};
 mod shard;
 pub use shard::{LatencyHistograms, LoadResultFile, MergeInfo, MergedShard, ShardInfo};
+pub mod observed;
+pub use observed::{
+    ConnectionCounts, Connections, ObservationNote, PeerConnections, PoolThreads, SocketCounts,
+    ThreadCounts, ThreadsByPool, WaitReason,
+};
 
 /// Counts by error kind (see [`error_kind`]), sorted by name so JSON output is stable.
 pub type ErrorCounts = BTreeMap<String, u64>;
@@ -307,6 +312,19 @@ pub struct Step {
     /// The whole machine's CPU use (every process), percent of all cores; `None` when unread.
     #[serde(default)]
     pub machine_cpu_pct: Option<f64>,
+    /// The processes observed as the target during the step (a PID and its descendants, listed
+    /// again at every sample); empty when the target was not observed.
+    #[serde(default)]
+    pub observed_pids: Vec<i32>,
+    /// The target's threads by pool and state; `None` when the target was not observed.
+    #[serde(default)]
+    pub threads_by_pool: Option<ThreadsByPool>,
+    /// The target's TCP connections by side and state; `None` when the target was not observed.
+    #[serde(default)]
+    pub connections: Option<Connections>,
+    /// Why some of that evidence is missing (a process gone, a file unreadable).
+    #[serde(default)]
+    pub observation_notes: Vec<ObservationNote>,
     /// Length of the measured window, in seconds.
     pub duration_s: f64,
     /// Seconds spent in the ramp (until every client had completed a request), not counted.

@@ -1,0 +1,448 @@
+//! A step's observation of the target: a thread (`cp-observe`) that samples the target's
+//! process tree, threads and connections at a fixed interval while the step runs, and folds
+//! the samples into the step's typed records ([`ThreadsByPool`], [`Connections`]).
+//!
+//! Processes come and go between samples: the tree is listed again at every sample. A root
+//! process that is gone or unreadable becomes an [`ObservationNote`]; the step goes on.
+use crate::sockets::{count_connections, socket_inodes, socket_table, ConnectionSample};
+use crate::threads::{sample_threads, Activity, ThreadSample};
+use crate::tree::process_tree;
+use chokepoint_result::{
+    ConnectionCounts, Connections, ObservationNote, PeerConnections, PoolThreads, SocketCounts,
+    ThreadCounts, ThreadsByPool, WaitReason,
+};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Downstream peer ports kept per step besides the mock's (the busiest ones).
+const PEER_PORTS_KEPT: usize = 8;
+
+/// Which processes and threads are the target, and its ports.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TargetSpec {
+    /// The target's root processes; each one's descendants are the target too.
+    pub roots: Vec<i32>,
+    /// Threads whose names start with one of these are not the target's (an in-process target
+    /// shares its process with chokepoint's generator and mock).
+    pub skip_thread_prefixes: Vec<String>,
+    /// The port the target listens on (the swept URL's).
+    pub listen_port: Option<u16>,
+    /// The mock's port, named among the downstream connections.
+    pub mock_port: Option<u16>,
+}
+
+/// What a step's samples add up to.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StepObservation {
+    /// Every process seen as the target in some sample.
+    pub observed_pids: Vec<i32>,
+    /// Threads by pool; `None` when no sample saw a thread.
+    pub threads_by_pool: Option<ThreadsByPool>,
+    /// Connections; `None` when no sample could read them.
+    pub connections: Option<Connections>,
+    /// Why evidence is missing.
+    pub notes: Vec<ObservationNote>,
+}
+
+/// One look at the target.
+#[derive(Debug, Clone, Default)]
+struct Sample {
+    pids: Vec<i32>,
+    threads: Vec<ThreadSample>,
+    connections: Option<ConnectionSample>,
+}
+
+/// Samples the target on its own thread until [`Observer::finish`].
+#[derive(Debug)]
+pub struct Observer {
+    stop: mpsc::Sender<()>,
+    thread: std::thread::JoinHandle<StepObservation>,
+}
+
+impl Observer {
+    /// Starts sampling now and every `interval`. `None` when the thread cannot be started.
+    pub fn start(spec: TargetSpec, interval: Duration) -> Option<Observer> {
+        let (stop, stopped) = mpsc::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("cp-observe".into())
+            .spawn(move || {
+                let mut samples = Vec::new();
+                let mut notes = Vec::new();
+                loop {
+                    samples.push(sample(&spec, &mut notes));
+                    match stopped.recv_timeout(interval) {
+                        Err(mpsc::RecvTimeoutError::Timeout) => {}
+                        _ => break,
+                    }
+                }
+                summarize(&spec, &samples, interval, notes)
+            })
+            .ok()?;
+        Some(Observer { stop, thread })
+    }
+
+    /// Stops sampling and returns what the samples add up to.
+    pub fn finish(self) -> StepObservation {
+        let _ = self.stop.send(());
+        self.thread.join().unwrap_or_default()
+    }
+}
+
+fn note_once(notes: &mut Vec<ObservationNote>, note: ObservationNote) {
+    if !notes.contains(&note) {
+        notes.push(note);
+    }
+}
+
+/// Lists the target's processes, then reads their threads and sockets.
+fn sample(spec: &TargetSpec, notes: &mut Vec<ObservationNote>) -> Sample {
+    let mut pids = BTreeSet::new();
+    for &root in &spec.roots {
+        match process_tree(root) {
+            Ok(tree) => pids.extend(tree),
+            Err(_) => note_once(notes, ObservationNote::ProcessGone { pid: root }),
+        }
+    }
+    let mut threads = Vec::new();
+    let mut owned = HashSet::new();
+    let mut sockets_read = false;
+    for &pid in &pids {
+        match sample_threads(pid) {
+            Ok(found) => threads.extend(found.into_iter().filter(|t| {
+                !spec
+                    .skip_thread_prefixes
+                    .iter()
+                    .any(|prefix| t.name.starts_with(prefix.as_str()))
+            })),
+            Err(procfs::ProcError::PermissionDenied(_)) => note_once(
+                notes,
+                ObservationNote::Unreadable {
+                    pid,
+                    what: "its threads (/proc/PID/task)".into(),
+                },
+            ),
+            Err(_) => {} // ended since the listing: a worker that came and went
+        }
+        match socket_inodes(pid) {
+            Ok(inodes) => {
+                owned.extend(inodes);
+                sockets_read = true;
+            }
+            Err(procfs::ProcError::PermissionDenied(_)) => note_once(
+                notes,
+                ObservationNote::Unreadable {
+                    pid,
+                    what: "its sockets (/proc/PID/fd)".into(),
+                },
+            ),
+            Err(_) => {}
+        }
+    }
+    let connections =
+        sockets_read.then(|| count_connections(&socket_table(), &owned, spec.listen_port));
+    Sample {
+        pids: pids.into_iter().collect(),
+        threads,
+        connections,
+    }
+}
+
+fn summarize(
+    spec: &TargetSpec,
+    samples: &[Sample],
+    interval: Duration,
+    notes: Vec<ObservationNote>,
+) -> StepObservation {
+    let interval_ms = interval.as_millis() as u64;
+    let observed_pids: BTreeSet<i32> = samples.iter().flat_map(|s| s.pids.clone()).collect();
+    let thread_samples: Vec<&[ThreadSample]> = samples
+        .iter()
+        .filter(|s| !s.pids.is_empty())
+        .map(|s| s.threads.as_slice())
+        .collect();
+    let connection_samples: Vec<&ConnectionSample> =
+        samples.iter().filter_map(|s| s.connections.as_ref()).collect();
+    StepObservation {
+        observed_pids: observed_pids.into_iter().collect(),
+        threads_by_pool: (!thread_samples.is_empty())
+            .then(|| threads_by_pool(&thread_samples, interval_ms)),
+        connections: (!connection_samples.is_empty()).then(|| {
+            connections(
+                &connection_samples,
+                spec.listen_port,
+                spec.mock_port,
+                interval_ms,
+            )
+        }),
+        notes,
+    }
+}
+
+fn count_into(counts: &mut ThreadCounts, activity: Activity) {
+    counts.threads += 1.0;
+    let field = match activity {
+        Activity::Running => &mut counts.running,
+        Activity::SocketWait => &mut counts.socket_wait,
+        Activity::LockWait => &mut counts.lock_wait,
+        Activity::EventWait => &mut counts.event_wait,
+        Activity::Sleeping => &mut counts.sleeping,
+        Activity::DiskWait => &mut counts.disk_wait,
+        Activity::Other => &mut counts.other,
+    };
+    *field += 1.0;
+}
+
+fn fields(counts: &mut ThreadCounts) -> [&mut f64; 8] {
+    [
+        &mut counts.threads,
+        &mut counts.running,
+        &mut counts.socket_wait,
+        &mut counts.lock_wait,
+        &mut counts.event_wait,
+        &mut counts.sleeping,
+        &mut counts.disk_wait,
+        &mut counts.other,
+    ]
+}
+
+/// Threads by pool over the samples: the most each state had in one sample, the mean, and
+/// what the waiting threads waited on. Pools sorted by their most threads, then by name.
+pub fn threads_by_pool(samples: &[&[ThreadSample]], interval_ms: u64) -> ThreadsByPool {
+    let n = samples.len().max(1) as f64;
+    let mut pools: BTreeMap<&str, PoolThreads> = BTreeMap::new();
+    let mut waits: BTreeMap<(&str, &str), f64> = BTreeMap::new();
+    for sample in samples {
+        let mut this: BTreeMap<&str, ThreadCounts> = BTreeMap::new();
+        for thread in sample.iter() {
+            count_into(this.entry(&thread.pool).or_default(), thread.activity);
+            if let Some(on) = &thread.waits_on {
+                *waits.entry((&thread.pool, on)).or_default() += 1.0;
+            }
+        }
+        for (pool, mut counts) in this {
+            let entry = pools.entry(pool).or_insert_with(|| PoolThreads {
+                pool: pool.to_string(),
+                ..PoolThreads::default()
+            });
+            for (most, one) in fields(&mut entry.most).into_iter().zip(fields(&mut counts)) {
+                *most = most.max(*one);
+            }
+            for (sum, one) in fields(&mut entry.mean).into_iter().zip(fields(&mut counts)) {
+                *sum += *one;
+            }
+        }
+    }
+    let mut pools: Vec<PoolThreads> = pools
+        .into_values()
+        .map(|mut pool| {
+            for sum in fields(&mut pool.mean) {
+                *sum /= n;
+            }
+            let mut reasons: Vec<WaitReason> = waits
+                .iter()
+                .filter(|((p, _), _)| *p == pool.pool)
+                .map(|((_, on), count)| WaitReason {
+                    on: on.to_string(),
+                    mean: count / n,
+                })
+                .collect();
+            reasons.sort_by(|a, b| b.mean.total_cmp(&a.mean).then(a.on.cmp(&b.on)));
+            reasons.truncate(4);
+            pool.waits_on = reasons;
+            pool
+        })
+        .collect();
+    pools.sort_by(|a, b| {
+        b.most
+            .threads
+            .total_cmp(&a.most.threads)
+            .then(a.pool.cmp(&b.pool))
+    });
+    ThreadsByPool {
+        interval_ms,
+        samples: samples.len() as u32,
+        pools,
+    }
+}
+
+fn socket_counts(most: &mut SocketCounts, one: &crate::sockets::StateCounts) {
+    most.established = most.established.max(one.established);
+    most.time_wait = most.time_wait.max(one.time_wait);
+    most.close_wait = most.close_wait.max(one.close_wait);
+    most.other = most.other.max(one.other);
+}
+
+/// Connections over the samples: per side and peer port, the most in each state in one
+/// sample and the mean established. Peer ports sorted by most established (the mock's first
+/// on a tie), at most [`PEER_PORTS_KEPT`] besides the mock's.
+pub fn connections(
+    samples: &[&ConnectionSample],
+    listen_port: Option<u16>,
+    mock_port: Option<u16>,
+    interval_ms: u64,
+) -> Connections {
+    let n = samples.len().max(1) as f64;
+    let mut client_side = ConnectionCounts::default();
+    let mut peers: BTreeMap<u16, ConnectionCounts> = BTreeMap::new();
+    for sample in samples {
+        socket_counts(&mut client_side.most, &sample.client_side);
+        client_side.mean_established += sample.client_side.established as f64 / n;
+        for (port, counts) in &sample.downstream {
+            let peer = peers.entry(*port).or_default();
+            socket_counts(&mut peer.most, counts);
+            peer.mean_established += counts.established as f64 / n;
+        }
+    }
+    if let Some(mock) = mock_port {
+        peers.entry(mock).or_default();
+    }
+    let mut downstream: Vec<PeerConnections> = peers
+        .into_iter()
+        .map(|(peer_port, counts)| PeerConnections {
+            peer_port,
+            mock: Some(peer_port) == mock_port,
+            counts,
+        })
+        .collect();
+    downstream.sort_by(|a, b| {
+        b.counts
+            .most
+            .established
+            .cmp(&a.counts.most.established)
+            .then(b.mock.cmp(&a.mock))
+            .then(a.peer_port.cmp(&b.peer_port))
+    });
+    let mut kept = 0;
+    downstream.retain(|peer| {
+        kept += usize::from(!peer.mock);
+        peer.mock || kept <= PEER_PORTS_KEPT
+    });
+    Connections {
+        interval_ms,
+        samples: samples.len() as u32,
+        listen_port,
+        client_side,
+        downstream,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sockets::StateCounts;
+
+    fn thread(pool: &str, activity: Activity, on: Option<&str>) -> ThreadSample {
+        ThreadSample {
+            name: format!("{pool}-1"),
+            pool: pool.into(),
+            activity,
+            waits_on: on.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn pools_count_the_most_and_the_mean_per_state() {
+        use Activity::*;
+        // Two samples of a pool of 3 (two in a socket read, then all three) and a server
+        // thread: the pool's most in a socket wait is 3, its mean 2.5.
+        let first = vec![
+            thread("actor-pool", SocketWait, Some("poll")),
+            thread("actor-pool", SocketWait, Some("poll")),
+            thread("actor-pool", Running, None),
+            thread("HTTP-Dispatcher", EventWait, Some("epoll_wait")),
+        ];
+        let second = vec![
+            thread("actor-pool", SocketWait, Some("poll")),
+            thread("actor-pool", SocketWait, Some("poll")),
+            thread("actor-pool", SocketWait, Some("recvfrom")),
+            thread("HTTP-Dispatcher", Running, None),
+        ];
+        let seen = threads_by_pool(&[&first, &second], 250);
+        assert_eq!(seen.samples, 2);
+        assert_eq!(seen.interval_ms, 250);
+        let names: Vec<&str> = seen.pools.iter().map(|p| p.pool.as_str()).collect();
+        assert_eq!(names, ["actor-pool", "HTTP-Dispatcher"]);
+        let actors = &seen.pools[0];
+        assert_eq!(actors.most.threads, 3.0);
+        assert_eq!(actors.most.socket_wait, 3.0);
+        assert_eq!(actors.mean.socket_wait, 2.5);
+        assert_eq!(actors.mean.running, 0.5);
+        assert_eq!(
+            actors.waits_on,
+            vec![
+                WaitReason {
+                    on: "poll".into(),
+                    mean: 2.0
+                },
+                WaitReason {
+                    on: "recvfrom".into(),
+                    mean: 0.5
+                }
+            ]
+        );
+        let dispatcher = &seen.pools[1];
+        assert_eq!(dispatcher.most.event_wait, 1.0);
+        assert_eq!(dispatcher.mean.event_wait, 0.5);
+    }
+
+    #[test]
+    fn connections_keep_the_most_per_state_and_name_the_mock() {
+        let sample = |client: u32, mock: u32, db: u32| ConnectionSample {
+            client_side: StateCounts {
+                established: client,
+                ..StateCounts::default()
+            },
+            downstream: [
+                (
+                    9090,
+                    StateCounts {
+                        established: mock,
+                        time_wait: mock / 2,
+                        ..StateCounts::default()
+                    },
+                ),
+                (
+                    5432,
+                    StateCounts {
+                        established: db,
+                        ..StateCounts::default()
+                    },
+                ),
+            ]
+            .into_iter()
+            .collect(),
+        };
+        let (a, b) = (sample(10, 4, 2), sample(20, 10, 2));
+        let seen = connections(&[&a, &b], Some(8080), Some(9090), 250);
+        assert_eq!(seen.client_side.most.established, 20);
+        assert_eq!(seen.client_side.mean_established, 15.0);
+        assert_eq!(seen.downstream[0].peer_port, 9090);
+        assert!(seen.downstream[0].mock);
+        assert_eq!(seen.downstream[0].counts.most.established, 10);
+        assert_eq!(seen.downstream[0].counts.most.time_wait, 5);
+        assert_eq!(seen.downstream[0].counts.mean_established, 7.0);
+        assert_eq!(seen.downstream[1].peer_port, 5432);
+        assert!(!seen.downstream[1].mock);
+        // A mock the target never called is still named, with nothing.
+        let idle = connections(&[], Some(8080), Some(7000), 250);
+        assert_eq!(idle.downstream.len(), 1);
+        assert_eq!(idle.downstream[0].counts, ConnectionCounts::default());
+    }
+
+    #[test]
+    fn a_process_that_does_not_exist_is_a_note_and_no_evidence() {
+        let spec = TargetSpec {
+            roots: vec![i32::MAX],
+            listen_port: Some(1),
+            ..TargetSpec::default()
+        };
+        let observer = Observer::start(spec, Duration::from_millis(20)).unwrap();
+        std::thread::sleep(Duration::from_millis(60));
+        let seen = observer.finish();
+        assert_eq!(seen.notes, vec![ObservationNote::ProcessGone { pid: i32::MAX }]);
+        assert!(seen.observed_pids.is_empty());
+        assert_eq!(seen.threads_by_pool, None);
+        assert_eq!(seen.connections, None);
+    }
+}

@@ -1,0 +1,336 @@
+//! The target's threads as the kernel sees them: each thread's pool (its name without the
+//! counter), whether it runs, and what it waits on (`/proc/PID/task/TID/syscall`, else
+//! `wchan`): a thread parked in `futex` waits for a lock or a queue; one in `recvfrom`, `read`
+//! on a socket, or `poll` waits on the network.
+use procfs::process::Process;
+
+/// What a thread was doing when sampled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Activity {
+    /// On a CPU or ready to run.
+    Running,
+    /// Reading or receiving on a socket, or in `poll`/`select`.
+    SocketWait,
+    /// In `futex`: a lock, a condition, a queue.
+    LockWait,
+    /// An event loop waiting for events (`epoll_wait`, `io_uring_enter`).
+    EventWait,
+    /// Sleeping on a timer, or in `accept`.
+    Sleeping,
+    /// Uninterruptible (disk) wait.
+    DiskWait,
+    /// Waiting in something else.
+    Other,
+}
+
+/// One thread, sampled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadSample {
+    /// The thread's name (`comm`: its first 15 bytes).
+    pub name: String,
+    /// The thread's pool (see [`pool_name`]).
+    pub pool: String,
+    /// What it was doing.
+    pub activity: Activity,
+    /// What it waited on: a system call's name, or `wchan:NAME`; `None` when running or unknown.
+    pub waits_on: Option<String>,
+}
+
+/// The pool a thread belongs to: its name without the counter a pool adds (`actor-pool-7` →
+/// `actor-pool`, `GC Thread#1` → `GC Thread`, `ForkJoinPool-1-worker-3` →
+/// `ForkJoinPool-1-worker`). A number is a counter only after a separator, so `python3` stays.
+pub fn pool_name(thread: &str) -> String {
+    const SEPARATORS: &[char] = &['-', '_', '#', ' ', '.', ':', '/'];
+    let name = thread.trim();
+    let without_digits = name.trim_end_matches(|c: char| c.is_ascii_digit());
+    let counter_follows_separator = without_digits.len() < name.len()
+        && without_digits.ends_with(SEPARATORS);
+    let base = if counter_follows_separator {
+        without_digits
+    } else {
+        name
+    };
+    let base = base.trim_end_matches(SEPARATORS);
+    if base.is_empty() {
+        name.to_string()
+    } else {
+        base.to_string()
+    }
+}
+
+/// A thread's `/proc/.../syscall` line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyscallLine {
+    /// On a CPU.
+    Running,
+    /// Blocked outside any system call (`-1 ...`).
+    NotInSyscall,
+    /// Blocked in system call `number` with first argument `arg0`.
+    In {
+        /// The system call number.
+        number: i64,
+        /// Its first argument (a file descriptor for `read`, `recvfrom`, ...).
+        arg0: u64,
+    },
+}
+
+/// Parses `/proc/PID/task/TID/syscall`: `running`, `-1 SP PC`, or `NR ARG0 ... SP PC`.
+pub fn parse_syscall(text: &str) -> Option<SyscallLine> {
+    let mut fields = text.split_whitespace();
+    let first = fields.next()?;
+    if first == "running" {
+        return Some(SyscallLine::Running);
+    }
+    let number: i64 = first.parse().ok()?;
+    if number < 0 {
+        return Some(SyscallLine::NotInSyscall);
+    }
+    let arg0 = fields
+        .next()
+        .and_then(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok())
+        .unwrap_or(0);
+    Some(SyscallLine::In { number, arg0 })
+}
+
+/// The system calls a waiting thread is told apart by, by name and kind.
+fn syscall_kind(number: i64) -> Option<(&'static str, SyscallKind)> {
+    use SyscallKind::*;
+    let known: &[(i64, &str, SyscallKind)] = &[
+        (libc::SYS_read, "read", ReadFd),
+        (libc::SYS_readv, "readv", ReadFd),
+        (libc::SYS_recvfrom, "recvfrom", Socket),
+        (libc::SYS_recvmsg, "recvmsg", Socket),
+        (libc::SYS_recvmmsg, "recvmmsg", Socket),
+        (libc::SYS_ppoll, "ppoll", Socket),
+        (libc::SYS_pselect6, "pselect6", Socket),
+        #[cfg(target_arch = "x86_64")]
+        (libc::SYS_poll, "poll", Socket),
+        #[cfg(target_arch = "x86_64")]
+        (libc::SYS_select, "select", Socket),
+        (libc::SYS_connect, "connect", Socket),
+        (libc::SYS_futex, "futex", Lock),
+        (libc::SYS_futex_waitv, "futex_waitv", Lock),
+        (libc::SYS_epoll_pwait, "epoll_pwait", Event),
+        (libc::SYS_epoll_pwait2, "epoll_pwait2", Event),
+        #[cfg(target_arch = "x86_64")]
+        (libc::SYS_epoll_wait, "epoll_wait", Event),
+        (libc::SYS_io_uring_enter, "io_uring_enter", Event),
+        (libc::SYS_nanosleep, "nanosleep", Sleep),
+        (libc::SYS_clock_nanosleep, "clock_nanosleep", Sleep),
+        (libc::SYS_accept, "accept", Sleep),
+        (libc::SYS_accept4, "accept4", Sleep),
+        (libc::SYS_wait4, "wait4", Sleep),
+        (libc::SYS_rt_sigtimedwait, "rt_sigtimedwait", Sleep),
+        #[cfg(target_arch = "x86_64")]
+        (libc::SYS_pause, "pause", Sleep),
+    ];
+    known
+        .iter()
+        .find(|(n, _, _)| *n == number)
+        .map(|(_, name, kind)| (*name, *kind))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SyscallKind {
+    /// A read on a descriptor: a socket wait if the descriptor is a socket.
+    ReadFd,
+    Socket,
+    Lock,
+    Event,
+    Sleep,
+}
+
+/// What a thread in state `state` (from its `stat`) with this `syscall` line is doing, and
+/// what it waits on; `fd_is_socket` says whether a descriptor of its process is a socket, and
+/// `wchan` is the kernel function it sleeps in (used when the system call is unknown).
+pub fn classify(
+    state: char,
+    syscall: Option<SyscallLine>,
+    wchan: Option<&str>,
+    fd_is_socket: impl Fn(u64) -> bool,
+) -> (Activity, Option<String>) {
+    let wchan = wchan
+        .filter(|w| !w.is_empty() && *w != "0")
+        .map(|w| format!("wchan:{w}"));
+    match state {
+        'R' => return (Activity::Running, None),
+        'D' => return (Activity::DiskWait, wchan),
+        _ => {}
+    }
+    let Some(SyscallLine::In { number, arg0 }) = syscall else {
+        return (Activity::Other, wchan);
+    };
+    let Some((name, kind)) = syscall_kind(number) else {
+        return (Activity::Other, Some(format!("syscall {number}")));
+    };
+    let activity = match kind {
+        SyscallKind::ReadFd if fd_is_socket(arg0) => Activity::SocketWait,
+        SyscallKind::ReadFd => Activity::Other,
+        SyscallKind::Socket => Activity::SocketWait,
+        SyscallKind::Lock => Activity::LockWait,
+        SyscallKind::Event => Activity::EventWait,
+        SyscallKind::Sleep => Activity::Sleeping,
+    };
+    (activity, Some(name.to_string()))
+}
+
+/// Every thread of process `pid`, sampled now; an error when the process is gone or its
+/// threads cannot be listed. A thread that ends while being read is left out.
+pub fn sample_threads(pid: i32) -> Result<Vec<ThreadSample>, procfs::ProcError> {
+    let process = Process::new(pid)?;
+    let tasks = process.tasks()?;
+    let mut threads = Vec::new();
+    for task in tasks.flatten() {
+        let Ok(stat) = task.stat() else { continue };
+        let base = format!("/proc/{pid}/task/{}", task.tid);
+        let syscall = std::fs::read_to_string(format!("{base}/syscall"))
+            .ok()
+            .and_then(|text| parse_syscall(&text));
+        let wchan = std::fs::read_to_string(format!("{base}/wchan")).ok();
+        let (activity, waits_on) = classify(stat.state, syscall, wchan.as_deref(), |fd| {
+            std::fs::read_link(format!("/proc/{pid}/fd/{fd}"))
+                .is_ok_and(|target| target.to_string_lossy().starts_with("socket:"))
+        });
+        threads.push(ThreadSample {
+            pool: pool_name(&stat.comm),
+            name: stat.comm,
+            activity,
+            waits_on,
+        });
+    }
+    Ok(threads)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pools_are_thread_names_without_their_counters() {
+        // Real names: /proc/TID/comm (15 bytes at most) and thread dumps, from the runtimes.
+        let table = [
+            // The JVM (OpenJDK 17), comm as Linux keeps it.
+            ("actor-pool-7", "actor-pool"),
+            ("actor-pool-20", "actor-pool"),
+            ("blocking-dispat", "blocking-dispat"), // blocking-dispatcher-12, cut at 15 bytes
+            ("pool-1-thread-1", "pool-1-thread"),
+            ("ForkJoinPool-1-", "ForkJoinPool-1"), // ForkJoinPool-1-worker-3, cut
+            ("ForkJoinPool.co", "ForkJoinPool.co"), // ForkJoinPool.commonPool-worker-1, cut
+            ("GC Thread#0", "GC Thread"),
+            ("GC Thread#1", "GC Thread"),
+            ("G1 Conc#0", "G1 Conc"),
+            ("C2 CompilerThre", "C2 CompilerThre"),
+            ("VM Thread", "VM Thread"),
+            ("http-nio-8080-e", "http-nio-8080-e"), // Tomcat's http-nio-8080-exec-10, cut
+            // The JVM, full names from a thread dump.
+            ("ForkJoinPool-1-worker-3", "ForkJoinPool-1-worker"),
+            ("http-nio-8080-exec-10", "http-nio-8080-exec"),
+            // CPython 3.11: every thread is named after the process; threading's own names.
+            ("python3", "python3"),
+            ("ThreadPoolExecutor-0_2", "ThreadPoolExecutor-0"),
+            ("Thread-12", "Thread"),
+            // Go: every thread is named after the binary.
+            ("go-semaphore", "go-semaphore"),
+            // Node 18: all threads "node"; newer libuv names its pool.
+            ("node", "node"),
+            ("libuv-worker", "libuv-worker"),
+            // Tokio and chokepoint's own.
+            ("tokio-runtime-w", "tokio-runtime-w"),
+            ("cp-load", "cp-load"),
+            ("cp-demo-actors-3", "cp-demo-actors"),
+            // nginx, Apache.
+            ("nginx", "nginx"),
+            ("apache2", "apache2"),
+        ];
+        for (thread, pool) in table {
+            assert_eq!(pool_name(thread), pool, "thread {thread:?}");
+        }
+    }
+
+    #[test]
+    fn syscall_lines_parse() {
+        assert_eq!(parse_syscall("running\n"), Some(SyscallLine::Running));
+        assert_eq!(
+            parse_syscall("-1 0x7ffd 0x7f12\n"),
+            Some(SyscallLine::NotInSyscall)
+        );
+        assert_eq!(
+            parse_syscall("45 0x1b 0x7f0 0x2000 0x0 0x0 0x0 0x7ffd 0x7f12\n"),
+            Some(SyscallLine::In {
+                number: 45,
+                arg0: 27
+            })
+        );
+        assert_eq!(parse_syscall(""), None);
+    }
+
+    #[test]
+    fn waiting_threads_are_told_apart_by_their_system_call() {
+        let on = |number: i64, arg0: u64| {
+            Some(SyscallLine::In {
+                number,
+                arg0,
+            })
+        };
+        let socket_fd_7 = |fd: u64| fd == 7;
+        let table = [
+            ('R', Some(SyscallLine::Running), Activity::Running, None),
+            ('S', on(libc::SYS_futex, 0x7f00), Activity::LockWait, Some("futex")),
+            ('S', on(libc::SYS_recvfrom, 9), Activity::SocketWait, Some("recvfrom")),
+            ('S', on(libc::SYS_read, 7), Activity::SocketWait, Some("read")),
+            ('S', on(libc::SYS_read, 0), Activity::Other, Some("read")), // a pipe, a tty
+            ('S', on(libc::SYS_ppoll, 0x7f00), Activity::SocketWait, Some("ppoll")),
+            ('S', on(libc::SYS_epoll_pwait, 4), Activity::EventWait, Some("epoll_pwait")),
+            ('S', on(libc::SYS_accept4, 3), Activity::Sleeping, Some("accept4")),
+            ('S', on(libc::SYS_clock_nanosleep, 1), Activity::Sleeping, Some("clock_nanosleep")),
+            ('D', on(libc::SYS_read, 3), Activity::DiskWait, Some("wchan:folio_wait_bit")),
+        ];
+        for (state, syscall, activity, waits_on) in table {
+            let got = classify(state, syscall, Some("folio_wait_bit"), socket_fd_7);
+            assert_eq!(
+                got,
+                (activity, waits_on.map(str::to_string)),
+                "{state} {syscall:?}"
+            );
+        }
+        // Without the system call (not permitted), the kernel function is what is known.
+        assert_eq!(
+            classify('S', None, Some("futex_wait_queue"), socket_fd_7),
+            (Activity::Other, Some("wchan:futex_wait_queue".to_string()))
+        );
+    }
+
+    #[test]
+    fn a_thread_of_this_process_blocked_in_a_socket_read_is_seen_as_such() {
+        use std::io::Read;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let reader = std::thread::Builder::new()
+            .name("cp-test-recv-1".into())
+            .spawn(move || {
+                let mut stream = std::net::TcpStream::connect(addr).unwrap();
+                let mut byte = [0u8; 1];
+                let _ = stream.read(&mut byte);
+            })
+            .unwrap();
+        let (accepted, _) = listener.accept().unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        let seen = loop {
+            let threads = sample_threads(std::process::id() as i32).unwrap();
+            let reading = threads
+                .into_iter()
+                .find(|t| t.pool == "cp-test-recv" && t.activity == Activity::SocketWait);
+            if reading.is_some() || std::time::Instant::now() > deadline {
+                break reading;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        drop(accepted);
+        reader.join().unwrap();
+        let seen = seen.expect("the reading thread was seen in a socket wait");
+        assert!(
+            matches!(seen.waits_on.as_deref(), Some("read" | "recvfrom")),
+            "{seen:?}"
+        );
+    }
+}

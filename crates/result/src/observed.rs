@@ -1,0 +1,143 @@
+//! What chokepoint saw of the target through `/proc` during one step: which processes, their
+//! threads by pool and what they waited on, their TCP connections. Sampled (every
+//! `interval_ms`), so counts are what the samples saw: `most` is the largest count one sample
+//! saw, `mean` the average over the samples.
+use serde::{Deserialize, Serialize};
+
+/// The target's threads during a step, grouped into pools by name (`actor-pool-7` →
+/// `actor-pool`; Linux keeps the first 15 bytes of a thread's name).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ThreadsByPool {
+    /// Milliseconds between samples.
+    pub interval_ms: u64,
+    /// Samples taken during the step.
+    pub samples: u32,
+    /// One entry per pool, the largest first.
+    pub pools: Vec<PoolThreads>,
+}
+
+/// One pool's threads.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PoolThreads {
+    /// The pool: the thread name without its counter.
+    pub pool: String,
+    /// The largest count one sample saw, per state.
+    pub most: ThreadCounts,
+    /// The mean count over the samples, per state.
+    pub mean: ThreadCounts,
+    /// What the waiting threads waited on (a system call, or the kernel's `wchan` when the
+    /// system call cannot be read), with the mean count of threads in it, most first.
+    pub waits_on: Vec<WaitReason>,
+}
+
+/// Threads by what they were doing when sampled.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ThreadCounts {
+    /// All threads of the pool.
+    pub threads: f64,
+    /// On a CPU or ready to run.
+    pub running: f64,
+    /// Waiting on the network: a read or receive on a socket, or `poll`/`select` on a few
+    /// descriptors (how a JVM's blocking socket read with a timeout waits).
+    pub socket_wait: f64,
+    /// Parked in `futex`: waiting for a lock, a condition or a queue.
+    pub lock_wait: f64,
+    /// An idle event loop (`epoll_wait`, `io_uring_enter`).
+    pub event_wait: f64,
+    /// Sleeping on a timer, or waiting in `accept`.
+    pub sleeping: f64,
+    /// In uninterruptible (disk) wait.
+    pub disk_wait: f64,
+    /// Waiting in anything else.
+    pub other: f64,
+}
+
+/// One thing threads waited on.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WaitReason {
+    /// A system call (`futex`, `poll`, `recvfrom`, ...) or `wchan:NAME`.
+    pub on: String,
+    /// Mean number of the pool's threads waiting in it.
+    pub mean: f64,
+}
+
+/// The target's TCP connections during a step.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Connections {
+    /// Milliseconds between samples.
+    pub interval_ms: u64,
+    /// Samples taken during the step.
+    pub samples: u32,
+    /// The port the target listens on (the swept URL's).
+    pub listen_port: Option<u16>,
+    /// The client side: connections on the listening port.
+    pub client_side: ConnectionCounts,
+    /// The downstream side: the target's own outgoing connections, by the peer's port, the
+    /// most connections first (the mock's port always kept).
+    pub downstream: Vec<PeerConnections>,
+}
+
+/// Connections to one peer port.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PeerConnections {
+    /// The peer's port.
+    pub peer_port: u16,
+    /// Whether the peer is the sweep's mock.
+    pub mock: bool,
+    /// The counts.
+    pub counts: ConnectionCounts,
+}
+
+/// TCP sockets by state: the most one sample saw, and the mean established.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ConnectionCounts {
+    /// The most sockets one sample saw, per state.
+    pub most: SocketCounts,
+    /// Mean established connections over the samples.
+    pub mean_established: f64,
+}
+
+/// TCP sockets by state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SocketCounts {
+    /// ESTABLISHED.
+    pub established: u32,
+    /// TIME_WAIT. These belong to no process any more: they are counted by address (the
+    /// listening port, or the peer's port), so another process's sockets to the same port count.
+    pub time_wait: u32,
+    /// CLOSE_WAIT: the peer closed, the target has not.
+    pub close_wait: u32,
+    /// Any other state (SYN_SENT, FIN_WAIT, ...).
+    pub other: u32,
+}
+
+/// Why some evidence of a step is missing; the sweep went on without it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "note", rename_all = "kebab-case")]
+pub enum ObservationNote {
+    /// The process did not exist when the step began, or ended during it.
+    ProcessGone {
+        /// The process id.
+        pid: i32,
+    },
+    /// Part of `/proc` for the process could not be read (permissions).
+    Unreadable {
+        /// The process id.
+        pid: i32,
+        /// What could not be read, and why.
+        what: String,
+    },
+}
+
+impl std::fmt::Display for ObservationNote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ObservationNote::ProcessGone { pid } => {
+                write!(f, "process {pid} was gone during the step: its evidence is missing")
+            }
+            ObservationNote::Unreadable { pid, what } => {
+                write!(f, "process {pid}: {what} could not be read: that evidence is missing")
+            }
+        }
+    }
+}
