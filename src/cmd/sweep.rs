@@ -31,9 +31,11 @@ pub struct Args {
     /// Also write the result (steps and diagnosis, as DIR/result.json) to this file
     #[arg(long)]
     pub json: Option<PathBuf>,
-    /// Process id of the target, to observe its CPU
-    #[arg(long)]
-    pub pid: Option<i32>,
+    /// The target's process, observed with its descendants (CPU, threads by pool, connections):
+    /// a process id, `auto` (the process listening on the URL's port; the default when the URL
+    /// is on this machine) or `none`
+    #[arg(long, value_parser = pid_choice, allow_hyphen_values = true)]
+    pub pid: Option<PidChoice>,
     /// A gate for CI, e.g. 'limit>=100', 'p99<500ms@40', 'kind!=blocking-pool' (repeatable):
     /// exit 1 when one fails
     #[arg(long = "expect")]
@@ -62,6 +64,30 @@ pub struct Args {
     /// default 2 × --step + 2s)
     #[arg(long, value_parser = common::positive_duration, allow_hyphen_values = true)]
     pub slot: Option<Duration>,
+}
+
+/// What `--pid` says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PidChoice {
+    /// The process listening on the URL's port.
+    Auto,
+    /// Do not observe the target.
+    None,
+    /// This process and its descendants.
+    Pid(i32),
+}
+
+fn pid_choice(text: &str) -> Result<PidChoice, String> {
+    match text.trim() {
+        "auto" => Ok(PidChoice::Auto),
+        "none" => Ok(PidChoice::None),
+        number => match number.parse::<i32>() {
+            Ok(pid) if pid > 0 => Ok(PidChoice::Pid(pid)),
+            _ => Err(format!(
+                "'{text}' is not a process id: give the target's PID (pgrep -f my-service), auto or none"
+            )),
+        },
+    }
 }
 
 /// Runs the sweep, prints a line per step, the finding, and checks the gates.
@@ -97,11 +123,37 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     config.mock = args.mock;
     config.out = args.out;
-    if let Some(pid) = args.pid {
-        if chokepoint_observe::cpu_seconds(&chokepoint_observe::CpuScope::Process(pid)).is_err() {
-            anyhow::bail!("--pid {pid}: no such process to observe; give the target's process id");
+    match args.pid.unwrap_or(PidChoice::Auto) {
+        PidChoice::Pid(pid) => {
+            if chokepoint_observe::process_tree(pid).is_err() {
+                anyhow::bail!(
+                    "--pid {pid}: no such process to observe; give the target's process id, or auto"
+                );
+            }
+            config = config.with_target_pid(pid);
         }
-        config = config.with_target_pid(pid);
+        PidChoice::Auto => {
+            let found = config.listening_target();
+            if found.is_empty() {
+                if args.pid.is_some() {
+                    anyhow::bail!(
+                        "--pid auto: no process of this machine that chokepoint may read listens on {}'s port; give --pid PID or --pid none",
+                        args.url
+                    );
+                }
+            } else {
+                eprintln!(
+                    "chokepoint: observing process {} (listening on the URL's port) and its descendants; --pid none turns this off",
+                    found
+                        .iter()
+                        .map(i32::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                config = config.with_target_pids(found);
+            }
+        }
+        PidChoice::None => {}
     }
     let sharding = super::shard::shard_sweep(&args.sharding, &mut config, args.slot)?;
     let without_mock = config.mock.is_none();

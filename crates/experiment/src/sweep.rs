@@ -3,7 +3,9 @@
 use crate::downstream::MockClient;
 use anyhow::Context;
 use chokepoint_load::{LoadConfig, LoadEvent};
-use chokepoint_observe::{available_cores, CpuMeter, CpuScope, MachineCpuMeter};
+use chokepoint_observe::{
+    available_cores, CpuMeter, CpuScope, MachineCpuMeter, Observer, StepObservation, TargetSpec,
+};
 use chokepoint_result::{
     DownstreamInFlight, DownstreamStep, LoadReport, MockStats, ShardInfo, Step, SweepContext,
     SweepResult,
@@ -30,8 +32,11 @@ pub struct SweepConfig {
     pub mock: Option<String>,
     /// Where to save result.json (after each step) and report.html (at the end).
     pub out: Option<PathBuf>,
-    /// Whose CPU is the target's: a process id, or the threads of an in-process target.
+    /// Whose CPU is the target's: a process tree, or the threads of an in-process target. The
+    /// same processes are sampled for threads and connections.
     pub target_cpu: Option<CpuScope>,
+    /// How often the target's threads and connections are sampled during a step.
+    pub observe_interval: Duration,
     /// The longest to wait, between steps, for the target's backlog to drain.
     pub drain_timeout: Duration,
     /// Start each step on the clock (a sharded sweep: every shard keeps the same schedule).
@@ -62,17 +67,73 @@ impl SweepConfig {
             mock: None,
             out: None,
             target_cpu: None,
+            observe_interval: Duration::from_millis(250),
             drain_timeout: Duration::from_secs(30),
             clock: None,
             shard: None,
         })
     }
 
-    /// Observes the CPU of process `pid` as the target's.
-    pub fn with_target_pid(mut self, pid: i32) -> SweepConfig {
-        self.target_cpu = Some(CpuScope::Process(pid));
+    /// Observes process `pid` and its descendants as the target.
+    pub fn with_target_pid(self, pid: i32) -> SweepConfig {
+        self.with_target_pids(vec![pid])
+    }
+
+    /// Observes these processes and their descendants as the target.
+    pub fn with_target_pids(mut self, roots: Vec<i32>) -> SweepConfig {
+        self.target_cpu = Some(CpuScope::Tree(roots));
         self
     }
+
+    /// The processes listening on the swept URL's port when its host is this machine
+    /// (`--pid auto`): empty when the host is not a loopback name or nothing this user may
+    /// read listens there.
+    pub fn listening_target(&self) -> Vec<i32> {
+        let Some((host, port)) = host_and_port(&self.base.url) else {
+            return Vec::new();
+        };
+        let local = host == "localhost"
+            || host
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback());
+        if !local {
+            return Vec::new();
+        }
+        chokepoint_observe::listening_processes(port).unwrap_or_default()
+    }
+
+    /// What the observer samples: the processes of `target_cpu`, the URL's and the mock's ports.
+    fn target_spec(&self) -> Option<TargetSpec> {
+        let own = std::process::id() as i32;
+        let (roots, mut skip) = match self.target_cpu.as_ref()? {
+            CpuScope::Tree(roots) => (roots.clone(), Vec::new()),
+            CpuScope::Process(pid) | CpuScope::Threads { pid, .. } => (vec![*pid], Vec::new()),
+            CpuScope::ThreadsExcept { pid, prefixes } => (vec![*pid], prefixes.clone()),
+            CpuScope::Group(_) => return None,
+        };
+        if roots.contains(&own) {
+            // An in-process target: chokepoint's own threads are not the target's.
+            skip.extend(["cp-observe", "cp-sweep", "cp-progress"].map(String::from));
+        }
+        Some(TargetSpec {
+            roots,
+            skip_thread_prefixes: skip,
+            listen_port: host_and_port(&self.base.url).map(|(_, port)| port),
+            mock_port: self
+                .mock
+                .as_deref()
+                .and_then(host_and_port)
+                .map(|(_, port)| port),
+        })
+    }
+}
+
+/// The host (without IPv6 brackets) and port of a URL; the scheme's default port when none.
+fn host_and_port(url: &str) -> Option<(String, u16)> {
+    let uri: http::Uri = url.parse().ok()?;
+    let default = if uri.scheme_str() == Some("https") { 443 } else { 80 };
+    let host = uri.host()?.trim_start_matches('[').trim_end_matches(']');
+    Some((host.to_string(), uri.port_u16().unwrap_or(default)))
 }
 
 /// Runs the sweep. `on_step` sees each step as it ends. Cancelling `cancel` ends the step under
@@ -214,6 +275,8 @@ fn run_step(
         .clone()
         .and_then(|scope| CpuMeter::start(scope).ok());
     let mut machine_meter = MachineCpuMeter::start().ok();
+    let spec = config.target_spec();
+    let mut observer: Option<Observer> = None;
     let mut ramp = Duration::ZERO;
     let mut reset_error = None;
     while let Some(event) = received.blocking_recv() {
@@ -229,8 +292,12 @@ fn run_step(
                 let _ = meter.restart();
             }
             machine_meter = MachineCpuMeter::start().ok();
+            observer = spec
+                .clone()
+                .and_then(|spec| Observer::start(spec, config.observe_interval));
         }
     }
+    let observed = observer.map(Observer::finish);
     let report = engine
         .join()
         .map_err(|_| anyhow::anyhow!("the load engine stopped unexpectedly"))?
@@ -246,7 +313,18 @@ fn run_step(
     let stats = mock.map(|m| m.stats()).transpose()?;
     let mut step = step_from(report, stats, target_cpu_pct, ramp);
     step.machine_cpu_pct = machine_cpu_pct;
+    if let Some(observed) = observed {
+        add_observation(&mut step, observed);
+    }
     Ok(Some(step))
+}
+
+/// Puts what the observer saw of the target into the step.
+fn add_observation(step: &mut Step, observed: StepObservation) {
+    step.observed_pids = observed.observed_pids;
+    step.threads_by_pool = observed.threads_by_pool;
+    step.connections = observed.connections;
+    step.observation_notes = observed.notes;
 }
 
 /// The step record of one load report and what the mock and the observer saw meanwhile.
@@ -282,6 +360,10 @@ pub fn step_from(
         target_cpu_pct,
         generator_cpu_pct: report.generator_cpu_pct,
         machine_cpu_pct: None,
+        observed_pids: Vec::new(),
+        threads_by_pool: None,
+        connections: None,
+        observation_notes: Vec::new(),
         duration_s: report.duration_s,
         ramp_s: ramp.as_secs_f64(),
         timeline_bucket_s: report.timeline_bucket_s,
@@ -391,6 +473,18 @@ mod tests {
             }),
             ..Step::default()
         }
+    }
+
+    #[test]
+    fn ports_come_from_the_urls() {
+        let port = |url: &str| host_and_port(url).map(|(_, port)| port);
+        assert_eq!(port("http://127.0.0.1:8080/x"), Some(8080));
+        assert_eq!(port("http://localhost/"), Some(80));
+        assert_eq!(
+            host_and_port("http://[::1]:9/"),
+            Some(("::1".to_string(), 9))
+        );
+        assert_eq!(port("not a url"), None);
     }
 
     #[test]

@@ -121,6 +121,7 @@ fn syscall_kind(number: i64) -> Option<(&'static str, SyscallKind)> {
         (libc::SYS_accept4, "accept4", Sleep),
         (libc::SYS_wait4, "wait4", Sleep),
         (libc::SYS_rt_sigtimedwait, "rt_sigtimedwait", Sleep),
+        (libc::SYS_rt_sigsuspend, "rt_sigsuspend", Sleep),
         #[cfg(target_arch = "x86_64")]
         (libc::SYS_pause, "pause", Sleep),
     ];
