@@ -387,6 +387,9 @@ pub enum Kind {
     GeneratorBound,
     /// Throughput kept following clients up to the largest step.
     NoLimitFound,
+    /// The whole machine's CPU was saturated at the plateau, the target's CPU unknown or the
+    /// generator sharing its cores: the limit is the machine, not something in the target.
+    MachineSaturated,
 }
 
 impl Kind {
@@ -399,17 +402,19 @@ impl Kind {
             Kind::ErrorBound => "error-bound",
             Kind::GeneratorBound => "generator-bound",
             Kind::NoLimitFound => "no-limit-found",
+            Kind::MachineSaturated => "machine-saturated",
         }
     }
 
     /// Every kind, in the order DESIGN.md lists them.
-    pub const ALL: [Kind; 6] = [
+    pub const ALL: [Kind; 7] = [
         Kind::BlockingPool,
         Kind::CpuBound,
         Kind::ConnectionLimit,
         Kind::ErrorBound,
         Kind::GeneratorBound,
         Kind::NoLimitFound,
+        Kind::MachineSaturated,
     ];
 
     /// Parses a kind's name (`blocking-pool`, ...).

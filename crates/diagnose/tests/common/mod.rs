@@ -51,6 +51,7 @@ pub fn step(clients: u32, ok_rps: f64, mean_ms: f64) -> Step {
         timeline_bucket_s: 0.1,
         timeline: Vec::new(),
         histograms: None,
+        ..Step::default()
     }
 }
 
