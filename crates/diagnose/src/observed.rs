@@ -57,7 +57,7 @@ pub fn evidence(steps: &[Step], diagnosis: &Diagnosis, context: &SweepContext) -
 /// "Connections to the mock ... grew 2 → 6 → 10 and never passed 10", when the target held
 /// connections to the mock.
 fn downstream_connections(steps: &[Step], context: &SweepContext) -> Option<String> {
-    let mut by_step: Vec<(u32, u32, u32, u16)> = steps
+    let mut by_step: Vec<(u32, u32, u32, u16, u32)> = steps
         .iter()
         .filter_map(|step| {
             let mock = step
@@ -71,6 +71,7 @@ fn downstream_connections(steps: &[Step], context: &SweepContext) -> Option<Stri
                 mock.counts.most.established,
                 mock.counts.most.time_wait,
                 mock.peer_port,
+                mock.counts.most_served,
             ))
         })
         .collect();
@@ -91,13 +92,24 @@ fn downstream_connections(steps: &[Step], context: &SweepContext) -> Option<Stri
         .collect::<Vec<_>>()
         .join(", ");
     let time_wait = by_step.iter().map(|s| s.2).max().unwrap_or(0);
+    let most_served = by_step.iter().map(|s| s.4).max().unwrap_or(0);
     let cap = match context.mock_max_connections {
-        Some(cap) if u64::from(most) >= cap => format!(", the mock's cap of {cap}"),
+        Some(cap) if u64::from(most_served) == cap => format!(", the mock's cap of {cap}"),
         _ => String::new(),
     };
+    let served = if most_served < most {
+        let series = by_step
+            .iter()
+            .map(|s| s.4.to_string())
+            .collect::<Vec<_>>()
+            .join(" → ");
+        format!(", of which the mock served {series} (the rest waited for it: not accepted, or the request unread)")
+    } else {
+        String::new()
+    };
     Some(format!(
-        "Connections from the target to the downstream (the mock, port {port}) at {clients} clients: {series} established at most, \
-         never more than {most}{cap}; up to {time_wait} in TIME_WAIT."
+        "Connections from the target to the downstream (the mock, port {port}) at {clients} clients: {series} established at most{served}; \
+         the mock served never more than {most_served} at once{cap}; up to {time_wait} in TIME_WAIT."
     ))
 }
 
@@ -153,6 +165,7 @@ mod tests {
                             ..SocketCounts::default()
                         },
                         mean_established: mock_established as f64,
+                        most_served: mock_established.min(10),
                     },
                 }],
             }),
@@ -201,7 +214,7 @@ mod tests {
         let steps = [
             observed_step(1, 0.0, 1),
             observed_step(5, 0.0, 5),
-            observed_step(20, 0.0, 10),
+            observed_step(20, 0.0, 16),
         ];
         let context = SweepContext {
             mock_max_connections: Some(10),
@@ -210,8 +223,9 @@ mod tests {
         let said = evidence(&steps, &finding(Kind::ConnectionLimit, 5), &context);
         assert_eq!(said.len(), 1, "{said:?}");
         assert!(
-            said[0].contains("1 → 5 → 10")
-                && said[0].contains("never more than 10, the mock's cap of 10")
+            said[0].contains("1 → 5 → 16 established")
+                && said[0].contains("the mock served 1 → 5 → 10")
+                && said[0].contains("never more than 10 at once, the mock's cap of 10")
                 && said[0].contains("port 9090"),
             "{said:?}"
         );

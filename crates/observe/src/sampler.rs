@@ -271,6 +271,7 @@ fn socket_counts(most: &mut SocketCounts, one: &crate::sockets::StateCounts) {
     most.time_wait = most.time_wait.max(one.time_wait);
     most.close_wait = most.close_wait.max(one.close_wait);
     most.other = most.other.max(one.other);
+    most.unserved = most.unserved.max(one.unserved);
 }
 
 /// Connections over the samples: per side and peer port, the most in each state in one
@@ -292,6 +293,9 @@ pub fn connections(
             let peer = peers.entry(*port).or_default();
             socket_counts(&mut peer.most, counts);
             peer.mean_established += counts.established as f64 / n;
+            peer.most_served = peer
+                .most_served
+                .max(counts.established.saturating_sub(counts.unserved));
         }
     }
     if let Some(mock) = mock_port {
@@ -399,6 +403,7 @@ mod tests {
                     StateCounts {
                         established: mock,
                         time_wait: mock / 2,
+                        unserved: mock / 5,
                         ..StateCounts::default()
                     },
                 ),
@@ -422,6 +427,7 @@ mod tests {
         assert_eq!(seen.downstream[0].counts.most.established, 10);
         assert_eq!(seen.downstream[0].counts.most.time_wait, 5);
         assert_eq!(seen.downstream[0].counts.mean_established, 7.0);
+        assert_eq!(seen.downstream[0].counts.most_served, 8);
         assert_eq!(seen.downstream[1].peer_port, 5432);
         assert!(!seen.downstream[1].mock);
         // A mock the target never called is still named, with nothing.

@@ -14,8 +14,10 @@ pub struct Socket {
     pub remote_port: u16,
     /// Its state.
     pub state: SocketState,
-    /// The socket's inode (0 once no process holds it, as in TIME_WAIT).
+    /// The socket's inode (0 while no process holds it: TIME_WAIT, or not yet accepted).
     pub inode: u64,
+    /// Bytes received and not yet read by the process that holds it.
+    pub rx_queue: u32,
 }
 
 /// The TCP states that matter here.
@@ -44,6 +46,10 @@ pub struct StateCounts {
     pub close_wait: u32,
     /// Anything else but LISTEN.
     pub other: u32,
+    /// Of the established ones, those the peer (on this machine) is not serving: its end is
+    /// still in its listener's accept queue (no inode yet), or holds bytes it has not read. A
+    /// server that caps its connections (seed 001's Apache) leaves them so.
+    pub unserved: u32,
 }
 
 impl StateCounts {
@@ -85,6 +91,7 @@ pub fn socket_table() -> Vec<Socket> {
                 _ => SocketState::Other,
             },
             inode: entry.inode,
+            rx_queue: entry.rx_queue,
         })
         .collect()
 }
@@ -112,6 +119,12 @@ pub fn count_connections(
     listen_port: Option<u16>,
 ) -> ConnectionSample {
     let mut sample = ConnectionSample::default();
+    // The other end of each connection on this machine, by (its local port, its peer's port).
+    let ends: std::collections::HashMap<(u16, u16), &Socket> = table
+        .iter()
+        .filter(|s| s.state == SocketState::Established)
+        .map(|s| ((s.local_port, s.remote_port), s))
+        .collect();
     let target_listens: HashSet<u16> = table
         .iter()
         .filter(|s| s.state == SocketState::Listen && owned.contains(&s.inode))
@@ -125,11 +138,13 @@ pub fn count_connections(
             && !target_listens.contains(&socket.local_port)
             && Some(socket.remote_port) != listen_port
         {
-            sample
-                .downstream
-                .entry(socket.remote_port)
-                .or_default()
-                .add(socket.state);
+            let counts = sample.downstream.entry(socket.remote_port).or_default();
+            counts.add(socket.state);
+            let other_end = ends.get(&(socket.remote_port, socket.local_port));
+            let unserved = other_end.is_some_and(|end| end.inode == 0 || end.rx_queue > 0);
+            if socket.state == SocketState::Established && unserved {
+                counts.unserved += 1;
+            }
         }
     }
     for socket in table.iter().filter(|s| s.state == SocketState::TimeWait) {
@@ -151,6 +166,7 @@ mod tests {
             remote_port,
             state,
             inode,
+            rx_queue: 0,
         }
     }
 
@@ -170,6 +186,13 @@ mod tests {
             socket(50001, 9090, Established, 10),
             socket(50002, 9090, Established, 11),
             socket(50003, 9090, TimeWait, 0),
+            socket(50005, 9090, Established, 13), // the mock has not accepted it yet:
+            socket(9090, 50005, Established, 0),  // its end has no inode
+            socket(50006, 9090, Established, 14), // the mock accepted it, never read it
+            Socket {
+                rx_queue: 78,
+                ..socket(9090, 50006, Established, 203)
+            },
             socket(50004, 5432, Established, 12),
             socket(9090, 0, Listen, 200),
             socket(9090, 50001, Established, 201),
@@ -184,14 +207,16 @@ mod tests {
                 established: 2,
                 time_wait: 1,
                 close_wait: 1,
-                other: 0
+                other: 0,
+                unserved: 0
             }
         );
         assert_eq!(
             sample.downstream.get(&9090),
             Some(&StateCounts {
-                established: 2,
+                established: 4,
                 time_wait: 1,
+                unserved: 2,
                 ..StateCounts::default()
             })
         );

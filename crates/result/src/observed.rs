@@ -95,6 +95,10 @@ pub struct ConnectionCounts {
     pub most: SocketCounts,
     /// Mean established connections over the samples.
     pub mean_established: f64,
+    /// The most established connections the peer had accepted, in one sample
+    /// (`established - unserved`): what a peer that caps its connections served at once.
+    #[serde(default)]
+    pub most_served: u32,
 }
 
 /// TCP sockets by state.
@@ -109,6 +113,10 @@ pub struct SocketCounts {
     pub close_wait: u32,
     /// Any other state (SYN_SENT, FIN_WAIT, ...).
     pub other: u32,
+    /// Of the established ones, those the peer (on this machine) was not serving: not accepted
+    /// yet, or with the request unread at its end. `established - unserved` is what it served.
+    #[serde(default)]
+    pub unserved: u32,
 }
 
 /// Why some evidence of a step is missing; the sweep went on without it.
