@@ -56,7 +56,9 @@ fn generator_vs_kernel(url: &str, core: Option<usize>, name: &str) -> (f64, f64)
         Some(_) => 1.0,
         None => std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64),
     };
-    let pct = report["generator_cpu_pct"].as_f64().expect("generator_cpu_pct");
+    let pct = report["generator_cpu_pct"]
+        .as_f64()
+        .expect("generator_cpu_pct");
     let duration = report["duration_s"].as_f64().expect("duration_s");
     let generator_s = pct / 100.0 * cores * duration;
     println!(
@@ -86,6 +88,9 @@ fn the_generator_cpu_figure_is_what_the_kernel_charged_pinned_and_unpinned() {
     // Warm the target up (and let the machine settle) once.
     let _ = generator_vs_kernel(&url, None, "warm-up");
     let last_core = std::thread::available_parallelism().map_or(1, |n| n.get()) - 1;
-    assert_within_10_percent("pinned", generator_vs_kernel(&url, Some(last_core), "pinned"));
+    assert_within_10_percent(
+        "pinned",
+        generator_vs_kernel(&url, Some(last_core), "pinned"),
+    );
     assert_within_10_percent("unpinned", generator_vs_kernel(&url, None, "unpinned"));
 }

@@ -28,10 +28,7 @@ pub fn evidence(steps: &[Step], diagnosis: &Diagnosis, context: &SweepContext) -
     let plateau = plateau(steps, diagnosis);
     if matches!(diagnosis.kind, Kind::BlockingPool | Kind::MachineSaturated) {
         if let Some((step, pool)) = busiest_waiting_pool(&plateau) {
-            let interval = step
-                .threads_by_pool
-                .as_ref()
-                .map_or(0, |t| t.interval_ms);
+            let interval = step.threads_by_pool.as_ref().map_or(0, |t| t.interval_ms);
             let on = pool
                 .waits_on
                 .first()
@@ -117,8 +114,8 @@ fn downstream_connections(steps: &[Step], context: &SweepContext) -> Option<Stri
 mod tests {
     use super::*;
     use chokepoint_result::{
-        ConnectionCounts, Connections, PeerConnections, SocketCounts, ThreadCounts,
-        ThreadsByPool, WaitReason,
+        ConnectionCounts, Connections, PeerConnections, SocketCounts, ThreadCounts, ThreadsByPool,
+        WaitReason,
     };
 
     fn observed_step(clients: u32, waiting: f64, mock_established: u32) -> Step {
@@ -230,6 +227,11 @@ mod tests {
             "{said:?}"
         );
         // Not observed: nothing to say.
-        assert!(evidence(&[Step::default()], &finding(Kind::BlockingPool, 1), &context).is_empty());
+        assert!(evidence(
+            &[Step::default()],
+            &finding(Kind::BlockingPool, 1),
+            &context
+        )
+        .is_empty());
     }
 }

@@ -150,7 +150,9 @@ mod tests {
                     assert!((g - eg).abs() < 1e-9, "{machine} {target:?}: generator {g}");
                     assert!((o - eo).abs() < 1e-9, "{machine} {target:?}: others {o}");
                 }
-                (got, expected) => assert_eq!(got.is_some(), expected.is_some(), "{machine} {target:?}"),
+                (got, expected) => {
+                    assert_eq!(got.is_some(), expected.is_some(), "{machine} {target:?}")
+                }
             }
         }
     }
@@ -186,7 +188,11 @@ mod tests {
         assert_eq!(finding.kind, Kind::MachineSaturated);
         assert_eq!(finding.limit, None);
         assert!(finding.summary.contains("machine"), "{}", finding.summary);
-        assert!(finding.evidence[0].contains("--pid"), "{:?}", finding.evidence);
+        assert!(
+            finding.evidence[0].contains("--pid"),
+            "{:?}",
+            finding.evidence
+        );
 
         // The mock saw the calls in flight: the pool is measured there, it stays a pool.
         let mut with_mock = steps.clone();

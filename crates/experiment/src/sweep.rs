@@ -131,7 +131,11 @@ impl SweepConfig {
 /// The host (without IPv6 brackets) and port of a URL; the scheme's default port when none.
 fn host_and_port(url: &str) -> Option<(String, u16)> {
     let uri: http::Uri = url.parse().ok()?;
-    let default = if uri.scheme_str() == Some("https") { 443 } else { 80 };
+    let default = if uri.scheme_str() == Some("https") {
+        443
+    } else {
+        80
+    };
     let host = uri.host()?.trim_start_matches('[').trim_end_matches(']');
     Some((host.to_string(), uri.port_u16().unwrap_or(default)))
 }

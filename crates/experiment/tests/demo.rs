@@ -57,7 +57,9 @@ fn the_leaky_route_shows_its_connections_to_the_downstream_growing_to_the_mocks_
                 .downstream
                 .iter()
                 .find(|peer| peer.mock)
-                .unwrap_or_else(|| panic!("{} clients: the mock's port is not named", step.clients));
+                .unwrap_or_else(|| {
+                    panic!("{} clients: the mock's port is not named", step.clients)
+                });
             (step.clients, mock.counts.most_served)
         })
         .collect();
@@ -76,8 +78,11 @@ fn the_leaky_route_shows_its_connections_to_the_downstream_growing_to_the_mocks_
         "the connections the mock served grow to its cap of {cap}: {most:?}"
     );
     assert!(
-        diagnosis.evidence.iter().any(|s| s.contains("Connections from the target to the downstream (the mock, port")
-            && s.contains(&format!("the mock served never more than {served_most} at once"))),
+        diagnosis.evidence.iter().any(|s| s
+            .contains("Connections from the target to the downstream (the mock, port")
+            && s.contains(&format!(
+                "the mock served never more than {served_most} at once"
+            ))),
         "the evidence names the cap: {:?}",
         diagnosis.evidence
     );

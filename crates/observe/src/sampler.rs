@@ -161,8 +161,10 @@ fn summarize(
         .filter(|s| !s.pids.is_empty())
         .map(|s| s.threads.as_slice())
         .collect();
-    let connection_samples: Vec<&ConnectionSample> =
-        samples.iter().filter_map(|s| s.connections.as_ref()).collect();
+    let connection_samples: Vec<&ConnectionSample> = samples
+        .iter()
+        .filter_map(|s| s.connections.as_ref())
+        .collect();
     StepObservation {
         observed_pids: observed_pids.into_iter().collect(),
         threads_by_pool: (!thread_samples.is_empty())
@@ -446,7 +448,10 @@ mod tests {
         let observer = Observer::start(spec, Duration::from_millis(20)).unwrap();
         std::thread::sleep(Duration::from_millis(60));
         let seen = observer.finish();
-        assert_eq!(seen.notes, vec![ObservationNote::ProcessGone { pid: i32::MAX }]);
+        assert_eq!(
+            seen.notes,
+            vec![ObservationNote::ProcessGone { pid: i32::MAX }]
+        );
         assert!(seen.observed_pids.is_empty());
         assert_eq!(seen.threads_by_pool, None);
         assert_eq!(seen.connections, None);

@@ -43,8 +43,8 @@ pub fn pool_name(thread: &str) -> String {
     const SEPARATORS: &[char] = &['-', '_', '#', ' ', '.', ':', '/'];
     let name = thread.trim();
     let without_digits = name.trim_end_matches(|c: char| c.is_ascii_digit());
-    let counter_follows_separator = without_digits.len() < name.len()
-        && without_digits.ends_with(SEPARATORS);
+    let counter_follows_separator =
+        without_digits.len() < name.len() && without_digits.ends_with(SEPARATORS);
     let base = if counter_follows_separator {
         without_digits
     } else {
@@ -267,24 +267,59 @@ mod tests {
 
     #[test]
     fn waiting_threads_are_told_apart_by_their_system_call() {
-        let on = |number: i64, arg0: u64| {
-            Some(SyscallLine::In {
-                number,
-                arg0,
-            })
-        };
+        let on = |number: i64, arg0: u64| Some(SyscallLine::In { number, arg0 });
         let socket_fd_7 = |fd: u64| fd == 7;
         let table = [
             ('R', Some(SyscallLine::Running), Activity::Running, None),
-            ('S', on(libc::SYS_futex, 0x7f00), Activity::LockWait, Some("futex")),
-            ('S', on(libc::SYS_recvfrom, 9), Activity::SocketWait, Some("recvfrom")),
-            ('S', on(libc::SYS_read, 7), Activity::SocketWait, Some("read")),
+            (
+                'S',
+                on(libc::SYS_futex, 0x7f00),
+                Activity::LockWait,
+                Some("futex"),
+            ),
+            (
+                'S',
+                on(libc::SYS_recvfrom, 9),
+                Activity::SocketWait,
+                Some("recvfrom"),
+            ),
+            (
+                'S',
+                on(libc::SYS_read, 7),
+                Activity::SocketWait,
+                Some("read"),
+            ),
             ('S', on(libc::SYS_read, 0), Activity::Other, Some("read")), // a pipe, a tty
-            ('S', on(libc::SYS_ppoll, 0x7f00), Activity::SocketWait, Some("ppoll")),
-            ('S', on(libc::SYS_epoll_pwait, 4), Activity::EventWait, Some("epoll_pwait")),
-            ('S', on(libc::SYS_accept4, 3), Activity::Sleeping, Some("accept4")),
-            ('S', on(libc::SYS_clock_nanosleep, 1), Activity::Sleeping, Some("clock_nanosleep")),
-            ('D', on(libc::SYS_read, 3), Activity::DiskWait, Some("wchan:folio_wait_bit")),
+            (
+                'S',
+                on(libc::SYS_ppoll, 0x7f00),
+                Activity::SocketWait,
+                Some("ppoll"),
+            ),
+            (
+                'S',
+                on(libc::SYS_epoll_pwait, 4),
+                Activity::EventWait,
+                Some("epoll_pwait"),
+            ),
+            (
+                'S',
+                on(libc::SYS_accept4, 3),
+                Activity::Sleeping,
+                Some("accept4"),
+            ),
+            (
+                'S',
+                on(libc::SYS_clock_nanosleep, 1),
+                Activity::Sleeping,
+                Some("clock_nanosleep"),
+            ),
+            (
+                'D',
+                on(libc::SYS_read, 3),
+                Activity::DiskWait,
+                Some("wchan:folio_wait_bit"),
+            ),
         ];
         for (state, syscall, activity, waits_on) in table {
             let got = classify(state, syscall, Some("folio_wait_bit"), socket_fd_7);

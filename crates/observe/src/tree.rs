@@ -129,7 +129,14 @@ mod tests {
 
     #[test]
     fn the_topmost_holders_of_a_listening_socket_are_the_masters() {
-        let table = [(1, 0), (100, 1), (101, 100), (102, 100), (300, 1), (301, 300)];
+        let table = [
+            (1, 0),
+            (100, 1),
+            (101, 100),
+            (102, 100),
+            (300, 1),
+            (301, 300),
+        ];
         // The master and its workers hold the socket: the master is the target.
         assert_eq!(topmost(&[101, 100, 102], &table), vec![100]);
         // Two unrelated servers on one port (SO_REUSEPORT): both.
@@ -146,7 +153,10 @@ mod tests {
         drop(listener);
         assert_eq!(listening_processes(port).unwrap(), Vec::<i32>::new());
 
-        let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
         let tree = process_tree(me).unwrap();
         let _ = child.kill();
         let _ = child.wait();

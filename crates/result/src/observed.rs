@@ -141,10 +141,16 @@ impl std::fmt::Display for ObservationNote {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ObservationNote::ProcessGone { pid } => {
-                write!(f, "process {pid} was gone during the step: its evidence is missing")
+                write!(
+                    f,
+                    "process {pid} was gone during the step: its evidence is missing"
+                )
             }
             ObservationNote::Unreadable { pid, what } => {
-                write!(f, "process {pid}: {what} could not be read: that evidence is missing")
+                write!(
+                    f,
+                    "process {pid}: {what} could not be read: that evidence is missing"
+                )
             }
         }
     }

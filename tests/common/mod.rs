@@ -1,0 +1,284 @@
+//! The harness of the sweeps of real targets (`tests/targets.rs`, `tests/process_trees.rs`):
+//! launching a target of `tests/targets/` and reading its port, a mock, one sweep at a time,
+//! and the checks on a finding.
+#![allow(dead_code)] // each test binary uses its own part of it
+
+use chokepoint_experiment::{sweep, SweepConfig};
+use chokepoint_mock::{MockConfig, RunningMock};
+use chokepoint_result::{Diagnosis, Kind, Step, SweepResult};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::sync::Mutex;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// Measured length of each step of the explicit sweeps.
+pub const STEP: Duration = Duration::from_secs(2);
+/// Measured length of each step of the adaptive sweep: it has fewer steps past the knee to
+/// average out a noisy machine than the explicit lists.
+pub const ADAPTIVE_STEP: Duration = Duration::from_secs(3);
+/// How long a target may take to print its port (the JVM compiles the source first).
+pub const STARTUP_LIMIT: Duration = Duration::from_secs(120);
+/// The downstream delay of the mock that the Go and thread-pool targets call.
+pub const DOWNSTREAM_DELAY: Duration = Duration::from_millis(50);
+
+/// One sweep at a time.
+pub static SWEEPS: Mutex<()> = Mutex::new(());
+
+pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    SWEEPS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+pub fn targets_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/targets")
+}
+
+/// Whether `tool` can be run at all; prints why the test is skipped when it cannot.
+pub fn toolchain_present(tool: &str, version_arg: &str) -> bool {
+    match Command::new(tool)
+        .arg(version_arg)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+    {
+        Ok(_) => true,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            println!("SKIPPED: `{tool}` is not installed (.ci/run installs it)");
+            false
+        }
+        Err(err) => panic!("cannot run `{tool} {version_arg}`: {err}"),
+    }
+}
+
+/// A launched target; dropping it kills the process.
+pub struct Target {
+    name: &'static str,
+    child: Child,
+    port: u16,
+}
+
+impl Target {
+    /// Starts `command` and waits for its `listening on 127.0.0.1:PORT` line.
+    pub fn launch(name: &'static str, mut command: Command) -> Target {
+        command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        let mut child = command
+            .spawn()
+            .unwrap_or_else(|err| panic!("{name}: cannot start {command:?}: {err}"));
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let mut target = Target {
+            name,
+            child,
+            port: 0,
+        };
+        let (first_line, received) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut lines = BufReader::new(stdout).lines();
+            if let Some(Ok(line)) = lines.next() {
+                let _ = first_line.send(line);
+            }
+            // Keep reading so the target never blocks on a full pipe.
+            for _ in lines {}
+        });
+        let line = received
+            .recv_timeout(STARTUP_LIMIT)
+            .unwrap_or_else(|_| panic!("{name}: no `listening on` line on stdout"));
+        target.port = line
+            .trim()
+            .strip_prefix("listening on ")
+            .map(|rest| rest.trim_start_matches("http://"))
+            .and_then(|rest| rest.strip_prefix("127.0.0.1:"))
+            .and_then(|port| port.parse().ok())
+            .unwrap_or_else(|| panic!("{name}: unexpected first line {line:?}"));
+        target
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/", self.port)
+    }
+
+    /// The URL of `path` (which starts with `/`) on the target.
+    pub fn url_of(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+}
+
+impl Drop for Target {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn mock_with_delay() -> RunningMock {
+    chokepoint_mock::start(
+        "127.0.0.1:0".parse().expect("a socket address"),
+        MockConfig {
+            fixed_delay: Some(DOWNSTREAM_DELAY),
+            ..Default::default()
+        },
+    )
+    .expect("the mock starts on a free port")
+}
+
+/// Builds the Go target with `go build` (not `go run`: killing the `go` tool would leave the
+/// server it started running) and returns the binary.
+pub fn build_go_semaphore() -> PathBuf {
+    let binary = Path::new(env!("CARGO_TARGET_TMPDIR")).join("go-semaphore");
+    let output = Command::new("go")
+        .args(["build", "-o"])
+        .arg(&binary)
+        .arg(".")
+        .current_dir(targets_dir().join("go-semaphore"))
+        .env("GOTOOLCHAIN", "local")
+        .env("GOFLAGS", "-mod=mod")
+        .env("GOPROXY", "off")
+        .output()
+        .expect("go build runs");
+    assert!(
+        output.status.success(),
+        "go build of tests/targets/go-semaphore failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    binary
+}
+
+pub fn launch_go_semaphore(mock: &RunningMock) -> Target {
+    let mut command = Command::new(build_go_semaphore());
+    command.args(["-port", "0", "-downstream", &mock.url()]);
+    Target::launch("go-semaphore", command)
+}
+
+/// The sweep of `target`: `clients` as given (adaptive up to `max_clients` when `None`), with
+/// the target's PID observed and the mock, if any, read per step. Prints each step as it ends.
+pub fn sweep_target(
+    target: &Target,
+    clients: Option<Vec<u32>>,
+    step: Duration,
+    max_clients: u32,
+    mock: Option<&RunningMock>,
+) -> SweepResult {
+    let config = SweepConfig::new(&target.url())
+        .expect("a valid target URL")
+        .with_target_pid(target.pid());
+    sweep_with(target.name, config, clients, step, max_clients, mock)
+}
+
+/// The sweep of `config` (its URL and its observed processes as given) with the tests' step
+/// settings; prints each step as it ends.
+pub fn sweep_with(
+    name: &str,
+    mut config: SweepConfig,
+    clients: Option<Vec<u32>>,
+    step: Duration,
+    max_clients: u32,
+    mock: Option<&RunningMock>,
+) -> SweepResult {
+    config.clients = clients;
+    config.max_clients = max_clients;
+    config.step = step;
+    config.ramp_limit = Duration::from_secs(5);
+    config.drain_timeout = Duration::from_secs(5);
+    config.base.timeout = Duration::from_secs(10);
+    config.mock = mock.map(RunningMock::url);
+    let started = std::time::Instant::now();
+    let result = sweep(&config, CancellationToken::new(), &mut |step: &Step| {
+        println!("{name}: step done: {}", step_line(step));
+    })
+    .unwrap_or_else(|err| panic!("{name}: the sweep failed: {err:#}"));
+    println!(
+        "{name}: {} steps in {:.1} s",
+        result.steps.len(),
+        started.elapsed().as_secs_f64()
+    );
+    result
+}
+
+pub fn step_line(step: &Step) -> String {
+    let downstream = step
+        .downstream_inflight
+        .map(|d| format!("{:.1}/{}", d.mean, d.max))
+        .unwrap_or_else(|| "-".into());
+    let errors = step
+        .errors
+        .iter()
+        .map(|(kind, n)| format!("{kind}:{n}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    format!(
+        "{:>4} clients {:>8.1} req/s {:>8.1} ok/s  mean {:>7.1} ms  p99 {:>7.1} ms  err {:>5.1}% [{}] err p50 {}  ds in flight {}  target cpu {}  gen cpu {:.0}%",
+        step.clients,
+        step.throughput_rps,
+        step.ok_throughput_rps,
+        step.latency_ms.mean,
+        step.latency_ms.p99,
+        step.error_rate * 100.0,
+        errors,
+        step.error_latency_ms
+            .map(|l| format!("{:.1} ms", l.p50))
+            .unwrap_or_else(|| "-".into()),
+        downstream,
+        step.target_cpu_pct
+            .map(|c| format!("{c:.0}%"))
+            .unwrap_or_else(|| "-".into()),
+        step.generator_cpu_pct,
+    )
+}
+
+/// Prints the step table and the finding, then checks that the sweep ended and found `kind`.
+pub fn assert_kind<'r>(name: &str, result: &'r SweepResult, kind: Kind) -> &'r Diagnosis {
+    println!("{name}: steps");
+    for step in &result.steps {
+        println!("  {}", step_line(step));
+    }
+    let diagnosis = result
+        .diagnosis
+        .as_ref()
+        .unwrap_or_else(|| panic!("{name}: the sweep returned no diagnosis"));
+    println!(
+        "{name}: found {} limit {:?} knee {:?}\n  summary: {}",
+        diagnosis.kind, diagnosis.limit, diagnosis.knee_clients, diagnosis.summary
+    );
+    for sentence in &diagnosis.evidence {
+        println!("  evidence: {sentence}");
+    }
+    assert!(!result.interrupted, "{name}: the sweep was interrupted");
+    assert_eq!(
+        diagnosis.kind, kind,
+        "{name}: wrong kind (summary: {})",
+        diagnosis.summary
+    );
+    diagnosis
+}
+
+/// Prints the step table and the finding, then checks kind and limit (± 10%).
+pub fn assert_finding(name: &str, result: &SweepResult, kind: Kind, limit: f64) {
+    let diagnosis = assert_kind(name, result, kind);
+    let found = diagnosis
+        .limit
+        .unwrap_or_else(|| panic!("{name}: no limit found (summary: {})", diagnosis.summary));
+    assert!(
+        (found - limit).abs() <= 0.1 * limit,
+        "{name}: limit {found:.2} is not within 10% of the true {limit} (summary: {})",
+        diagnosis.summary
+    );
+}
+
+/// The most calls the mock saw in flight at once over the whole sweep.
+pub fn most_downstream_in_flight(result: &SweepResult) -> Option<u64> {
+    result
+        .steps
+        .iter()
+        .filter_map(|s| s.downstream_inflight.map(|d| d.max))
+        .max()
+}
