@@ -65,6 +65,7 @@ pub fn render(result: &SweepResult) -> String {
     verdict(&mut page, result);
     step_table(&mut page, result);
     chart_section(&mut page, result);
+    page.push_str(&crate::observed::section(result));
     context(&mut page, result);
     page.push_str("</main>\n</body>\n</html>\n");
     page

@@ -6,6 +6,8 @@
 //! - [`demo_text`]: the findings table of `chokepoint demo`.
 //! - [`load_text`]: the report of one `chokepoint load` run.
 //! - [`html`]: `report.html`, one page with inline SVG charts drawn by plotters.
+//! - `observed`: the report's section on the target as `/proc` saw it (processes, threads by
+//!   pool and state per step, connections per step).
 //! - [`files`]: `result.json` and `report.html` written atomically, and `result.json` read back.
 mod charts;
 pub mod demo_text;
@@ -13,6 +15,7 @@ pub mod files;
 pub mod html;
 pub mod load_text;
 mod numbers;
+mod observed;
 pub mod sweep_text;
 
 pub use files::ReportError;
