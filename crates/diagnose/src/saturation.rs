@@ -126,8 +126,10 @@ mod tests {
 
     #[test]
     fn a_machine_is_saturated_when_the_target_cannot_tell() {
-        // (machine %, target %, generator % of its cores, generator cores) → shares or none
-        let table: [(f64, Option<f64>, f64, f64, Option<(f64, f64)>); 6] = [
+        /// (machine %, target %, generator % of its cores, generator cores,
+        ///  expected (generator %, others %) of the machine, or not saturated)
+        type Row = (f64, Option<f64>, f64, f64, Option<(f64, f64)>);
+        let table: [Row; 6] = [
             // Target unknown, machine full: saturated; the generator used half of 2 cores.
             (98.0, None, 50.0, 2.0, Some((50.0, 48.0))),
             // Target known and using less than the generator: saturated.

@@ -78,6 +78,8 @@ struct Shared {
     /// Clients that completed at least one request.
     warmed: AtomicU32,
     connections: AtomicU64,
+    /// The generator's threads, whose CPU is its own figure.
+    generator: ThreadGroupCpu,
 }
 
 impl Shared {
@@ -164,6 +166,7 @@ async fn coordinate(
         max_in_flight: AtomicU64::new(0),
         warmed: AtomicU32::new(0),
         connections: AtomicU64::new(0),
+        generator: generator.clone(),
     });
 
     let start = Instant::now();
@@ -181,7 +184,6 @@ async fn coordinate(
         start,
         &stop,
         &worker_ended,
-        &generator,
     );
     drop(worker_ended);
     if let Err(e) = spawned {
@@ -246,7 +248,6 @@ fn spawn_workers(
     start: Instant,
     stop: &CancellationToken,
     ended: &UnboundedSender<Option<LoadError>>,
-    generator: &ThreadGroupCpu,
 ) -> Result<(), LoadError> {
     let workers = cores.clamp(1, config.clients as usize);
     for worker in 0..workers {
@@ -257,7 +258,7 @@ fn spawn_workers(
             target.clone(),
             stop.clone(),
             ended.clone(),
-            generator.clone(),
+            shared.generator.clone(),
         );
         let (think_time, requests, rate, duration) = (
             config.think_time,
