@@ -123,6 +123,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     config.mock = args.mock;
     config.out = args.out;
+    // Printed with the first step, so that a target that cannot be reached gets its one line.
+    let mut observe_note = None;
     match args.pid.unwrap_or(PidChoice::Auto) {
         PidChoice::Pid(pid) => {
             if chokepoint_observe::process_tree(pid).is_err() {
@@ -136,20 +138,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let found = config.listening_target();
             if found.is_empty() {
                 if args.pid.is_some() {
-                    // Not fatal: the sweep itself says whether anything answers there.
-                    eprintln!(
+                    observe_note = Some(
                         "chokepoint: --pid auto: no process this user may read listens on the URL's port on this machine; the target is not observed (give --pid PID)"
+                            .to_string(),
                     );
                 }
             } else {
-                eprintln!(
+                observe_note = Some(format!(
                     "chokepoint: observing process {} (listening on the URL's port) and its descendants; --pid none turns this off",
                     found
                         .iter()
                         .map(i32::to_string)
                         .collect::<Vec<_>>()
                         .join(", ")
-                );
+                ));
                 config = config.with_target_pids(found);
             }
         }
@@ -169,6 +171,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // one-line error alone.
     let result = chokepoint_experiment::sweep(&config, cancel, &mut |step| {
         if std::mem::take(&mut first) {
+            if let Some(note) = observe_note.take() {
+                eprintln!("{note}");
+            }
             if without_mock {
                 eprintln!(
                     "chokepoint: no --mock given: the downstream evidence (calls in flight) is missing"
