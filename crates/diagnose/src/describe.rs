@@ -476,6 +476,69 @@ fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
         Fact::MaxClientsReached { max_clients } => format!(
             "The sweep stopped at its maximum of {max_clients} clients; raise --max-clients to look further."
         ),
+        Fact::MachineSaturated { pool_size, .. } => format!(
+            "Without the machine saturated this would read as a pool of ~{}; with every core busy it may be nothing but the CPU. \
+             For a clean answer observe the target (--pid PID, or --pid auto on this machine) and run the generator on other cores \
+             (taskset) or another machine.",
+            pool_size.map_or("?".to_string(), count)
+        ),
+        Fact::PoolWaiting {
+            clients: c,
+            pool,
+            threads,
+            socket_wait,
+            waits_on,
+            mean_running,
+            interval_ms,
+        } => format!(
+            "Thread pool `{pool}` (from /proc, sampled every {interval_ms} ms): {threads:.0} threads, up to {socket_wait:.0} of them \
+             waiting on the network at once{} at {}, {mean_running:.1} running on average.",
+            waits_on
+                .as_ref()
+                .map(|on| format!(", mostly in {on}"))
+                .unwrap_or_default(),
+            clients(*c)
+        ),
+        Fact::DownstreamConnections {
+            clients: steps,
+            peer_port,
+            established,
+            served,
+            most_served,
+            mock_cap,
+            time_wait,
+        } => {
+            let series = |counts: &[u32]| {
+                counts
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" → ")
+            };
+            let most = established.iter().copied().max().unwrap_or(0);
+            format!(
+                "Connections from the target to the downstream (the mock, port {peer_port}) at {} clients: {} established at most{}; \
+                 the mock served never more than {most_served} at once{}; up to {time_wait} in TIME_WAIT.",
+                steps
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                series(established),
+                if *most_served < most {
+                    format!(
+                        ", of which the mock served {} (the rest waited for it: not accepted, or the request unread)",
+                        series(served)
+                    )
+                } else {
+                    String::new()
+                },
+                match mock_cap {
+                    Some(cap) if u64::from(*most_served) == *cap => format!(", the mock's cap of {cap}"),
+                    _ => String::new(),
+                }
+            )
+        }
         Fact::Plateau { .. }
         | Fact::Batch { .. }
         | Fact::BetterModel { .. }

@@ -31,6 +31,13 @@
 //!    counts, beside the bounded-pool model ([`pool_fit`]); the one with the lower RMS error of
 //!    throughput is named (the USL only when clearly lower: it has one more parameter).
 //!
+//!    A `blocking-pool` seen only from the client side while the machine's CPU was ≥ 90% busy
+//!    and the target's CPU unknown (or below the generator's) becomes `machine-saturated`
+//!    ([`saturation`], a [`Fact::MachineSaturated`]).
+//! 5. **What /proc showed** (`observed`): the pool whose threads all wait on the network at the
+//!    plateau ([`Fact::PoolWaiting`]), the connections to the mock by step
+//!    ([`Fact::DownstreamConnections`]).
+//!
 //! Deciding and describing are apart: `analysis` runs the decisions in order and collects the
 //! facts; `describe` and `summary` only read a [`Finding`].
 //!
@@ -73,5 +80,9 @@ pub fn diagnose(steps: &[Step], context: &SweepContext) -> Finding {
     if pts.iter().all(|p| p.ok_x <= 0.0) {
         return finding::nothing_succeeded(&pts);
     }
-    analysis::Analysis::new(&pts, context).finish()
+    let mut finding = analysis::Analysis::new(&pts, context).finish();
+    saturation::name_a_saturated_machine(&mut finding, steps, context);
+    let observed = observed::facts(steps, &finding, context);
+    finding.facts.extend(observed);
+    finding
 }

@@ -3,7 +3,8 @@
 //! as the target, a plateau without downstream evidence of a pool says "the machine ran out of
 //! cores", not "a pool of N": a one-worker nginx driven flat out, swept without `--pid`, looked
 //! like a pool of 2 to 10 before this rule.
-use chokepoint_result::{Diagnosis, Kind, Step, SweepContext};
+use crate::finding::Finding;
+use chokepoint_result::{Fact, Kind, Step, SweepContext};
 
 /// The machine's CPU at or above this share of all cores is saturated.
 pub const SATURATED_MACHINE_PCT: f64 = 90.0;
@@ -35,10 +36,10 @@ fn median(mut values: Vec<f64>) -> Option<f64> {
     })
 }
 
-/// The shares at the plateau (the steps from `knee_clients` on), when the machine was
-/// saturated there and the target's CPU cannot tell the limit apart: unknown, or no more than
-/// the generator's. `generator_cores / machine_cores` turns the generator's figure (percent of
-/// the cores it may use) into a share of the machine.
+/// The shares at the plateau, when the machine was saturated there and the target's CPU
+/// cannot tell the limit apart: unknown, or no more than the generator's.
+/// `generator_cores / machine_cores` turns the generator's figure (percent of the cores it may
+/// use) into a share of the machine.
 pub fn saturated_machine(
     plateau: &[&Step],
     generator_cores: f64,
@@ -74,12 +75,13 @@ fn downstream_saw_calls(plateau: &[&Step]) -> bool {
 }
 
 /// Turns a `blocking-pool` finding whose only evidence is the client side into
-/// `machine-saturated` when the machine was saturated at its plateau (see [`saturated_machine`]).
-pub fn name_a_saturated_machine(diagnosis: &mut Diagnosis, steps: &[Step], context: &SweepContext) {
-    if diagnosis.kind != Kind::BlockingPool {
+/// `machine-saturated` when the machine was saturated at its plateau (see [`saturated_machine`]),
+/// with a [`Fact::MachineSaturated`] first among its facts.
+pub fn name_a_saturated_machine(finding: &mut Finding, steps: &[Step], context: &SweepContext) {
+    if finding.kind != Kind::BlockingPool {
         return;
     }
-    let Some(knee) = diagnosis.knee_clients else {
+    let Some(knee) = finding.knee_clients else {
         return;
     };
     let plateau: Vec<&Step> = steps.iter().filter(|s| s.clients >= knee).collect();
@@ -90,23 +92,22 @@ pub fn name_a_saturated_machine(diagnosis: &mut Diagnosis, steps: &[Step], conte
     let Some(shares) = saturated_machine(&plateau, machine_cores, machine_cores) else {
         return;
     };
-    let target = match shares.target_pct {
-        Some(pct) => format!("the target {pct:.0}%"),
-        None => "the target not observed".to_string(),
-    };
-    diagnosis.summary = format!(
-        "Throughput stops from {knee} clients on with the machine's CPU {:.0}% busy ({target}, the generator {:.0}%, everything else {:.0}%): \
-         the machine ran out of cores, so this sweep cannot say what limits the target.",
-        shares.machine_pct, shares.generator_pct, shares.others_pct
+    let mut clients: Vec<u32> = plateau.iter().map(|s| s.clients).collect();
+    clients.sort_unstable();
+    clients.dedup();
+    finding.facts.insert(
+        0,
+        Fact::MachineSaturated {
+            clients,
+            machine_cpu_pct: shares.machine_pct,
+            target_cpu_pct: shares.target_pct,
+            generator_cpu_pct: shares.generator_pct,
+            others_pct: shares.others_pct,
+            pool_size: finding.limit,
+        },
     );
-    diagnosis.evidence.push(format!(
-        "Without the machine saturated this would read as a pool of ~{}; with every core busy it may be nothing but the CPU. \
-         For a clean answer observe the target (--pid PID, or --pid auto on this machine) and run the generator on other cores \
-         (taskset) or another machine.",
-        diagnosis.limit.map_or("?".to_string(), |l| format!("{l:.1}"))
-    ));
-    diagnosis.kind = Kind::MachineSaturated;
-    diagnosis.limit = None;
+    finding.kind = Kind::MachineSaturated;
+    finding.limit = None;
 }
 
 #[cfg(test)]
@@ -159,19 +160,11 @@ mod tests {
         }
     }
 
-    fn pool_finding() -> Diagnosis {
-        Diagnosis {
-            kind: Kind::BlockingPool,
-            limit: Some(2.1),
-            knee_clients: Some(4),
-            summary: "a pool of ~2".into(),
-            evidence: Vec::new(),
-            usl: None,
-            pool: None,
-            better_model: None,
-            fan_out: None,
-            attribution: None,
-        }
+    fn pool_finding() -> Finding {
+        let mut finding = Finding::bare(Kind::BlockingPool, Vec::new());
+        finding.limit = Some(2.1);
+        finding.knee_clients = Some(4);
+        finding
     }
 
     #[test]
@@ -189,11 +182,23 @@ mod tests {
         name_a_saturated_machine(&mut finding, &steps, &context);
         assert_eq!(finding.kind, Kind::MachineSaturated);
         assert_eq!(finding.limit, None);
-        assert!(finding.summary.contains("machine"), "{}", finding.summary);
+        assert_eq!(
+            finding.facts[0],
+            Fact::MachineSaturated {
+                clients: vec![4, 16],
+                machine_cpu_pct: 99.5,
+                target_cpu_pct: None,
+                generator_cpu_pct: 45.0,
+                others_pct: 54.5,
+                pool_size: Some(2.1),
+            }
+        );
+        let text = crate::describe(&finding);
+        assert!(text.summary.contains("machine"), "{}", text.summary);
         assert!(
-            finding.evidence[0].contains("--pid"),
+            text.evidence.iter().any(|s| s.contains("--pid")),
             "{:?}",
-            finding.evidence
+            text.evidence
         );
 
         // The mock saw the calls in flight: the pool is measured there, it stays a pool.

@@ -115,6 +115,23 @@ pub(crate) fn summary(f: &Finding) -> String {
             )
         }
         Kind::NoLimitFound => no_limit(f),
+        Kind::MachineSaturated => find(f, |fact| match fact {
+            Fact::MachineSaturated {
+                machine_cpu_pct,
+                target_cpu_pct,
+                generator_cpu_pct,
+                others_pct,
+                ..
+            } => Some(format!(
+                "Throughput stops at {} req/s from {} on with the machine's CPU {machine_cpu_pct:.0}% busy ({}, the generator {generator_cpu_pct:.0}%, \
+                 everything else {others_pct:.0}%): the machine ran out of cores, so this sweep cannot say what limits the target.",
+                rate(px),
+                clients(from),
+                target_cpu_pct.map_or("the target not observed".to_string(), |t| format!("the target {t:.0}%"))
+            )),
+            _ => None,
+        })
+        .unwrap_or_default(),
     }
 }
 
@@ -250,6 +267,10 @@ fn rank(kind: Kind, fact: &Fact) -> Option<u8> {
         (Kind::BlockingPool | Kind::CpuBound, Fact::DownstreamIdle { .. }) => Some(4),
         (Kind::BlockingPool | Kind::CpuBound, Fact::TargetNotObserved) => Some(5),
         (Kind::BlockingPool | Kind::CpuBound, Fact::NoMock) => Some(5),
+        (Kind::MachineSaturated, Fact::MachineSaturated { .. }) => Some(0),
+        (Kind::MachineSaturated, Fact::Plateau { .. }) => Some(1),
+        (Kind::BlockingPool | Kind::MachineSaturated, Fact::PoolWaiting { .. }) => Some(3),
+        (Kind::ConnectionLimit, Fact::DownstreamConnections { .. }) => Some(2),
         (Kind::NoLimitFound, Fact::Step { .. }) => Some(1),
         (Kind::NoLimitFound, Fact::BaseLatency { .. }) => Some(0),
         (Kind::NoLimitFound, Fact::Contention { .. } | Fact::MaxClientsReached { .. }) => Some(2),
@@ -464,6 +485,30 @@ fn short(fact: &Fact, f: &Finding) -> Option<String> {
         } => format!(
             "{calls_per_request:.1} downstream calls per request, {}.",
             shape.as_str()
+        ),
+        Fact::MachineSaturated {
+            machine_cpu_pct,
+            target_cpu_pct,
+            ..
+        } => format!(
+            "The machine's CPU was {machine_cpu_pct:.0}% busy at the plateau, the target's {}.",
+            target_cpu_pct.map_or("not observed".to_string(), |t| format!("{t:.0}%"))
+        ),
+        Fact::PoolWaiting {
+            pool,
+            threads,
+            socket_wait,
+            ..
+        } => format!(
+            "Pool `{pool}`: {socket_wait:.0} of {threads:.0} threads waiting on the network at once."
+        ),
+        Fact::DownstreamConnections {
+            most_served,
+            mock_cap,
+            ..
+        } => format!(
+            "The mock served at most {most_served} of the target's connections at once{}.",
+            mock_cap.map(|cap| format!(" (its cap: {cap})")).unwrap_or_default()
         ),
         _ => return None,
     };

@@ -361,6 +361,56 @@ pub enum Fact {
         /// Its successful throughput.
         last_rps: f64,
     },
+    /// The whole machine's CPU was saturated at the plateau and the target's CPU could not
+    /// tell the limit apart (unknown, or below the generator's): the machine is the limit.
+    MachineSaturated {
+        /// The plateau steps.
+        clients: Vec<u32>,
+        /// The machine, percent of all cores (median).
+        machine_cpu_pct: f64,
+        /// The target, percent of all cores; `None` when not observed.
+        target_cpu_pct: Option<f64>,
+        /// The generator, percent of all cores.
+        generator_cpu_pct: f64,
+        /// Everything else: machine − target − generator.
+        others_pct: f64,
+        /// The pool size the client side alone suggested.
+        pool_size: Option<f64>,
+    },
+    /// A pool of the target's threads (read from /proc) waiting on the network at the plateau.
+    PoolWaiting {
+        /// The step.
+        clients: u32,
+        /// The pool's name.
+        pool: String,
+        /// Its threads (the most one sample saw).
+        threads: f64,
+        /// Its threads in a socket wait at once (the most one sample saw).
+        socket_wait: f64,
+        /// What most of them waited in (a system call), when known.
+        waits_on: Option<String>,
+        /// Its threads running, mean over the samples.
+        mean_running: f64,
+        /// Milliseconds between samples.
+        interval_ms: u64,
+    },
+    /// The target's connections to the mock, step by step (read from /proc).
+    DownstreamConnections {
+        /// The steps.
+        clients: Vec<u32>,
+        /// The mock's port.
+        peer_port: u16,
+        /// Established connections at each step (the most one sample saw).
+        established: Vec<u32>,
+        /// Of those, the ones the mock served (accepted, request read), at each step.
+        served: Vec<u32>,
+        /// The most the mock served at once over the sweep.
+        most_served: u32,
+        /// The mock's connection cap, when it has one.
+        mock_cap: Option<u64>,
+        /// The most in TIME_WAIT at once.
+        time_wait: u32,
+    },
 }
 
 /// The plateau a limit stands on.

@@ -314,16 +314,16 @@ pub struct Step {
     pub machine_cpu_pct: Option<f64>,
     /// The processes observed as the target during the step (a PID and its descendants, listed
     /// again at every sample); empty when the target was not observed.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub observed_pids: Vec<i32>,
     /// The target's threads by pool and state; `None` when the target was not observed.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threads_by_pool: Option<ThreadsByPool>,
     /// The target's TCP connections by side and state; `None` when the target was not observed.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connections: Option<Connections>,
     /// Why some of that evidence is missing (a process gone, a file unreadable).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub observation_notes: Vec<ObservationNote>,
     /// Length of the measured window, in seconds.
     pub duration_s: f64,
