@@ -482,6 +482,12 @@ fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
              (taskset) or another machine.",
             pool_size.map_or("?".to_string(), count)
         ),
+        Fact::ThreadsRunning {
+            running, threads, ..
+        } => format!(
+            "From /proc, the target's threads at the plateau: {running:.1} of its {threads:.0} on a CPU or waiting for one at once on average, \
+             none waiting on the network: its own work is the limit, not a pool."
+        ),
         Fact::PoolWaiting {
             clients: c,
             pool,

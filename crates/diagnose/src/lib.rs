@@ -31,9 +31,10 @@
 //!    counts, beside the bounded-pool model ([`pool_fit`]); the one with the lower RMS error of
 //!    throughput is named (the USL only when clearly lower: it has one more parameter).
 //!
-//!    A `blocking-pool` seen only from the client side while the machine's CPU was ≥ 90% busy
-//!    and the target's CPU unknown (or below the generator's) becomes `machine-saturated`
-//!    ([`saturation`], a [`Fact::MachineSaturated`]).
+//!    A `blocking-pool` seen only from the client side becomes `cpu-bound` when the target's
+//!    threads were running at the plateau ([`Fact::ThreadsRunning`]), or `machine-saturated`
+//!    when the machine's CPU was ≥ 90% busy and the target's CPU unknown or below the
+//!    generator's ([`saturation`], a [`Fact::MachineSaturated`]).
 //! 5. **What /proc showed** (`observed`): the pool whose threads all wait on the network at the
 //!    plateau ([`Fact::PoolWaiting`]), the connections to the mock by step
 //!    ([`Fact::DownstreamConnections`]).
@@ -81,7 +82,7 @@ pub fn diagnose(steps: &[Step], context: &SweepContext) -> Finding {
         return finding::nothing_succeeded(&pts);
     }
     let mut finding = analysis::Analysis::new(&pts, context).finish();
-    saturation::name_a_saturated_machine(&mut finding, steps, context);
+    saturation::reconsider_a_pool(&mut finding, steps, context);
     let observed = observed::facts(steps, &finding, context);
     finding.facts.extend(observed);
     finding

@@ -1,8 +1,11 @@
-//! A saturated machine named as the limit. When the whole machine's CPU is ≥ 90% at the
-//! plateau and either the target's CPU is unknown or the generator used as much of the machine
-//! as the target, a plateau without downstream evidence of a pool says "the machine ran out of
-//! cores", not "a pool of N": a one-worker nginx driven flat out, swept without `--pid`, looked
-//! like a pool of 2 to 10 before this rule.
+//! A `blocking-pool` seen from the client side alone, looked at again. A plateau without
+//! downstream evidence of a pool (the mock saw no calls, or there is no mock) is
+//! - `cpu-bound` when the target's threads (from /proc) were on a CPU or waiting for one at the
+//!   plateau, ≥ 0.75 of a thread on average, and none waited on the network: its own work stops
+//!   it, however little CPU a crowded machine gave it;
+//! - `machine-saturated` when the whole machine's CPU was ≥ 90% there and the target cannot
+//!   tell: its CPU unknown, or no more than the generator's. A one-worker nginx driven flat
+//!   out, swept without `--pid`, looked like a pool of 2 to 10 before these rules.
 use crate::finding::Finding;
 use chokepoint_result::{Fact, Kind, Step, SweepContext};
 
@@ -74,10 +77,48 @@ fn downstream_saw_calls(plateau: &[&Step]) -> bool {
         .any(|s| s.downstream_inflight.is_some_and(|d| d.max > 0))
 }
 
-/// Turns a `blocking-pool` finding whose only evidence is the client side into
-/// `machine-saturated` when the machine was saturated at its plateau (see [`saturated_machine`]),
-/// with a [`Fact::MachineSaturated`] first among its facts.
-pub fn name_a_saturated_machine(finding: &mut Finding, steps: &[Step], context: &SweepContext) {
+/// What the target's threads (from /proc) did at the plateau.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct PlateauThreads {
+    /// Running or runnable at once, mean over the samples (median over the steps).
+    running: f64,
+    /// All the target's threads (median over the steps of the most one sample saw).
+    threads: f64,
+    /// Whether some pool had a thread waiting on the network on average.
+    socket_waiting: bool,
+}
+
+fn plateau_threads(plateau: &[&Step]) -> Option<PlateauThreads> {
+    let observed: Vec<_> = plateau
+        .iter()
+        .filter_map(|s| s.threads_by_pool.as_ref())
+        .collect();
+    let sum = |pick: &dyn Fn(&chokepoint_result::PoolThreads) -> f64| {
+        median(
+            observed
+                .iter()
+                .map(|t| t.pools.iter().map(pick).sum())
+                .collect(),
+        )
+    };
+    Some(PlateauThreads {
+        running: sum(&|p| p.mean.running)?,
+        threads: sum(&|p| p.most.threads)?,
+        socket_waiting: observed
+            .iter()
+            .any(|t| t.pools.iter().any(|p| p.mean.socket_wait >= 1.0)),
+    })
+}
+
+/// Threads running at once, on average, from which the target's own work is the limit.
+const RUNNING_THREADS: f64 = 0.75;
+/// Threads running at once, on average, under which the target was waiting, not starved.
+const WAITING_THREADS: f64 = 0.25;
+
+/// Turns a `blocking-pool` finding whose only evidence is the client side into `cpu-bound` (its
+/// threads were running) or `machine-saturated` (see [`saturated_machine`]), with the fact that
+/// decided it first among its facts.
+pub fn reconsider_a_pool(finding: &mut Finding, steps: &[Step], context: &SweepContext) {
     if finding.kind != Kind::BlockingPool {
         return;
     }
@@ -88,13 +129,33 @@ pub fn name_a_saturated_machine(finding: &mut Finding, steps: &[Step], context: 
     if downstream_saw_calls(&plateau) {
         return;
     }
+    let mut clients: Vec<u32> = plateau.iter().map(|s| s.clients).collect();
+    clients.sort_unstable();
+    clients.dedup();
+    match plateau_threads(&plateau) {
+        // A pool waiting on the network is a pool, whatever the machine did.
+        Some(threads) if threads.socket_waiting => return,
+        Some(threads) if threads.running >= RUNNING_THREADS => {
+            finding.facts.insert(
+                0,
+                Fact::ThreadsRunning {
+                    clients,
+                    running: threads.running,
+                    threads: threads.threads,
+                },
+            );
+            finding.kind = Kind::CpuBound;
+            finding.limit = Some(threads.running);
+            return;
+        }
+        // Its threads waited (a lock, a sleep): the machine is not why it stalled.
+        Some(threads) if threads.running < WAITING_THREADS => return,
+        _ => {}
+    }
     let machine_cores = context.cores.map_or(0.0, f64::from);
     let Some(shares) = saturated_machine(&plateau, machine_cores, machine_cores) else {
         return;
     };
-    let mut clients: Vec<u32> = plateau.iter().map(|s| s.clients).collect();
-    clients.sort_unstable();
-    clients.dedup();
     finding.facts.insert(
         0,
         Fact::MachineSaturated {
@@ -179,7 +240,7 @@ mod tests {
             step(16, 100.0, None, 45.0),
         ];
         let mut finding = pool_finding();
-        name_a_saturated_machine(&mut finding, &steps, &context);
+        reconsider_a_pool(&mut finding, &steps, &context);
         assert_eq!(finding.kind, Kind::MachineSaturated);
         assert_eq!(finding.limit, None);
         assert_eq!(
@@ -207,13 +268,60 @@ mod tests {
             s.downstream_inflight = Some(DownstreamInFlight { mean: 2.0, max: 2 });
         }
         let mut finding = pool_finding();
-        name_a_saturated_machine(&mut finding, &with_mock, &context);
+        reconsider_a_pool(&mut finding, &with_mock, &context);
+        assert_eq!(finding.kind, Kind::BlockingPool);
+
+        // The target's threads observed running (one worker process, always busy): its own
+        // work is the limit, whatever the machine did.
+        let mut running = steps.clone();
+        for s in &mut running {
+            s.threads_by_pool = Some(chokepoint_result::ThreadsByPool {
+                interval_ms: 250,
+                samples: 8,
+                pools: vec![chokepoint_result::PoolThreads {
+                    pool: "nginx".into(),
+                    most: chokepoint_result::ThreadCounts {
+                        threads: 2.0,
+                        ..Default::default()
+                    },
+                    mean: chokepoint_result::ThreadCounts {
+                        threads: 2.0,
+                        running: 0.9,
+                        other: 1.1,
+                        ..Default::default()
+                    },
+                    waits_on: Vec::new(),
+                }],
+            });
+        }
+        let mut finding = pool_finding();
+        reconsider_a_pool(&mut finding, &running, &context);
+        assert_eq!(finding.kind, Kind::CpuBound);
+        assert_eq!(finding.limit, Some(0.9));
+        assert!(matches!(finding.facts[0], Fact::ThreadsRunning { running, .. } if running == 0.9));
+        // The same threads mostly waiting on the network: a pool.
+        for s in &mut running {
+            let pools = &mut s.threads_by_pool.as_mut().unwrap().pools;
+            pools[0].mean.socket_wait = 1.5;
+            pools[0].mean.running = 0.2;
+        }
+        let mut finding = pool_finding();
+        reconsider_a_pool(&mut finding, &running, &context);
+        assert_eq!(finding.kind, Kind::BlockingPool);
+        // Threads asleep (a lock, a timer): not the machine's doing.
+        for s in &mut running {
+            let pools = &mut s.threads_by_pool.as_mut().unwrap().pools;
+            pools[0].mean.socket_wait = 0.0;
+            pools[0].mean.running = 0.1;
+        }
+        let mut finding = pool_finding();
+        reconsider_a_pool(&mut finding, &running, &context);
         assert_eq!(finding.kind, Kind::BlockingPool);
 
         // A machine with room: a pool.
         let quiet = [step(1, 40.0, None, 20.0), step(4, 60.0, None, 30.0)];
         let mut finding = pool_finding();
-        name_a_saturated_machine(&mut finding, &quiet, &context);
+        reconsider_a_pool(&mut finding, &quiet, &context);
         assert_eq!(finding.kind, Kind::BlockingPool);
     }
 }

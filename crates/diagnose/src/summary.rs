@@ -79,6 +79,11 @@ pub(crate) fn summary(f: &Finding) -> String {
                     "{start} with the target's CPU at {target_cpu_pct:.0}%: the limit is the CPU, about {} requests in service at once.",
                     count(*in_service)
                 )),
+                Fact::ThreadsRunning { running, .. } => Some(format!(
+                    "{start} with the target's threads running ({running:.1} on a CPU or waiting for one at once): the limit is its CPU work, \
+                     about {} requests in service at once.",
+                    count(*running)
+                )),
                 Fact::CpuPerRequest {
                     per_request_pct,
                     limit_in_service,
@@ -268,6 +273,7 @@ fn rank(kind: Kind, fact: &Fact) -> Option<u8> {
         (Kind::BlockingPool | Kind::CpuBound, Fact::TargetNotObserved) => Some(5),
         (Kind::BlockingPool | Kind::CpuBound, Fact::NoMock) => Some(5),
         (Kind::MachineSaturated, Fact::MachineSaturated { .. }) => Some(0),
+        (Kind::CpuBound, Fact::ThreadsRunning { .. }) => Some(1),
         (Kind::MachineSaturated, Fact::Plateau { .. }) => Some(1),
         (Kind::BlockingPool | Kind::MachineSaturated, Fact::PoolWaiting { .. }) => Some(3),
         (Kind::ConnectionLimit, Fact::DownstreamConnections { .. }) => Some(2),
@@ -494,6 +500,9 @@ fn short(fact: &Fact, f: &Finding) -> Option<String> {
             "The machine's CPU was {machine_cpu_pct:.0}% busy at the plateau, the target's {}.",
             target_cpu_pct.map_or("not observed".to_string(), |t| format!("{t:.0}%"))
         ),
+        Fact::ThreadsRunning {
+            running, threads, ..
+        } => format!("{running:.1} of the target's {threads:.0} threads running at once, none waiting on the network."),
         Fact::PoolWaiting {
             pool,
             threads,

@@ -377,6 +377,16 @@ pub enum Fact {
         /// The pool size the client side alone suggested.
         pool_size: Option<f64>,
     },
+    /// The target's threads (read from /proc) were on a CPU or waiting for one at the plateau,
+    /// none of them waiting on the network: its own work, not a pool, stops it.
+    ThreadsRunning {
+        /// The plateau steps.
+        clients: Vec<u32>,
+        /// Threads running or runnable at once, mean over the samples (median over the steps).
+        running: f64,
+        /// All the target's threads (the most one sample saw).
+        threads: f64,
+    },
     /// A pool of the target's threads (read from /proc) waiting on the network at the plateau.
     PoolWaiting {
         /// The step.

@@ -29,24 +29,27 @@ def burn(cpu_ms):
 
 
 def serve(listener, cpu_ms):
-    """One worker: accept, answer keep-alive requests one at a time, until killed."""
+    """One worker: accept, answer one request, close (so that every client gets its turn at a
+    worker, as with keep-alive off), until killed. A client that resets is skipped."""
     while True:
         conn, _ = listener.accept()
         with conn:
-            buffer = b""
-            while True:
+            try:
+                buffer = b""
                 while b"\r\n\r\n" not in buffer:
                     chunk = conn.recv(65536)
                     if not chunk:
                         break
                     buffer += chunk
                 if b"\r\n\r\n" not in buffer:
-                    break
-                _, buffer = buffer.split(b"\r\n\r\n", 1)
+                    continue
                 body = burn(cpu_ms).hex()[:16].encode()
                 conn.sendall(
-                    b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
+                    b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\nconnection: close\r\n\r\n%s"
+                    % (len(body), body)
                 )
+            except OSError:
+                continue
 
 
 def main():
