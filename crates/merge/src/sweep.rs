@@ -96,6 +96,7 @@ fn merge_step(parts: &[&Step]) -> Result<Step, String> {
     let mock = observed(|s| s.downstream.is_some());
     let target = observed(|s| s.target_cpu_pct.is_some());
     let machine = observed(|s| s.machine_cpu_pct.is_some());
+    let proc_view = observed(|s| !s.observed_pids.is_empty());
     Ok(Step {
         clients: report.clients,
         throughput_rps: report.throughput_rps,
@@ -112,6 +113,14 @@ fn merge_step(parts: &[&Step]) -> Result<Step, String> {
         target_cpu_pct: target.and_then(|s| s.target_cpu_pct),
         generator_cpu_pct: report.generator_cpu_pct,
         machine_cpu_pct: machine.and_then(|s| s.machine_cpu_pct),
+        observed_pids: proc_view
+            .map(|s| s.observed_pids.clone())
+            .unwrap_or_default(),
+        threads_by_pool: proc_view.and_then(|s| s.threads_by_pool.clone()),
+        connections: proc_view.and_then(|s| s.connections.clone()),
+        observation_notes: proc_view
+            .map(|s| s.observation_notes.clone())
+            .unwrap_or_default(),
         duration_s: report.duration_s,
         ramp_s: parts.iter().map(|s| s.ramp_s).fold(0.0, f64::max),
         timeline_bucket_s: report.timeline_bucket_s,

@@ -276,6 +276,8 @@ mod tests {
             diagnosis: None,
             interrupted: false,
             chokepoint_version: String::new(),
+            shard: None,
+            merge: None,
         }
     }
 
