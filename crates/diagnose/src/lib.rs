@@ -58,6 +58,7 @@ mod plateau_kind;
 mod points;
 pub mod saturation;
 mod search;
+mod settle;
 mod size;
 mod stalls;
 mod summary;
@@ -66,7 +67,8 @@ pub use describe::{describe, Description};
 pub use finding::Finding;
 pub use fit::{pool_fit, usl_fit};
 pub use gates::{check_gates, Gate, GateError};
-pub use search::next_clients;
+pub use search::{next_clients, next_step};
+pub use settle::{assess, SettleRule, Settling};
 
 #[doc(no_inline)]
 pub use chokepoint_result::{Diagnosis, Fact, Step, SweepContext};

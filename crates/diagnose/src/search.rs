@@ -4,8 +4,15 @@
 //! 2. Once a step falls below, bisect between the last good and the first bad count: at most
 //!    [`MAX_NARROWING`] extra steps, and only while the interval is wider than 2 clients and
 //!    than 10% of the estimated limit (plateau throughput × base latency).
+//!    Skipped when a step past the knee already says the size: the mock saw a flat ceiling of
+//!    calls in flight below the clients (its mean within 10% of its most), or the target kept a
+//!    whole number of cores busy (within 10%). Then one step confirms it instead — just past the
+//!    ceiling (a fifth past, at least one more client), or one doubling past the largest step
+//!    for cores — and two steps past the knee that agree end the search.
 //! 3. Confirm the plateau with one step at about twice the estimated limit (or twice the first
 //!    bad count), unless a measured step past the knee is already at 1.5× the estimate.
+//!
+//! [`next_step`] says why it chose a count ([`StepChoice`]), so the evidence can say it too.
 //!
 //! It never proposes a count already measured nor more than `max_clients` (doubling that would
 //! overshoot ends with one step at `max_clients`), and stops at once when the generator saturated
@@ -14,24 +21,37 @@
 //! is outvoted by the steps measured after it.
 
 use crate::points::{points, shape, Point};
-use chokepoint_result::Step;
+use chokepoint_result::{Step, StepChoice};
 
 /// Most bisection steps between the last good and the first bad count.
 const MAX_NARROWING: usize = 3;
 
+/// Agreement within which two readings of a size (in flight, cores) are the same size.
+const SAME_SIZE: f64 = 0.1;
+
 /// The next client count to run, or `None` to stop. See the module documentation.
 pub fn next_clients(steps: &[Step], max_clients: u32) -> Option<u32> {
+    next_step(steps, max_clients, None).map(|(clients, _)| clients)
+}
+
+/// The next client count to run and why, or `None` to stop. `cores` is the machine's core count
+/// (target CPU is a share of all of them); without it, a CPU plateau is not used to skip ahead.
+pub fn next_step(
+    steps: &[Step],
+    max_clients: u32,
+    cores: Option<u32>,
+) -> Option<(u32, StepChoice)> {
     if max_clients == 0 {
         return None;
     }
     let pts = points(steps);
     let measured = |c: u32| pts.iter().any(|p| p.clients == c);
-    let propose = |c: u32| -> Option<u32> {
+    let propose = |c: u32, why: StepChoice| -> Option<(u32, StepChoice)> {
         let c = c.clamp(1, max_clients);
-        (!measured(c)).then_some(c)
+        (!measured(c)).then_some((c, why))
     };
     let Some(first) = pts.first() else {
-        return Some(1);
+        return Some((1, StepChoice::Start));
     };
     if pts.iter().any(|p| p.generator_cpu > 90.0) {
         return None;
@@ -52,7 +72,12 @@ pub fn next_clients(steps: &[Step], max_clients: u32) -> Option<u32> {
         if largest >= max_clients {
             return None;
         }
-        return propose(largest.saturating_mul(2).min(max_clients));
+        let doubled = largest.saturating_mul(2);
+        return if doubled > max_clients {
+            propose(max_clients, StepChoice::MaxClients)
+        } else {
+            propose(doubled, StepChoice::Doubling { from: largest })
+        };
     };
     let first_bad = pts[knee].clients;
     let last_good = knee.checked_sub(1).map_or(0, |i| pts[i].clients);
@@ -71,11 +96,33 @@ pub fn next_clients(steps: &[Step], max_clients: u32) -> Option<u32> {
         .iter()
         .filter(|p: &&Point<'_>| !on_chain(p.clients) && p.clients < max_clients)
         .count();
+    if let Some((size, why)) = size_seen_past_knee(&pts[knee..], cores) {
+        let agreeing = pts[knee..]
+            .iter()
+            .filter(|p| size_of(p, cores).is_some_and(|s| same_size(s, size)))
+            .count();
+        if agreeing >= 2 {
+            return None;
+        }
+        let confirm = match why {
+            // One step just past the ceiling, in clients.
+            StepChoice::ConfirmCeiling { .. } => (size + (size / 5.0).max(1.0)).ceil() as u32,
+            // Cores are no client count: one doubling past the step that showed them.
+            _ => largest.saturating_mul(2),
+        };
+        if let Some(next) = propose(confirm, why) {
+            return Some(next);
+        }
+    }
     let width = first_bad - last_good;
     if last_good > 0 && narrowing < MAX_NARROWING && width > 2 && (width as f64) > 0.1 * estimate {
         let mid = last_good + width / 2;
-        if let Some(c) = propose(mid) {
-            return Some(c);
+        let why = StepChoice::Narrowing {
+            last_good,
+            first_bad,
+        };
+        if let Some(next) = propose(mid, why) {
+            return Some(next);
         }
     }
     let confirmed = pts
@@ -93,5 +140,52 @@ pub fn next_clients(steps: &[Step], max_clients: u32) -> Option<u32> {
     if target <= largest {
         return None;
     }
-    propose(target)
+    propose(target, StepChoice::ConfirmPlateau { estimate })
+}
+
+/// The size the first step past the knee that shows one says directly, and the reason to
+/// confirm it: a flat ceiling at the mock, else whole cores of target CPU.
+fn size_seen_past_knee(past_knee: &[Point<'_>], cores: Option<u32>) -> Option<(f64, StepChoice)> {
+    past_knee.iter().find_map(|p| {
+        if let Some(in_flight) = mock_ceiling(p) {
+            return Some((
+                in_flight,
+                StepChoice::ConfirmCeiling {
+                    in_flight: in_flight as u32,
+                    seen_at: p.clients,
+                },
+            ));
+        }
+        busy_cores(p, cores?).map(|cores| {
+            (
+                cores,
+                StepChoice::ConfirmCores {
+                    cores,
+                    seen_at: p.clients,
+                },
+            )
+        })
+    })
+}
+
+/// The size a step past the knee shows, by the same evidence as [`size_seen_past_knee`].
+fn size_of(p: &Point<'_>, cores: Option<u32>) -> Option<f64> {
+    mock_ceiling(p).or_else(|| busy_cores(p, cores?))
+}
+
+/// The mock's most calls in flight when they were a flat ceiling below the step's clients.
+fn mock_ceiling(p: &Point<'_>) -> Option<f64> {
+    let (max, mean) = (p.inflight_max?, p.inflight_mean?);
+    (max >= 1.0 && max < p.clients as f64 && mean >= (1.0 - SAME_SIZE) * max).then_some(max)
+}
+
+/// The target's busy cores when they were a whole number (at least one).
+fn busy_cores(p: &Point<'_>, cores: u32) -> Option<f64> {
+    let busy = p.target_cpu? / 100.0 * f64::from(cores);
+    let whole = busy.round();
+    (whole >= 1.0 && (busy - whole).abs() <= SAME_SIZE * whole).then_some(busy)
+}
+
+fn same_size(a: f64, b: f64) -> bool {
+    (a - b).abs() <= SAME_SIZE * a.max(b)
 }

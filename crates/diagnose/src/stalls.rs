@@ -8,7 +8,7 @@
 //! 30% of their median, which is the period.
 
 use crate::points::median;
-use chokepoint_result::{Span, Step};
+use chokepoint_result::{Span, Step, TimelinePoint};
 
 /// Stalls found in one step.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,23 +25,23 @@ pub(crate) struct Stalls {
     pub spans: Vec<Span>,
 }
 
-/// The step's periodic stalls, if any (at least two stalls with a regular period).
-pub(crate) fn find_stalls(step: &Step, min_stall_s: f64) -> Option<Stalls> {
-    let bucket = step.timeline_bucket_s;
-    let tl = step.whole_timeline();
-    if !(bucket.is_finite() && bucket > 0.0) || tl.len() < 6 {
-        return None;
-    }
+/// Runs of quiet buckets (at most 10% of the timeline's mean completions per bucket), at least 2
+/// buckets and `min_stall_s` long, as (first bucket, length). None in an empty timeline.
+pub(crate) fn quiet_runs(
+    tl: &[TimelinePoint],
+    bucket_s: f64,
+    min_stall_s: f64,
+) -> Vec<(usize, usize)> {
     let total: u64 = tl.iter().map(|p| p.completed).sum();
-    let mean = total as f64 / tl.len() as f64;
+    let mean = total as f64 / tl.len().max(1) as f64;
     if mean <= 0.0 {
-        return None;
+        return Vec::new();
     }
     let quiet: Vec<bool> = tl
         .iter()
         .map(|p| p.completed as f64 <= 0.1 * mean)
         .collect();
-    let mut runs: Vec<(usize, usize)> = Vec::new(); // (start, length)
+    let mut runs = Vec::new();
     let mut i = 0;
     while i < quiet.len() {
         if quiet[i] {
@@ -50,13 +50,24 @@ pub(crate) fn find_stalls(step: &Step, min_stall_s: f64) -> Option<Stalls> {
                 i += 1;
             }
             let len = i - start;
-            if len >= 2 && len as f64 * bucket >= min_stall_s {
+            if len >= 2 && len as f64 * bucket_s >= min_stall_s {
                 runs.push((start, len));
             }
         } else {
             i += 1;
         }
     }
+    runs
+}
+
+/// The step's periodic stalls, if any (at least two stalls with a regular period).
+pub(crate) fn find_stalls(step: &Step, min_stall_s: f64) -> Option<Stalls> {
+    let bucket = step.timeline_bucket_s;
+    let tl = step.whole_timeline();
+    if !(bucket.is_finite() && bucket > 0.0) || tl.len() < 6 {
+        return None;
+    }
+    let runs = quiet_runs(tl, bucket, min_stall_s);
     if runs.len() < 2 {
         return None;
     }

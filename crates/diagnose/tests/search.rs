@@ -228,3 +228,83 @@ fn a_noisy_step_that_looks_like_a_knee_is_outvoted() {
     let d = diagnosed(&steps, &mock_context(50.0));
     assert_near(d.limit.unwrap(), 64.0, 0.1);
 }
+
+/// A pool of 20 slots held 50 ms, with the mock in front of it seeing its flat ceiling.
+fn pool20_with_mock(c: u32) -> Step {
+    with_mock(pool20(c), 50.0, 1.0, u64::from(c.min(20)))
+}
+
+/// One core busy (of 2) from 2 clients on: 50% of the machine, 20 ms of CPU a request.
+fn one_core(c: u32) -> Step {
+    let mut s = step(c, 50.0, c as f64 * 20.0);
+    s.target_cpu_pct = Some(if c >= 2 { 50.0 } else { 48.0 });
+    s
+}
+
+#[test]
+fn next_step_table_says_why() {
+    use chokepoint_diagnose::next_step;
+    use chokepoint_result::StepChoice::*;
+    let table: Vec<(
+        &str,
+        Vec<Step>,
+        Option<u32>,
+        Option<(u32, chokepoint_result::StepChoice)>,
+    )> =
+        vec![
+        ("nothing measured => start", vec![], None, Some((1, Start))),
+        (
+            "16 follows => double",
+            run(pool20_with_mock, &[1, 2, 4, 8, 16]),
+            None,
+            Some((32, Doubling { from: 16 })),
+        ),
+        (
+            "32 saw a flat ceiling of 20 at the mock => confirm just past it, at 24, no bisection",
+            run(pool20_with_mock, &[1, 2, 4, 8, 16, 32]),
+            None,
+            Some((24, ConfirmCeiling { in_flight: 20, seen_at: 32 })),
+        ),
+        (
+            "24 saw the same ceiling => done",
+            run(pool20_with_mock, &[1, 2, 4, 8, 16, 32, 24]),
+            None,
+            None,
+        ),
+        (
+            "without the mock's ceiling the same steps narrow down",
+            run(pool20, &[1, 2, 4, 8, 16, 32]),
+            None,
+            Some((24, Narrowing { last_good: 16, first_bad: 32 })),
+        ),
+        (
+            "one core flat past the knee at 2 clients => one doubling past it confirms",
+            run(one_core, &[1, 2]),
+            Some(2),
+            Some((4, ConfirmCores { cores: 1.0, seen_at: 2 })),
+        ),
+        (
+            "4 clients kept the same core => done",
+            run(one_core, &[1, 2, 4]),
+            Some(2),
+            None,
+        ),
+    ];
+    for (comment, steps, cores, expected) in table {
+        assert_eq!(next_step(&steps, 1000, cores), expected, "{comment}");
+    }
+}
+
+#[test]
+fn a_pool_of_20_behind_the_mock_is_found_in_seven_steps() {
+    let mut steps = Vec::new();
+    while let Some((c, _)) = chokepoint_diagnose::next_step(&steps, 1000, None) {
+        steps.push(pool20_with_mock(c));
+        assert!(steps.len() < 20, "the search does not end");
+    }
+    let counts: Vec<u32> = steps.iter().map(|s| s.clients).collect();
+    assert_eq!(counts, [1, 2, 4, 8, 16, 32, 24]);
+    let finding = diagnose(&steps, &mock_context(50.0));
+    assert_eq!(finding.kind, Kind::BlockingPool);
+    assert_near(finding.limit.unwrap(), 20.0, 0.05);
+}

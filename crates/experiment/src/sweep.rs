@@ -171,6 +171,8 @@ pub fn sweep(
         chokepoint_version: env!("CARGO_PKG_VERSION").to_string(),
         shard: config.shard.clone(),
         merge: None,
+        duration_s: 0.0,
+        load_s: 0.0,
     };
     let mut planned: Option<VecDeque<u32>> = config.clients.clone().map(VecDeque::from);
     let mut failure = None;
@@ -373,6 +375,9 @@ pub fn step_from(
         timeline_bucket_s: report.timeline_bucket_s,
         timeline: report.timeline,
         histograms: report.histograms,
+        chosen_because: None,
+        measured_s: 0.0,
+        ended: None,
     }
 }
 

@@ -84,6 +84,12 @@ pub fn merge_sweeps(mut files: Vec<ShardFile<SweepResult>>) -> Result<SweepResul
         chokepoint_version: env!("CARGO_PKG_VERSION").to_string(),
         shard: None,
         merge: Some(merge_info(&files[0].shard.run_id, shards, step_skew)),
+        // The shards ran at once: the merged sweep took as long as the longest.
+        duration_s: files
+            .iter()
+            .map(|f| f.result.duration_s)
+            .fold(0.0, f64::max),
+        load_s: files.iter().map(|f| f.result.load_s).fold(0.0, f64::max),
     })
 }
 
@@ -126,6 +132,9 @@ fn merge_step(parts: &[&Step]) -> Result<Step, String> {
         timeline_bucket_s: report.timeline_bucket_s,
         timeline: report.timeline,
         histograms: report.histograms,
+        chosen_because: parts.first().and_then(|s| s.chosen_because),
+        measured_s: parts.iter().map(|s| s.measured_s).fold(0.0, f64::max),
+        ended: parts.first().and_then(|s| s.ended),
     })
 }
 

@@ -57,6 +57,8 @@ fn shard(index: u32, steps: Vec<Step>) -> ShardFile<SweepResult> {
             chokepoint_version: "test".into(),
             shard: None,
             merge: None,
+            duration_s: 0.0,
+            load_s: 0.0,
         },
     }
 }

@@ -278,6 +278,8 @@ mod tests {
             chokepoint_version: String::new(),
             shard: None,
             merge: None,
+            duration_s: 0.0,
+            load_s: 0.0,
         }
     }
 

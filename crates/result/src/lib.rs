@@ -336,6 +336,74 @@ pub struct Step {
     /// The exact distributions behind the percentiles, so that shards can be merged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub histograms: Option<LatencyHistograms>,
+    /// Why the sweep ran this client count; `None` in results written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chosen_because: Option<StepChoice>,
+    /// Seconds of load the step cost: its ramp plus its measured window (`duration_s`), which is
+    /// shorter than `--step` when the step ended early because its figures were known well
+    /// enough.
+    #[serde(default)]
+    pub measured_s: f64,
+    /// Why the measured window ended: `settled` (known well enough), `ceiling` (`--step` ran
+    /// out), `fixed` (`--step-fixed`); `None` in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<StepEnd>,
+}
+
+/// Why a sweep ran a client count: the adaptive search's reason, as data.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "kebab-case")]
+pub enum StepChoice {
+    /// The client count was given with `--clients`.
+    Given,
+    /// The first step of a search.
+    Start,
+    /// Throughput still followed clients at the largest step: doubled.
+    Doubling {
+        /// The largest step so far.
+        from: u32,
+    },
+    /// Bisection between the last step that followed clients and the first that did not.
+    Narrowing {
+        /// The last client count whose throughput followed clients.
+        last_good: u32,
+        /// The first client count whose throughput did not.
+        first_bad: u32,
+    },
+    /// The mock saw a flat ceiling of calls in flight below the clients: one step just past it
+    /// confirms it, instead of narrowing down on the knee.
+    ConfirmCeiling {
+        /// The mock's most calls in flight.
+        in_flight: u32,
+        /// The step that showed it.
+        seen_at: u32,
+    },
+    /// The target kept a whole number of cores busy past the knee: one step past it confirms it.
+    ConfirmCores {
+        /// Cores the target kept busy.
+        cores: f64,
+        /// The step that showed it.
+        seen_at: u32,
+    },
+    /// One step well past the knee, to see the plateau hold.
+    ConfirmPlateau {
+        /// The size the plateau suggests (plateau throughput × base latency).
+        estimate: f64,
+    },
+    /// Doubling would overshoot `--max-clients`: the last step is at the maximum.
+    MaxClients,
+}
+
+/// Why a step's measured window ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StepEnd {
+    /// Its throughput was known within the stopping rule's interval.
+    Settled,
+    /// `--step`, the ceiling, ran out first.
+    Ceiling,
+    /// Fixed-length steps (`--step-fixed`).
+    Fixed,
 }
 
 impl Step {
@@ -540,6 +608,12 @@ pub struct SweepResult {
     /// Set when this result was merged from shards.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merge: Option<MergeInfo>,
+    /// Wall time of the whole sweep, seconds: steps, ramps, drains between steps.
+    #[serde(default)]
+    pub duration_s: f64,
+    /// Seconds of load over all steps (the sum of their `measured_s`).
+    #[serde(default)]
+    pub load_s: f64,
 }
 
 /// One scenario of `chokepoint demo`.
