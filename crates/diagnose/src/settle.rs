@@ -109,7 +109,8 @@ pub fn assess(
     let c = f64::from(clients.max(1));
     let measured_s = timeline.len() as f64 * bucket_s;
     let completed: u64 = timeline.iter().map(|p| p.completed).sum();
-    if !(bucket_s > 0.0)
+    if bucket_s.is_nan()
+        || bucket_s <= 0.0
         || measured_s < rule.floor_s
         || (completed as f64) < rule.min_per_client * c
     {
