@@ -3,7 +3,7 @@
 
 mod common;
 use chokepoint_diagnose::next_clients;
-use chokepoint_result::{Fact, Kind, Step};
+use chokepoint_result::{Fact, Kind, Step, StepChoice};
 use common::*;
 
 /// A pool of 20 slots held 50 ms, measured without noise.
@@ -241,16 +241,19 @@ fn one_core(c: u32) -> Step {
     s
 }
 
+/// A row of the table: comment, steps so far, the machine's cores, the expected next step.
+type Row = (
+    &'static str,
+    Vec<Step>,
+    Option<u32>,
+    Option<(u32, StepChoice)>,
+);
+
 #[test]
 fn next_step_table_says_why() {
     use chokepoint_diagnose::next_step;
-    use chokepoint_result::StepChoice::*;
-    let table: Vec<(
-        &str,
-        Vec<Step>,
-        Option<u32>,
-        Option<(u32, chokepoint_result::StepChoice)>,
-    )> =
+    use StepChoice::*;
+    let table: Vec<Row> =
         vec![
         ("nothing measured => start", vec![], None, Some((1, Start))),
         (

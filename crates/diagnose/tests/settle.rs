@@ -109,7 +109,7 @@ fn a_stalling_step_runs_to_its_ceiling() {
 fn a_service_warming_up_is_measured_on() {
     let stops = report("warmup");
     assert!(
-        stops.iter().all(|(_, at)| at.map_or(true, |s| s >= 6.0)),
+        stops.iter().all(|(_, at)| at.is_none_or(|s| s >= 6.0)),
         "{stops:?}"
     );
 }
