@@ -42,6 +42,8 @@
 //! Deciding and describing are apart: `analysis` runs the decisions in order and collects the
 //! facts; `describe` and `summary` only read a [`Finding`].
 //!
+//! [`overload`] says what the steps past the knee show the service doing under overload (it
+//! queues, sheds, times out or collapses) and [`peak`] where successful throughput peaked.
 //! [`next_clients`] is the sweep's adaptive search and [`Gate`] / [`check_gates`] the CI gates.
 #![deny(missing_docs)]
 
@@ -54,6 +56,7 @@ mod ideal;
 mod kinds;
 mod models;
 mod observed;
+mod overload;
 mod plateau_kind;
 mod points;
 pub mod saturation;
@@ -67,6 +70,7 @@ pub use describe::{describe, Description};
 pub use finding::Finding;
 pub use fit::{pool_fit, usl_fit};
 pub use gates::{check_gates, Gate, GateError};
+pub use overload::{overload, peak};
 pub use search::{next_clients, next_step};
 pub use settle::{assess, SettleRule, Settling};
 

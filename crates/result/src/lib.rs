@@ -25,6 +25,8 @@ pub use observed::{
     ConnectionCounts, Connections, ObservationNote, PeerConnections, PoolThreads, SocketCounts,
     ThreadCounts, ThreadsByPool, WaitReason,
 };
+mod overload;
+pub use overload::{Overload, Peak};
 
 /// Counts by error kind (see [`error_kind`]), sorted by name so JSON output is stable.
 pub type ErrorCounts = BTreeMap<String, u64>;
@@ -388,6 +390,14 @@ pub enum StepChoice {
     /// One step well past the knee, to see the plateau hold.
     ConfirmPlateau {
         /// The size the plateau suggests (plateau throughput × base latency).
+        estimate: f64,
+    },
+    /// The knee is known: a step at a multiple of the estimated limit, to see what overload
+    /// does to the service (it queues, sheds, times out or collapses).
+    OverloadProbe {
+        /// The multiple of the estimate (2 or 4).
+        multiple: u32,
+        /// The estimated limit, in requests in service.
         estimate: f64,
     },
     /// Doubling would overshoot `--max-clients`: the last step is at the maximum.

@@ -1,0 +1,148 @@
+//! What overload does to the service: the steps past the knee, classified, and the peak.
+//!
+//! Reads the points of a sweep (see [`crate::points`]) and the knee; writes an [`Overload`]:
+//!
+//! 1. **Errors.** When more than [`ERROR_SHARE`] of the requests failed at the largest step, the
+//!    service answers excess load with errors. Their latency (the median over the failing steps
+//!    past the knee of each step's median error latency) says how: below [`FAST_SHARE`] of the
+//!    base latency it **sheds** (refuses before doing the work); otherwise it **times out**, and
+//!    that latency is the wait the callers were allowed. (Results written before error latency
+//!    was recorded skip this rule.)
+//! 2. **Collapse.** Otherwise, when the last two steps both sit below [`HELD_SHARE`] of the peak's
+//!    successful throughput and the last one below [`COLLAPSE_SHARE`] of it, the service
+//!    **collapses**: more clients cost throughput. The figure is the fall at the largest step.
+//! 3. **Queue.** Otherwise throughput held and the clients waited: it **queues**, and the figures
+//!    are the latency at the knee and at the largest step.
+//!
+//! Nothing is said with fewer than two steps from the knee on.
+
+use crate::points::{median, points, shape, Point};
+use chokepoint_result::{Overload, Peak, Step, SweepContext};
+use std::collections::BTreeMap;
+
+/// Share of failed requests above which a step's errors count (the diagnosis's error-bound
+/// rate).
+const ERROR_SHARE: f64 = 0.05;
+/// Errors faster than this share of the base latency were refused before the work was done.
+const FAST_SHARE: f64 = 0.5;
+/// Throughput below this share of the peak is no longer the peak's (beyond noise).
+const HELD_SHARE: f64 = 0.9;
+/// Throughput below this share of the peak at the largest step is a collapse.
+const COLLAPSE_SHARE: f64 = 0.8;
+
+/// What overload does to the service, from a sweep's steps; `None` without a knee or with fewer
+/// than two steps from it on.
+pub fn overload(steps: &[Step], ctx: &SweepContext) -> Option<Overload> {
+    let pts = points(steps);
+    let sh = shape(&pts, ctx.downstream_delay_ms);
+    classify(&pts, sh.knee?, sh.base_ms)
+}
+
+/// The step with the most successful throughput (the fewest clients among equals).
+pub fn peak(steps: &[Step]) -> Option<Peak> {
+    peak_of(&points(steps))
+}
+
+pub(crate) fn peak_of(pts: &[Point<'_>]) -> Option<Peak> {
+    let best = pts
+        .iter()
+        .reduce(|best, p| if p.ok_x > best.ok_x { p } else { best })?;
+    Some(Peak {
+        clients: best.clients,
+        throughput_rps: best.ok_x,
+    })
+}
+
+/// The classification of the module documentation, over points sorted by clients, the index of
+/// the knee and the base latency in ms.
+pub(crate) fn classify(pts: &[Point<'_>], knee: usize, base_ms: f64) -> Option<Overload> {
+    let past_knee = pts.get(knee..).filter(|past| past.len() >= 2)?;
+    let (knee_point, largest) = (past_knee.first()?, past_knee.last()?);
+    if largest.error_rate > ERROR_SHARE {
+        if let Some(errors) = errors_past_knee(past_knee, largest, base_ms) {
+            return Some(errors);
+        }
+    }
+    let peak = peak_of(pts)?;
+    let before_largest = &pts[pts.len() - 2];
+    let held = HELD_SHARE * peak.throughput_rps;
+    if peak.clients < before_largest.clients
+        && before_largest.ok_x < held
+        && largest.ok_x < COLLAPSE_SHARE * peak.throughput_rps
+    {
+        return Some(Overload::Collapses {
+            peak,
+            at_clients: largest.clients,
+            throughput_rps: largest.ok_x,
+            fall: 1.0 - largest.ok_x / peak.throughput_rps,
+        });
+    }
+    Some(Overload::Queues {
+        from_clients: knee_point.clients,
+        to_clients: largest.clients,
+        throughput_rps: largest.ok_x,
+        from_latency_ms: knee_point.ok_mean_ms,
+        to_latency_ms: largest.ok_mean_ms,
+    })
+}
+
+/// Sheds or times out, from the failing steps past the knee; `None` when their error latency
+/// was not recorded.
+fn errors_past_knee(
+    past_knee: &[Point<'_>],
+    largest: &Point<'_>,
+    base_ms: f64,
+) -> Option<Overload> {
+    let failing: Vec<&Point<'_>> = past_knee
+        .iter()
+        .filter(|p| p.error_rate > ERROR_SHARE)
+        .collect();
+    let latencies: Vec<f64> = failing.iter().filter_map(|p| error_p50_ms(p)).collect();
+    if latencies.is_empty() {
+        return None;
+    }
+    let error_ms = median(latencies);
+    let from_clients = failing.first()?.clients;
+    let error_kind = most_common_error(&failing);
+    Some(if error_ms < FAST_SHARE * base_ms {
+        Overload::Sheds {
+            from_clients,
+            at_clients: largest.clients,
+            error_rate: largest.error_rate,
+            error_latency_ms: error_ms,
+            error_kind,
+        }
+    } else {
+        Overload::TimesOut {
+            from_clients,
+            at_clients: largest.clients,
+            error_rate: largest.error_rate,
+            wait_ms: error_ms,
+            error_kind,
+        }
+    })
+}
+
+/// A point's median error latency (median over its steps that recorded one), ms.
+fn error_p50_ms(p: &Point<'_>) -> Option<f64> {
+    let values: Vec<f64> = p
+        .steps
+        .iter()
+        .filter_map(|s| s.error_latency_ms.map(|l| l.p50))
+        .collect();
+    (!values.is_empty()).then(|| median(values))
+}
+
+/// The error kind with the most failures over the points' steps (`other` when none is named).
+fn most_common_error(points: &[&Point<'_>]) -> String {
+    let mut counts: BTreeMap<&str, u64> = BTreeMap::new();
+    for step in points.iter().flat_map(|p| &p.steps) {
+        for (kind, n) in &step.errors {
+            *counts.entry(kind.as_str()).or_default() += n;
+        }
+    }
+    counts
+        .into_iter()
+        .max_by_key(|&(_, n)| n)
+        .map_or_else(|| "other".to_string(), |(kind, _)| kind.to_string())
+}
