@@ -8,9 +8,11 @@
 //!    base latency it **sheds** (refuses before doing the work); otherwise it **times out**, and
 //!    that latency is the wait the callers were allowed. (Results written before error latency
 //!    was recorded skip this rule.)
-//! 2. **Collapse.** Otherwise, when the last two steps both sit below [`HELD_SHARE`] of the peak's
-//!    successful throughput and the last one below [`COLLAPSE_SHARE`] of it, the service
-//!    **collapses**: more clients cost throughput. The figure is the fall at the largest step.
+//! 2. **Collapse.** Otherwise, when the last two steps both sit past the peak and below
+//!    [`HELD_SHARE`] of its successful throughput, and the last one below [`COLLAPSE_SHARE`] of
+//!    it, the service **collapses**: more clients cost throughput. The figure is the fall at the
+//!    largest step. (A fall at the largest step alone is not enough: one noisy step can do it;
+//!    the adaptive search then runs one step further out.)
 //! 3. **Queue.** Otherwise throughput held and the clients waited: it **queues**, and the figures
 //!    are the latency at the knee and at the largest step.
 //!
@@ -64,12 +66,7 @@ pub(crate) fn classify(pts: &[Point<'_>], knee: usize, base_ms: f64) -> Option<O
         }
     }
     let peak = peak_of(pts)?;
-    let before_largest = &pts[pts.len() - 2];
-    let held = HELD_SHARE * peak.throughput_rps;
-    if peak.clients < before_largest.clients
-        && before_largest.ok_x < held
-        && largest.ok_x < COLLAPSE_SHARE * peak.throughput_rps
-    {
+    if fell(pts, &peak) && fall_confirmed(pts, &peak) {
         return Some(Overload::Collapses {
             peak,
             at_clients: largest.clients,
@@ -84,6 +81,29 @@ pub(crate) fn classify(pts: &[Point<'_>], knee: usize, base_ms: f64) -> Option<O
         from_latency_ms: knee_point.ok_mean_ms,
         to_latency_ms: largest.ok_mean_ms,
     })
+}
+
+/// Whether the largest step fell below [`COLLAPSE_SHARE`] of an earlier peak.
+fn fell(pts: &[Point<'_>], peak: &Peak) -> bool {
+    pts.last().is_some_and(|largest| {
+        peak.clients < largest.clients && largest.ok_x < COLLAPSE_SHARE * peak.throughput_rps
+    })
+}
+
+/// Whether the step before the largest, past the peak too, is below [`HELD_SHARE`] of it: a fall
+/// seen at two steps, not one noisy step.
+fn fall_confirmed(pts: &[Point<'_>], peak: &Peak) -> bool {
+    pts.len() >= 2 && {
+        let before_largest = &pts[pts.len() - 2];
+        peak.clients < before_largest.clients
+            && before_largest.ok_x < HELD_SHARE * peak.throughput_rps
+    }
+}
+
+/// Whether the largest step fell from the peak but no second step confirms it yet: one more
+/// step further out tells a collapse from a noisy step (the adaptive search runs it).
+pub(crate) fn fall_unconfirmed(pts: &[Point<'_>]) -> bool {
+    peak_of(pts).is_some_and(|peak| fell(pts, &peak) && !fall_confirmed(pts, &peak))
 }
 
 /// Sheds or times out, from the failing steps past the knee; `None` when their error latency

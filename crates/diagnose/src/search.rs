@@ -11,6 +11,15 @@
 //!    for cores — and two steps past the knee that agree end the search.
 //! 3. Confirm the plateau with one step at about twice the estimated limit (or twice the first
 //!    bad count), unless a measured step past the knee is already at 1.5× the estimate.
+//! 4. Probe the overload side: steps at about [`PROBES`] (2× and 4×) the estimated limit (the
+//!    mock's ceiling when it showed one, else plateau throughput × base latency), each skipped
+//!    when a measured count lies within [`NEAR`] of it, so the diagnosis can say what overload
+//!    does (it queues, sheds, times out or collapses). A flat mock ceiling is confirmed by the
+//!    2× probe instead of a step of its own when no step covers that probe yet (else by the
+//!    step just past the ceiling, which places the knee). No more probes once the largest step
+//!    had more than half its requests fail or a p99 above [`P99_STOP`]× the base latency. When the
+//!    last probe alone fell from the peak (see the `overload` module), one more probe at 8× tells a
+//!    collapse from a noisy step.
 //!
 //! [`next_step`] says why it chose a count ([`StepChoice`]), so the evidence can say it too.
 //!
@@ -28,6 +37,18 @@ const MAX_NARROWING: usize = 3;
 
 /// Agreement within which two readings of a size (in flight, cores) are the same size.
 const SAME_SIZE: f64 = 0.1;
+
+/// The overload probes, as multiples of the estimated limit.
+const PROBES: [u32; 2] = [2, 4];
+
+/// A measured count covers a probe when it lies within this share of it (either side).
+const NEAR: f64 = 0.2;
+
+/// Share of failed requests at the largest step past which no further probe is run.
+const ERRORS_STOP: f64 = 0.5;
+
+/// p99, as a multiple of the base latency, past which no further probe is run.
+const P99_STOP: f64 = 20.0;
 
 /// The next client count to run, or `None` to stop. See the module documentation.
 pub fn next_clients(steps: &[Step], max_clients: u32) -> Option<u32> {
@@ -101,14 +122,22 @@ pub fn next_step(
             .iter()
             .filter(|p| size_of(p, cores).is_some_and(|s| same_size(s, size)))
             .count();
+        let ceiling = matches!(why, StepChoice::ConfirmCeiling { .. });
+        // A ceiling is a size in requests: the probes go by it; cores are not.
+        let probe_estimate = if ceiling { size } else { estimate };
         if agreeing >= 2 {
-            return None;
+            return overload_probe(&pts, probe_estimate, sh.base_ms, max_clients);
         }
-        let confirm = match why {
-            // One step just past the ceiling, in clients.
-            StepChoice::ConfirmCeiling { .. } => (size + (size / 5.0).max(1.0)).ceil() as u32,
+        let confirm = if ceiling {
+            // The 2x probe confirms the ceiling too, unless a step already covers it: then one
+            // step just past the ceiling places the knee.
+            match overload_probe(&pts, size, sh.base_ms, max_clients) {
+                Some((clients, StepChoice::OverloadProbe { multiple: 2, .. })) => clients,
+                _ => (size + (size / 5.0).max(1.0)).ceil() as u32,
+            }
+        } else {
             // Cores are no client count: one doubling past the step that showed them.
-            _ => largest.saturating_mul(2),
+            largest.saturating_mul(2)
         };
         if let Some(next) = propose(confirm, why) {
             return Some(next);
@@ -128,19 +157,55 @@ pub fn next_step(
     let confirmed = pts
         .iter()
         .any(|p| p.clients > first_bad && p.clients as f64 >= 1.5 * estimate);
-    if confirmed {
-        return None;
-    }
     let target = (2.0 * estimate).round().max(2.0 * first_bad as f64);
     let target = if target.is_finite() && target < max_clients as f64 {
         target as u32
     } else {
         max_clients
     };
-    if target <= largest {
+    if !confirmed && target > largest {
+        if let Some(next) = propose(target, StepChoice::ConfirmPlateau { estimate }) {
+            return Some(next);
+        }
+    }
+    overload_probe(&pts, estimate, sh.base_ms, max_clients)
+}
+
+/// The next overload probe (see the module documentation), or `None` when every probe is
+/// covered or the largest step already shows enough overload.
+fn overload_probe(
+    pts: &[Point<'_>],
+    estimate: f64,
+    base_ms: f64,
+    max_clients: u32,
+) -> Option<(u32, StepChoice)> {
+    let largest = pts.last()?;
+    let p99_ms = crate::points::median(largest.steps.iter().map(|s| s.latency_ms.p99));
+    if largest.error_rate > ERRORS_STOP || (base_ms > 0.0 && p99_ms > P99_STOP * base_ms) {
         return None;
     }
-    propose(target, StepChoice::ConfirmPlateau { estimate })
+    if !(estimate.is_finite() && estimate > 0.0) {
+        return None;
+    }
+    let probe = |multiple: u32| {
+        let wanted = (f64::from(multiple) * estimate).round().max(1.0);
+        let clients = if wanted < f64::from(max_clients) {
+            wanted as u32
+        } else {
+            max_clients
+        };
+        let covered = pts.iter().any(|p| {
+            (f64::from(p.clients) - f64::from(clients)).abs() <= NEAR * f64::from(clients)
+        });
+        (!covered).then_some((clients, StepChoice::OverloadProbe { multiple, estimate }))
+    };
+    PROBES.into_iter().find_map(probe).or_else(|| {
+        // A fall at the last probe alone: one step twice as far tells a collapse from noise.
+        let further = PROBES[PROBES.len() - 1] * 2;
+        crate::overload::fall_unconfirmed(pts)
+            .then(|| probe(further))
+            .flatten()
+    })
 }
 
 /// The size the first step past the knee that shows one says directly, and the reason to

@@ -73,8 +73,15 @@ fn next_clients_table() {
             Some(22),
         ),
         (
-            "22 follows, 22..24 is 2 clients wide; 32 is past 1.5 x 20 => done",
+            "22 follows, 22..24 is 2 clients wide; 32 is past 1.5 x 20 and covers the 2x probe \
+             (40) => the 4x probe, 80",
             run(pool20, &[1, 2, 4, 8, 16, 32, 24, 20, 22]),
+            1000,
+            Some(80),
+        ),
+        (
+            "the 4x probe ran => done",
+            run(pool20, &[1, 2, 4, 8, 16, 32, 24, 20, 22, 80]),
             1000,
             None,
         ),
@@ -113,6 +120,12 @@ fn next_clients_table() {
             run(pool20, &[1, 2, 4, 8, 16, 24, 20, 22]),
             30,
             Some(30),
+        ),
+        (
+            "both probes capped at the maximum, which ran => done",
+            run(pool20, &[1, 2, 4, 8, 16, 24, 20, 22, 30]),
+            30,
+            None,
         ),
         (
             "the generator saturated at 4 clients => stop at once",
@@ -234,6 +247,17 @@ fn pool20_with_mock(c: u32) -> Step {
     with_mock(pool20(c), 50.0, 1.0, u64::from(c.min(20)))
 }
 
+/// A pool of 12 slots held 50 ms behind the mock.
+fn pool12_with_mock(c: u32) -> Step {
+    let x = c.min(12) as f64 / 0.05;
+    with_mock(
+        step(c, x, c as f64 / x * 1000.0),
+        50.0,
+        1.0,
+        u64::from(c.min(12)),
+    )
+}
+
 /// One core busy (of 2) from 2 clients on: 50% of the machine, 20 ms of CPU a request.
 fn one_core(c: u32) -> Step {
     let mut s = step(c, 50.0, c as f64 * 20.0);
@@ -269,8 +293,46 @@ fn next_step_table_says_why() {
             Some((24, ConfirmCeiling { in_flight: 20, seen_at: 32 })),
         ),
         (
-            "24 saw the same ceiling => done",
+            "24 saw the same ceiling; 32 covers the 2x probe (40) => the 4x probe",
             run(pool20_with_mock, &[1, 2, 4, 8, 16, 32, 24]),
+            None,
+            Some((80, OverloadProbe { multiple: 4, estimate: 20.0 })),
+        ),
+        (
+            "the 4x probe ran => done",
+            run(pool20_with_mock, &[1, 2, 4, 8, 16, 32, 24, 80]),
+            None,
+            None,
+        ),
+        (
+            "16 saw a ceiling of 12, no step near 2 x 12 => the 2x probe confirms it",
+            run(pool12_with_mock, &[1, 2, 4, 8, 16]),
+            None,
+            Some((24, ConfirmCeiling { in_flight: 12, seen_at: 16 })),
+        ),
+        (
+            "24 agreed => the 4x probe",
+            run(pool12_with_mock, &[1, 2, 4, 8, 16, 24]),
+            None,
+            Some((48, OverloadProbe { multiple: 4, estimate: 12.0 })),
+        ),
+        (
+            "the 2x probe failed 60% of its requests => no 4x probe",
+            {
+                let mut s = run(pool12_with_mock, &[1, 2, 4, 8, 16, 24]);
+                s[5] = with_errors(s[5].clone(), "http_503", 360.0, 1.0);
+                s
+            },
+            None,
+            None,
+        ),
+        (
+            "the 2x probe's p99 was 25x the base latency => no 4x probe",
+            {
+                let mut s = run(pool12_with_mock, &[1, 2, 4, 8, 16, 24]);
+                s[5].latency_ms.p99 = 25.0 * 50.0;
+                s
+            },
             None,
             None,
         ),
@@ -299,15 +361,61 @@ fn next_step_table_says_why() {
 }
 
 #[test]
-fn a_pool_of_20_behind_the_mock_is_found_in_seven_steps() {
+fn a_pool_of_20_behind_the_mock_is_found_in_eight_steps_with_its_overload() {
     let mut steps = Vec::new();
     while let Some((c, _)) = chokepoint_diagnose::next_step(&steps, 1000, None) {
         steps.push(pool20_with_mock(c));
         assert!(steps.len() < 20, "the search does not end");
     }
     let counts: Vec<u32> = steps.iter().map(|s| s.clients).collect();
-    assert_eq!(counts, [1, 2, 4, 8, 16, 32, 24]);
+    assert_eq!(counts, [1, 2, 4, 8, 16, 32, 24, 80]);
     let finding = diagnose(&steps, &mock_context(50.0));
+    assert!(
+        matches!(
+            chokepoint_diagnose::overload(&steps, &mock_context(50.0)),
+            Some(chokepoint_result::Overload::Queues { to_clients: 80, .. })
+        ),
+        "the 4x probe shows the pool queueing"
+    );
     assert_eq!(finding.kind, Kind::BlockingPool);
     assert_near(finding.limit.unwrap(), 20.0, 0.05);
+}
+
+/// The probes reach the overload side: a pool of 16 held 20 ms whose waiters cost throughput
+/// (each waiter past 16 takes 2% off, as java-thrash measured: -20% at 32 clients, -48% at 64)
+/// is seen to collapse, and a bulkhead of 8 held 100 ms whose callers give up after 250 ms (from
+/// 28 clients on) is seen to time out, by an adaptive sweep alone.
+#[test]
+fn adaptive_sweeps_see_a_collapse_and_a_timeout() {
+    use chokepoint_result::Overload;
+    let thrashing = |c: u32| {
+        let waiters = f64::from(c.saturating_sub(16));
+        let x = f64::from(c.min(16)) / 0.02 / (1.0 + 0.02 * waiters);
+        step(c, x, f64::from(c) / x * 1000.0)
+    };
+    let steps = sweep(&mut |c| thrashing(c), 1000);
+    let counts: Vec<u32> = steps.iter().map(|s| s.clients).collect();
+    let seen = chokepoint_diagnose::overload(&steps, &bare_context());
+    assert!(
+        matches!(seen, Some(Overload::Collapses { .. })),
+        "{counts:?}: {seen:?}"
+    );
+
+    let bulkhead = |c: u32| {
+        let x = f64::from(c.min(8)) / 0.1;
+        let s = step(c, x, f64::from(c) / x * 1000.0);
+        if c <= 28 {
+            s
+        } else {
+            with_errors(s, "http_503", f64::from(c - 28) * 4.0, 250.0)
+        }
+    };
+    let steps = sweep(&mut |c| bulkhead(c), 1000);
+    let counts: Vec<u32> = steps.iter().map(|s| s.clients).collect();
+    let seen = chokepoint_diagnose::overload(&steps, &bare_context());
+    assert!(
+        matches!(seen, Some(Overload::TimesOut { wait_ms, .. }) if (wait_ms - 250.0).abs() < 1.0),
+        "{counts:?}: {seen:?}"
+    );
+    assert!(steps.len() <= 12, "{counts:?}");
 }
