@@ -369,7 +369,7 @@ fn a_pool_of_20_behind_the_mock_is_found_in_eight_steps_with_its_overload() {
     }
     let counts: Vec<u32> = steps.iter().map(|s| s.clients).collect();
     assert_eq!(counts, [1, 2, 4, 8, 16, 32, 24, 80]);
-    let finding = diagnose(&steps, &mock_context(50.0));
+    let finding = diagnosed(&steps, &mock_context(50.0));
     assert!(
         matches!(
             chokepoint_diagnose::overload(&steps, &mock_context(50.0)),
