@@ -84,6 +84,12 @@ impl<'p, 'a> Analysis<'p, 'a> {
         } else if !self.ctx.mock_present && kind != Kind::GeneratorBound {
             self.facts.push(Fact::NoMock);
         }
+        let overload = knee.and_then(|k| crate::overload::classify(pts, k, self.sh.base_ms));
+        if let Some(o) = &overload {
+            self.facts.push(Fact::Overload {
+                overload: o.clone(),
+            });
+        }
         let plateau_x = knee.map_or(0.0, |k| self.plateau(k).0);
         let pooled = knee.is_some()
             && matches!(kind, Kind::BlockingPool | Kind::CpuBound | Kind::ErrorBound);
@@ -104,6 +110,8 @@ impl<'p, 'a> Analysis<'p, 'a> {
             pool: fits.pool,
             better_model: fits.better,
             fan_out,
+            overload,
+            peak: crate::overload::peak_of(pts),
             facts: self.facts,
         }
     }

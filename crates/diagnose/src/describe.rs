@@ -5,7 +5,7 @@
 use crate::finding::Finding;
 use crate::summary::{key_evidence, summary};
 use chokepoint_result::format::{clients, count, duration, percent, rate, whole_ms};
-use chokepoint_result::{CeilingReading, ErrorCounts, Fact, Kind, Model, Service};
+use chokepoint_result::{CeilingReading, ErrorCounts, Fact, Kind, Model, Overload, Service};
 
 /// What [`describe`] writes.
 #[derive(Debug, Clone, PartialEq)]
@@ -473,6 +473,7 @@ fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
             whole_ms(*slowest_ms),
             whole_ms(*serial_ms)
         ),
+        Fact::Overload { overload } => past_the_knee(overload),
         Fact::MaxClientsReached { max_clients } => format!(
             "The sweep stopped at its maximum of {max_clients} clients; raise --max-clients to look further."
         ),
@@ -558,6 +559,71 @@ fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
 }
 
 /// A batch's two sentences: the waves that bound the pool, and why the limit keeps within them.
+/// "Past the knee: ..." — what overload did to the service.
+pub(crate) fn past_the_knee(overload: &Overload) -> String {
+    match overload {
+        Overload::Queues {
+            from_clients,
+            to_clients,
+            throughput_rps,
+            from_latency_ms,
+            to_latency_ms,
+        } => format!(
+            "Past the knee: it queues. From {} to {} throughput held at {} req/s while mean \
+             latency grew from {} to {}.",
+            from_clients,
+            clients(*to_clients),
+            rate(*throughput_rps),
+            duration(*from_latency_ms),
+            duration(*to_latency_ms)
+        ),
+        Overload::Sheds {
+            from_clients,
+            at_clients,
+            error_rate,
+            error_latency_ms,
+            error_kind,
+        } => format!(
+            "Past the knee: it sheds. From {} on, excess requests fail fast ({} in {}); {} \
+             failed at {}.",
+            clients(*from_clients),
+            error_kind,
+            duration(*error_latency_ms),
+            percent(*error_rate),
+            clients(*at_clients)
+        ),
+        Overload::TimesOut {
+            from_clients,
+            at_clients,
+            error_rate,
+            wait_ms,
+            error_kind,
+        } => format!(
+            "Past the knee: it times out. From {} on, requests fail after a wait of about {} \
+             ({}); {} failed at {}.",
+            clients(*from_clients),
+            duration(*wait_ms),
+            error_kind,
+            percent(*error_rate),
+            clients(*at_clients)
+        ),
+        Overload::Collapses {
+            peak,
+            at_clients,
+            throughput_rps,
+            fall,
+        } => format!(
+            "Past the knee: it collapses. Throughput peaked at {} req/s at {} and fell {} to {} \
+             req/s at {}.",
+            rate(peak.throughput_rps),
+            clients(peak.clients),
+            percent(*fall),
+            rate(*throughput_rps),
+            clients(*at_clients)
+        ),
+    }
+}
+
 fn batch_sentences(fact: &Fact) -> Vec<String> {
     let Fact::Batch {
         clients: c,

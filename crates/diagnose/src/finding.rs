@@ -3,7 +3,9 @@
 
 use crate::describe::describe;
 use crate::points::{error_counts, Point};
-use chokepoint_result::{Diagnosis, Fact, FanOutShape, Kind, Model, Plateau, PoolFit, UslFit};
+use chokepoint_result::{
+    Diagnosis, Fact, FanOutShape, Kind, Model, Overload, Peak, Plateau, PoolFit, UslFit,
+};
 
 /// The finding for a sweep: the kind of limit, its size, the figures it stands on and the facts
 /// read from the steps, in the order the evidence tells them. [`describe`] writes its
@@ -28,6 +30,10 @@ pub struct Finding {
     pub better_model: Option<Model>,
     /// Whether fanned-out downstream calls look parallel or serial.
     pub fan_out: Option<FanOutShape>,
+    /// What overload did to the service past the knee (also a [`Fact::Overload`]).
+    pub overload: Option<Overload>,
+    /// The step with the most successful throughput.
+    pub peak: Option<Peak>,
     /// What was read from the steps, with the numbers and the steps each came from.
     pub facts: Vec<Fact>,
 }
@@ -45,6 +51,8 @@ impl Finding {
             pool: None,
             better_model: None,
             fan_out: None,
+            overload: None,
+            peak: None,
             facts,
         }
     }
@@ -67,6 +75,8 @@ impl Finding {
             plateau: self.plateau,
             facts: self.facts,
             key_evidence: text.key_evidence,
+            overload: self.overload,
+            peak: self.peak,
         }
     }
 }

@@ -1,4 +1,5 @@
-//! The kind rules, first match wins: `generator-bound`, `connection-limit`, `error-bound`, then
+//! The kind rules, first match wins: `generator-bound`, `connection-limit`, `error-bound` (unless
+//! the errors began only past a plateau that held without them: overload, not the limit), then
 //! for a plateau `cpu-bound` or `blocking-pool` ([`crate::plateau_kind`]), `no-limit-found`
 //! otherwise. Also the facts told whatever the kind: small error shares and fan-out.
 
@@ -33,10 +34,12 @@ impl Analysis<'_, '_> {
             self.generator_busy(true);
         }
         let stalls = self.stalls();
-        let error_from = (0..pts.len()).find(|&i| {
-            pts[i].error_rate > ERROR_BOUND_RATE
-                && median(pts[i..].iter().map(|p| p.error_rate)) > ERROR_BOUND_RATE
-        });
+        let error_from = (0..pts.len())
+            .find(|&i| {
+                pts[i].error_rate > ERROR_BOUND_RATE
+                    && median(pts[i..].iter().map(|p| p.error_rate)) > ERROR_BOUND_RATE
+            })
+            .filter(|&f| !errors_only_past_a_plateau(pts, knee, f));
         if let Some(i) = generator {
             let p = &pts[i];
             self.facts.push(Fact::GeneratorBound {
@@ -236,6 +239,13 @@ impl Analysis<'_, '_> {
         });
         Some(shape)
     }
+}
+
+/// Whether the errors from point `f` on came only after the knee's steps had held a plateau
+/// without them: then the limit is what held the plateau and the errors are what overload does
+/// to it (the overload probes' timeouts), not the limit.
+fn errors_only_past_a_plateau(pts: &[Point<'_>], knee: Option<usize>, f: usize) -> bool {
+    knee.is_some_and(|k| f > k && pts[k..f].iter().all(|p| p.error_rate <= ERROR_BOUND_RATE))
 }
 
 /// The slowest downstream call and the sum of a request's calls, ms: from the stubs' delays

@@ -292,3 +292,63 @@ fn recorded_sweeps_queue_except_the_leak() {
         assert_eq!(o.as_ref().map(Overload::name), expected, "{path}: {o:?}");
     }
 }
+
+/// The adaptive sweep with the overload probes of py-pool-timeout: 1..16, 12, 10, then the 4x
+/// probe at 32 where 38% of requests got a 503 after the 250 ms wait. The errors came only
+/// past a plateau that held without them: the finding stays a pool of 8, and says it times out.
+#[test]
+fn errors_only_in_the_overload_probe_keep_the_pool_and_say_it_times_out() {
+    let r = recorded("tests/data/overload/py-pool-timeout-probes.json");
+    let finding = chokepoint_diagnose::diagnose(&r.steps, &r.context);
+    assert_eq!(finding.kind, chokepoint_result::Kind::BlockingPool);
+    assert_near(finding.limit.expect("a limit"), 8.0, 0.1);
+    let Some(Overload::TimesOut {
+        wait_ms,
+        from_clients,
+        ..
+    }) = &finding.overload
+    else {
+        panic!("{:?}", finding.overload)
+    };
+    assert_eq!(*from_clients, 32);
+    assert_near(*wait_ms, 250.0, 0.05);
+    assert!(finding
+        .facts
+        .iter()
+        .any(|f| matches!(f, chokepoint_result::Fact::Overload { .. })));
+    let diagnosis = finding.into_diagnosis();
+    let line = diagnosis
+        .evidence
+        .iter()
+        .find(|e| e.starts_with("Past the knee: it times out."))
+        .unwrap_or_else(|| panic!("{:#?}", diagnosis.evidence));
+    assert!(line.contains("250 ms"), "{line}");
+    let json = serde_json::to_value(&diagnosis).expect("json");
+    assert_eq!(json["overload"]["behaviour"], "times-out");
+    // The plateau's steps all ran at 80 req/s within noise: the peak is one of them.
+    assert_near(
+        json["peak"]["throughput_rps"].as_f64().expect("a peak"),
+        80.0,
+        0.02,
+    );
+}
+
+/// The adaptive sweep with the overload probes of java-thrash: the 4x probe at 62 clients ran at
+/// 169 req/s against 668 at 18: the finding says it collapses.
+#[test]
+fn the_thrashing_target_is_seen_to_collapse_by_its_probes() {
+    let r = recorded("tests/data/overload/java-thrash-probes.json");
+    let finding = chokepoint_diagnose::diagnose(&r.steps, &r.context);
+    let Some(Overload::Collapses {
+        peak,
+        at_clients,
+        fall,
+        ..
+    }) = finding.overload
+    else {
+        panic!("{:?}", finding.overload)
+    };
+    assert_eq!((peak.clients, at_clients), (18, 62));
+    assert!(fall > 0.7, "{fall}");
+    assert_eq!(finding.peak, Some(peak));
+}

@@ -7,7 +7,7 @@
 //! (`{"kind": "little", "clients": [20, 40, 100], ...}`); new kinds may be added, so readers skip
 //! kinds they do not know.
 
-use crate::ErrorCounts;
+use crate::{ErrorCounts, Overload};
 use serde::{Deserialize, Serialize};
 
 /// One thing the diagnosis read from the steps, with its numbers. Latencies are in ms, rates
@@ -349,6 +349,11 @@ pub enum Fact {
         pool_rms_error_rps: f64,
         /// RMS error of the USL, req/s.
         usl_rms_error_rps: f64,
+    },
+    /// What overload did to the service past the knee (the steps from the knee on).
+    Overload {
+        /// The behaviour and its figures.
+        overload: Overload,
     },
     /// Throughput peaks and falls: retrograde scaling.
     Retrograde {

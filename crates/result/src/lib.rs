@@ -595,6 +595,13 @@ pub struct Diagnosis {
     /// The evidence that decides the finding, in at most four short lines.
     #[serde(default)]
     pub key_evidence: Vec<String>,
+    /// What overload did to the service past the knee; `None` without two steps from the knee
+    /// on.
+    #[serde(default)]
+    pub overload: Option<Overload>,
+    /// The step with the most successful throughput.
+    #[serde(default)]
+    pub peak: Option<Peak>,
 }
 
 /// A sweep's saved result: `DIR/result.json`.
