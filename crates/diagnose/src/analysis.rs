@@ -6,7 +6,7 @@
 use crate::finding::Finding;
 use crate::models::models;
 use crate::points::{shape, Point, Shape};
-use chokepoint_result::{Fact, Kind, Plateau, Service, SweepContext};
+use chokepoint_result::{Fact, Kind, Overload, Plateau, Service, SweepContext};
 
 /// What the decisions share.
 pub(crate) struct Analysis<'p, 'a> {
@@ -69,12 +69,19 @@ impl<'p, 'a> Analysis<'p, 'a> {
         self.base_facts();
         let knee = self.sh.knee.filter(|&k| self.knee_confirmed(k));
         let decision = self.decide_kind(knee);
-        let kind = decision.kind;
+        let overload = knee.and_then(|k| crate::overload::classify(pts, k, self.sh.base_ms));
+        // A plateau that then falls is no pool: more clients cost throughput.
+        let collapses = matches!(overload, Some(Overload::Collapses { .. }));
+        let kind = if collapses && decision.kind == Kind::BlockingPool {
+            Kind::Contention
+        } else {
+            decision.kind
+        };
         if kind != Kind::ErrorBound {
             self.error_facts();
         }
         let fan_out = self.fan_out();
-        if kind == Kind::BlockingPool || kind == Kind::CpuBound {
+        if matches!(kind, Kind::BlockingPool | Kind::CpuBound | Kind::Contention) {
             if !self.ctx.mock_present {
                 self.facts.push(Fact::NoMock);
             }
@@ -84,7 +91,6 @@ impl<'p, 'a> Analysis<'p, 'a> {
         } else if !self.ctx.mock_present && kind != Kind::GeneratorBound {
             self.facts.push(Fact::NoMock);
         }
-        let overload = knee.and_then(|k| crate::overload::classify(pts, k, self.sh.base_ms));
         if let Some(o) = &overload {
             self.facts.push(Fact::Overload {
                 overload: o.clone(),
@@ -92,17 +98,28 @@ impl<'p, 'a> Analysis<'p, 'a> {
         }
         let plateau_x = knee.map_or(0.0, |k| self.plateau(k).0);
         let pooled = knee.is_some()
-            && matches!(kind, Kind::BlockingPool | Kind::CpuBound | Kind::ErrorBound);
+            && matches!(
+                kind,
+                Kind::BlockingPool | Kind::CpuBound | Kind::ErrorBound | Kind::Contention
+            );
         let fits = models(
             pts,
             self.sh.base_ms,
             pooled.then(|| self.service().0),
             plateau_x,
+            collapses,
         );
         self.facts.extend(fits.facts);
+        // Contention's size is the concurrency of peak throughput: the USL's when it has one.
+        let limit = if kind == Kind::Contention {
+            let peak = crate::overload::peak_of(pts).map(|p| f64::from(p.clients));
+            fits.usl.and_then(|u| u.n_max).or(peak)
+        } else {
+            decision.limit
+        };
         Finding {
             kind,
-            limit: decision.limit.filter(|l| l.is_finite()),
+            limit: limit.filter(|l| l.is_finite()),
             knee_clients: decision.knee_clients,
             base_latency_ms: (self.sh.base_ms > 0.0).then_some(self.sh.base_ms),
             plateau: decision.plateau,

@@ -570,10 +570,15 @@ pub(crate) fn past_the_knee(overload: &Overload) -> String {
             to_latency_ms,
         } => format!(
             "Past the knee: it queues. From {} to {} throughput held at {} req/s while mean \
-             latency grew from {} to {}.",
+             latency {} from {} to {}.",
             from_clients,
             clients(*to_clients),
             rate(*throughput_rps),
+            if to_latency_ms > from_latency_ms {
+                "grew"
+            } else {
+                "went"
+            },
             duration(*from_latency_ms),
             duration(*to_latency_ms)
         ),

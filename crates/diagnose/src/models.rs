@@ -2,7 +2,7 @@
 //! for a limit on a plateau the bounded-pool model; the better one is named by its RMS error of
 //! throughput (not R²: on a flat plateau there is next to no variance for R² to explain, while
 //! the error still says how far the model is). The USL has one more parameter, so it is named
-//! only when clearly better.
+//! only when clearly better — or, when throughput falls past its peak, whenever it is better.
 
 use crate::fit::{pool_fit, usl_fit};
 use crate::points::Point;
@@ -25,12 +25,14 @@ pub(crate) struct Fits {
 
 /// Fits the models to the points' (clients, successful throughput). The pool model is fitted
 /// when `service_ms` is given (a limit on a plateau), from the base latency `base_ms` and the
-/// plateau's throughput.
+/// plateau's throughput. When throughput `falls` past its peak (a collapse), a USL that fits
+/// better at all is named: the pool model cannot explain a fall.
 pub(crate) fn models(
     pts: &[Point<'_>],
     base_ms: f64,
     service_ms: Option<f64>,
     plateau_x: f64,
+    falls: bool,
 ) -> Fits {
     let xy: Vec<(f64, f64)> = pts.iter().map(|p| (p.clients as f64, p.ok_x)).collect();
     let usl = usl_fit(&xy);
@@ -42,8 +44,9 @@ pub(crate) fn models(
         let usl_error = rms_error(&xy, |n| u.throughput(n));
         let pool_error = rms_error(&xy, |n| p.throughput(n));
         let mean_x = xy.iter().map(|p| p.1).sum::<f64>() / xy.len().max(1) as f64;
-        let model = if usl_error < USL_ERROR_SHARE * pool_error && pool_error > NOISE_SHARE * mean_x
-        {
+        let clearly_better =
+            usl_error < USL_ERROR_SHARE * pool_error && pool_error > NOISE_SHARE * mean_x;
+        let model = if clearly_better || (falls && usl_error < pool_error) {
             Model::Usl
         } else {
             Model::BoundedPool

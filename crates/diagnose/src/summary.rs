@@ -3,8 +3,8 @@
 
 use crate::describe::{error_list, find, plateau_size, service_words};
 use crate::finding::Finding;
-use chokepoint_result::format::{clients, count, duration, percent, rate, whole_ms};
-use chokepoint_result::{CeilingReading, ErrorCounts, Fact, Kind};
+use chokepoint_result::format::{clients, count, duration, parameter, percent, rate, whole_ms};
+use chokepoint_result::{CeilingReading, ErrorCounts, Fact, Kind, Overload};
 
 /// Most short lines of [`key_evidence`].
 const KEY_LINES: usize = 4;
@@ -137,7 +137,42 @@ pub(crate) fn summary(f: &Finding) -> String {
             _ => None,
         })
         .unwrap_or_default(),
+        Kind::Contention => contention(f),
     }
+}
+
+/// The summary of a collapse past a peak, with the USL's crosstalk and the peak it predicts.
+fn contention(f: &Finding) -> String {
+    let Some(Overload::Collapses {
+        peak,
+        at_clients,
+        throughput_rps,
+        fall,
+    }) = &f.overload
+    else {
+        return String::new();
+    };
+    let usl = f
+        .usl
+        .filter(|u| u.kappa > 0.0)
+        .and_then(|u| Some((u.kappa, u.n_max?)))
+        .map(|(kappa, n_max)| {
+            format!(
+                "; the USL's crosstalk κ = {} puts the peak near {} clients",
+                parameter(kappa),
+                count(n_max)
+            )
+        })
+        .unwrap_or_default();
+    format!(
+        "Throughput peaks at {} req/s at {} and falls {} to {} req/s at {}: more clients cost \
+         throughput (contention{usl}).",
+        rate(peak.throughput_rps),
+        clients(peak.clients),
+        percent(*fall),
+        rate(*throughput_rps),
+        clients(*at_clients)
+    )
 }
 
 /// The summary when no step succeeded.
@@ -280,6 +315,9 @@ fn rank(kind: Kind, fact: &Fact) -> Option<u8> {
         (Kind::NoLimitFound, Fact::Step { .. }) => Some(1),
         (Kind::NoLimitFound, Fact::BaseLatency { .. }) => Some(0),
         (Kind::NoLimitFound, Fact::Contention { .. } | Fact::MaxClientsReached { .. }) => Some(2),
+        (Kind::Contention, Fact::Overload { .. }) => Some(0),
+        (Kind::Contention, Fact::BetterModel { .. }) => Some(1),
+        (Kind::Contention, Fact::CpuNotLimit { .. } | Fact::CoresBusy { .. }) => Some(3),
         _ => None,
     };
     specific.or(general)
@@ -290,6 +328,7 @@ fn rank(kind: Kind, fact: &Fact) -> Option<u8> {
 fn short(fact: &Fact, f: &Finding) -> Option<String> {
     let line = match fact {
         Fact::NothingMeasured => "No step with clients was measured.".to_string(),
+        Fact::Overload { overload } => crate::describe::past_the_knee(overload),
         Fact::NoSuccess {
             clients: c,
             throughput_rps,

@@ -402,6 +402,8 @@ fn retrograde_throughput_is_better_fitted_by_the_usl() {
         })
         .collect();
     let d = diagnosed(&steps, &bare_context());
+    // Throughput peaks near 32 clients and falls 42% by 128: contention, no pool.
+    assert_eq!(d.kind, Kind::Contention, "{d:#?}");
     let usl = d.usl.unwrap();
     assert!(usl.kappa > 0.0, "{usl:?}");
     assert_eq!(d.better_model, Some(Model::Usl), "{d:#?}");

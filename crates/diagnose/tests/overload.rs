@@ -351,4 +351,17 @@ fn the_thrashing_target_is_seen_to_collapse_by_its_probes() {
     assert_eq!((peak.clients, at_clients), (18, 62));
     assert!(fall > 0.7, "{fall}");
     assert_eq!(finding.peak, Some(peak));
+    // A falling throughput is its own finding: contention, sized by the USL's peak concurrency,
+    // with the USL named over the bounded-pool model that cannot fall.
+    assert_eq!(finding.kind, chokepoint_result::Kind::Contention);
+    let usl = finding.usl.expect("a USL fit");
+    assert!(usl.kappa > 0.0, "{usl:?}");
+    assert_eq!(finding.limit, usl.n_max);
+    assert_eq!(finding.better_model, Some(chokepoint_result::Model::Usl));
+    let summary = chokepoint_diagnose::describe(&finding).summary;
+    assert!(
+        summary.starts_with("Throughput peaks at 668 req/s at 18 clients and falls 75%"),
+        "{summary}"
+    );
+    assert!(summary.contains("κ = "), "{summary}");
 }

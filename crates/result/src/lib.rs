@@ -468,6 +468,9 @@ pub enum Kind {
     /// The whole machine's CPU was saturated at the plateau, the target's CPU unknown or the
     /// generator sharing its cores: the limit is the machine, not something in the target.
     MachineSaturated,
+    /// Throughput peaked and fell as clients grew: more clients cost throughput (lock
+    /// contention, thrashing; the USL's κ).
+    Contention,
 }
 
 impl Kind {
@@ -481,11 +484,12 @@ impl Kind {
             Kind::GeneratorBound => "generator-bound",
             Kind::NoLimitFound => "no-limit-found",
             Kind::MachineSaturated => "machine-saturated",
+            Kind::Contention => "contention",
         }
     }
 
     /// Every kind, in the order DESIGN.md lists them.
-    pub const ALL: [Kind; 7] = [
+    pub const ALL: [Kind; 8] = [
         Kind::BlockingPool,
         Kind::CpuBound,
         Kind::ConnectionLimit,
@@ -493,6 +497,7 @@ impl Kind {
         Kind::GeneratorBound,
         Kind::NoLimitFound,
         Kind::MachineSaturated,
+        Kind::Contention,
     ];
 
     /// Parses a kind's name (`blocking-pool`, ...).
