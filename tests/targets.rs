@@ -13,7 +13,7 @@
 
 mod common;
 
-use chokepoint_result::{Kind, SweepResult};
+use chokepoint_result::{Kind, Overload, SweepResult};
 use common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -297,4 +297,74 @@ fn go_handler_hashing_on_every_core_is_cpu_bound_at_about_the_cores_it_gets() {
         diagnosis.summary
     );
     assert_target_cpu_in_evidence(name, &result);
+}
+
+/// java-thrash, pinned to one core: a spinning permit pool of 16 whose throughput falls past its
+/// peak. Swept as a user sweeps (adaptive, no `--clients`), the overload probes must reach the
+/// fall and the finding must name it: contention, the USL's peak near the permits, no pool.
+#[test]
+fn java_spinlock_thrashing_on_one_core_is_contention_with_a_collapse() {
+    if !toolchain_present("java", "-version") || !toolchain_present("taskset", "--version") {
+        return;
+    }
+    let _one = one_at_a_time();
+    let mut command = Command::new("taskset");
+    command
+        .args(["-c", "0", "java", "ThrashServer.java", "--port", "0"])
+        .current_dir(targets_dir().join("java-thrash"));
+    let target = Target::launch("java-thrash", command);
+    let result = sweep_target(&target, None, ADAPTIVE_STEP, 256, None);
+    drop(target);
+    let diagnosis = assert_kind("java-thrash", &result, Kind::Contention);
+    let Some(Overload::Collapses {
+        peak, at_clients, ..
+    }) = diagnosis.overload
+    else {
+        panic!("java-thrash: no collapse: {:?}", diagnosis.overload)
+    };
+    assert!(
+        (8..=40).contains(&peak.clients),
+        "java-thrash: peak at {} clients, not near the 16 permits",
+        peak.clients
+    );
+    assert!(
+        at_clients >= 3 * peak.clients,
+        "the probes went well past the peak"
+    );
+    assert!(diagnosis.summary.contains("κ = "), "{}", diagnosis.summary);
+}
+
+/// py-pool-timeout: a bulkhead of 8 held 100 ms whose callers give up after 250 ms. Swept
+/// adaptively, it is a pool of 8 (its errors come only in the overload probes), and the
+/// finding says it times out after about 250 ms.
+#[test]
+fn python_bulkhead_with_an_acquire_timeout_is_a_pool_of_8_that_times_out() {
+    if !toolchain_present("python3", "--version") {
+        return;
+    }
+    let _one = one_at_a_time();
+    let mut command = Command::new("python3");
+    command
+        .arg(targets_dir().join("py-pool-timeout/server.py"))
+        .args(["--port", "0"]);
+    let target = Target::launch("py-pool-timeout", command);
+    let result = sweep_target(&target, None, ADAPTIVE_STEP, 256, None);
+    drop(target);
+    assert_finding("py-pool-timeout", &result, Kind::BlockingPool, 8.0);
+    let diagnosis = result.diagnosis.as_ref().expect("checked above");
+    let Some(Overload::TimesOut { wait_ms, .. }) = diagnosis.overload else {
+        panic!("py-pool-timeout: {:?}", diagnosis.overload)
+    };
+    assert!(
+        (200.0..=300.0).contains(&wait_ms),
+        "py-pool-timeout: the wait read from the errors is {wait_ms} ms, not about 250"
+    );
+    assert!(
+        diagnosis
+            .evidence
+            .iter()
+            .any(|e| e.starts_with("Past the knee: it times out.")),
+        "{:#?}",
+        diagnosis.evidence
+    );
 }
