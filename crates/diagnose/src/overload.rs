@@ -9,10 +9,10 @@
 //!    that latency is the wait the callers were allowed. (Results written before error latency
 //!    was recorded skip this rule.)
 //! 2. **Collapse.** Otherwise, when the last two steps both sit past the peak and below
-//!    [`HELD_SHARE`] of its successful throughput, and the last one below [`COLLAPSE_SHARE`] of
-//!    it, the service **collapses**: more clients cost throughput. The figure is the fall at the
-//!    largest step. (A fall at the largest step alone is not enough: one noisy step can do it;
-//!    the adaptive search then runs one step further out.)
+//!    [`HELD_SHARE`] of its successful throughput (falling), and the last one below
+//!    [`COLLAPSE_SHARE`] of it, the service **collapses**: more clients cost throughput. The
+//!    figure is the fall at the largest step. (A fall at the largest step alone is not enough:
+//!    one noisy step can do it; the adaptive search then runs one step between the peak and it.)
 //! 3. **Queue.** Otherwise throughput held and the clients waited: it **queues**, and the figures
 //!    are the latency at the knee and at the largest step.
 //!
@@ -27,8 +27,8 @@ use std::collections::BTreeMap;
 const ERROR_SHARE: f64 = 0.05;
 /// Errors faster than this share of the base latency were refused before the work was done.
 const FAST_SHARE: f64 = 0.5;
-/// Throughput below this share of the peak is no longer the peak's (beyond noise).
-const HELD_SHARE: f64 = 0.9;
+/// A step past the peak below this share of it has started to fall.
+const HELD_SHARE: f64 = 0.95;
 /// Throughput below this share of the peak at the largest step is a collapse.
 const COLLAPSE_SHARE: f64 = 0.8;
 
@@ -100,10 +100,13 @@ fn fall_confirmed(pts: &[Point<'_>], peak: &Peak) -> bool {
     }
 }
 
-/// Whether the largest step fell from the peak but no second step confirms it yet: one more
-/// step further out tells a collapse from a noisy step (the adaptive search runs it).
-pub(crate) fn fall_unconfirmed(pts: &[Point<'_>]) -> bool {
-    peak_of(pts).is_some_and(|peak| fell(pts, &peak) && !fall_confirmed(pts, &peak))
+/// When the largest step fell from the peak and the step before it does not confirm the fall:
+/// the peak's and the largest step's client counts. One step between them tells a collapse
+/// from a noisy step (the adaptive search runs it).
+pub(crate) fn fall_to_confirm(pts: &[Point<'_>]) -> Option<(u32, u32)> {
+    let peak = peak_of(pts)?;
+    let largest = pts.last()?;
+    (fell(pts, &peak) && !fall_confirmed(pts, &peak)).then_some((peak.clients, largest.clients))
 }
 
 /// Sheds or times out, from the failing steps past the knee; `None` when their error latency

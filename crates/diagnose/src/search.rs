@@ -18,8 +18,8 @@
 //!    2× probe instead of a step of its own when no step covers that probe yet (else by the
 //!    step just past the ceiling, which places the knee). No more probes once the largest step
 //!    had more than half its requests fail or a p99 above [`P99_STOP`]× the base latency. When the
-//!    last probe alone fell from the peak (see the `overload` module), one more probe at 8× tells a
-//!    collapse from a noisy step.
+//!    last probe alone fell from the peak (see the `overload` module), one step between the two
+//!    (their geometric mean, unless a step is near it) tells a collapse from a noisy step.
 //!
 //! [`next_step`] says why it chose a count ([`StepChoice`]), so the evidence can say it too.
 //!
@@ -179,12 +179,26 @@ fn overload_probe(
     base_ms: f64,
     max_clients: u32,
 ) -> Option<(u32, StepChoice)> {
+    if !(estimate.is_finite() && estimate > 0.0) {
+        return None;
+    }
+    // A fall at the last probe alone: one step between the peak and it (less load than a step
+    // already run, so the stopping rule below does not hold it back) tells a collapse from a
+    // noisy step.
+    let covered = |clients: u32| {
+        pts.iter()
+            .any(|p| (f64::from(p.clients) - f64::from(clients)).abs() <= NEAR * f64::from(clients))
+    };
+    if let Some((peak, fallen)) = crate::overload::fall_to_confirm(pts) {
+        let between = (f64::from(peak) * f64::from(fallen)).sqrt().round() as u32;
+        if between > peak && between < fallen && !covered(between) {
+            let multiple = (f64::from(between) / estimate).round().max(1.0) as u32;
+            return Some((between, StepChoice::OverloadProbe { multiple, estimate }));
+        }
+    }
     let largest = pts.last()?;
     let p99_ms = crate::points::median(largest.steps.iter().map(|s| s.latency_ms.p99));
     if largest.error_rate > ERRORS_STOP || (base_ms > 0.0 && p99_ms > P99_STOP * base_ms) {
-        return None;
-    }
-    if !(estimate.is_finite() && estimate > 0.0) {
         return None;
     }
     let probe = |multiple: u32| {
@@ -199,13 +213,7 @@ fn overload_probe(
         });
         (!covered).then_some((clients, StepChoice::OverloadProbe { multiple, estimate }))
     };
-    PROBES.into_iter().find_map(probe).or_else(|| {
-        // A fall at the last probe alone: one step twice as far tells a collapse from noise.
-        let further = PROBES[PROBES.len() - 1] * 2;
-        crate::overload::fall_unconfirmed(pts)
-            .then(|| probe(further))
-            .flatten()
-    })
+    PROBES.into_iter().find_map(probe)
 }
 
 /// The size the first step past the knee that shows one says directly, and the reason to

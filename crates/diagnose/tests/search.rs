@@ -258,6 +258,14 @@ fn pool12_with_mock(c: u32) -> Step {
     )
 }
 
+/// A pool of 16 held 20 ms whose waiters each take 0.7% off throughput: 16 -> 800 req/s,
+/// 32 -> 720 (90%), 64 -> 598 (75%).
+fn thrashing16(c: u32) -> Step {
+    let waiters = f64::from(c.saturating_sub(16));
+    let x = f64::from(c.min(16)) / 0.02 / (1.0 + 0.007 * waiters);
+    step(c, x, f64::from(c) / x * 1000.0)
+}
+
 /// One core busy (of 2) from 2 clients on: 50% of the machine, 20 ms of CPU a request.
 fn one_core(c: u32) -> Step {
     let mut s = step(c, 50.0, c as f64 * 20.0);
@@ -321,6 +329,27 @@ fn next_step_table_says_why() {
             {
                 let mut s = run(pool12_with_mock, &[1, 2, 4, 8, 16, 24]);
                 s[5] = with_errors(s[5].clone(), "http_503", 360.0, 1.0);
+                s
+            },
+            None,
+            None,
+        ),
+        (
+            "the 4x probe at 64 alone fell 25% from the peak at 16 (20 held at 97%), with a p99 \
+             past the stop: one step between them, at 32, tells a collapse from noise",
+            {
+                let mut s = run(thrashing16, &[1, 2, 4, 8, 16, 20, 18, 64]);
+                s[7].latency_ms.p99 = 30.0 * 20.0;
+                s
+            },
+            None,
+            Some((32, OverloadProbe { multiple: 2, estimate: 15.56420233463035 })),
+        ),
+        (
+            "32 fell too => confirmed; the p99 at 64 stops the probes",
+            {
+                let mut s = run(thrashing16, &[1, 2, 4, 8, 16, 20, 18, 64, 32]);
+                s[7].latency_ms.p99 = 30.0 * 20.0;
                 s
             },
             None,
