@@ -301,7 +301,9 @@ fn go_handler_hashing_on_every_core_is_cpu_bound_at_about_the_cores_it_gets() {
 
 /// java-thrash, pinned to one core: a spinning permit pool of 16 whose throughput falls past its
 /// peak. Swept as a user sweeps (adaptive, no `--clients`), the overload probes must reach the
-/// fall and the finding must name it: contention, the USL's peak near the permits, no pool.
+/// fall and the finding must name it: contention, its peak near the permits, no pool. (Two runs
+/// on the shared machine: peak 715 req/s at 18 clients, 498 at 32; an earlier search that stopped
+/// at 41 clients without a step between is why a fall seen once is checked by one more step.)
 #[test]
 fn java_spinlock_thrashing_on_one_core_is_contention_with_a_collapse() {
     if !toolchain_present("java", "-version") || !toolchain_present("taskset", "--version") {
@@ -327,10 +329,9 @@ fn java_spinlock_thrashing_on_one_core_is_contention_with_a_collapse() {
         "java-thrash: peak at {} clients, not near the 16 permits",
         peak.clients
     );
-    assert!(
-        at_clients >= 3 * peak.clients,
-        "the probes went well past the peak"
-    );
+    // The fall is read at a step the search chose past the peak (the probes stop once the p99
+    // passes 20x the base latency, often at 2x).
+    assert!(at_clients > peak.clients, "the fall is past the peak");
     assert!(diagnosis.summary.contains("κ = "), "{}", diagnosis.summary);
 }
 
