@@ -10,6 +10,9 @@ use chokepoint_result::{Fact, FanOutShape, Kind, Plateau};
 
 /// Error rate above which errors decide the kind.
 const ERROR_BOUND_RATE: f64 = 0.05;
+/// Share of the best throughput the steps before the errors must hold for the errors to count
+/// as overload of a plateau rather than the limit.
+const PLATEAU_HELD: f64 = 0.8;
 /// Generator CPU (percent) above which the numbers are the generator's.
 pub(crate) const GENERATOR_SATURATED_PCT: f64 = 90.0;
 
@@ -245,7 +248,14 @@ impl Analysis<'_, '_> {
 /// without them: then the limit is what held the plateau and the errors are what overload does
 /// to it (the overload probes' timeouts), not the limit.
 fn errors_only_past_a_plateau(pts: &[Point<'_>], knee: Option<usize>, f: usize) -> bool {
-    knee.is_some_and(|k| f > k && pts[k..f].iter().all(|p| p.error_rate <= ERROR_BOUND_RATE))
+    let best = pts.iter().map(|p| p.ok_x).fold(0.0, f64::max);
+    knee.is_some_and(|k| {
+        f > k
+            && pts[k..f].iter().all(|p| p.error_rate <= ERROR_BOUND_RATE)
+            // The plateau held the best throughput: a service that lost most of it before the
+            // errors came (a leak) is not a pool at its limit.
+            && median(pts[k..f].iter().map(|p| p.ok_x)) >= PLATEAU_HELD * best
+    })
 }
 
 /// The slowest downstream call and the sum of a request's calls, ms: from the stubs' delays
