@@ -1,6 +1,56 @@
-//! Argument parsers shared by several subcommands. Each returns a message that names what was
-//! wrong and how to fix it; clap puts the flag's name in front.
+//! Flags and argument parsers shared by several subcommands. Each parser returns a message that
+//! names what was wrong and how to fix it; clap puts the flag's name in front.
+use anyhow::Context;
+use chokepoint_load::LoadConfig;
+use std::path::PathBuf;
 use std::time::Duration;
+
+/// The request flags of `load` and `sweep`: what each request is and how it is sent.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RequestArgs {
+    /// Request method
+    #[arg(short, long, default_value = "GET", value_parser = method)]
+    pub method: chokepoint_load::Method,
+    /// A request header, 'Name: value' (repeatable)
+    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE", value_parser = header)]
+    pub headers: Vec<(String, String)>,
+    /// Request body
+    #[arg(long, conflicts_with = "body_file")]
+    pub body: Option<String>,
+    /// Request body read from a file
+    #[arg(long, value_name = "FILE")]
+    pub body_file: Option<PathBuf>,
+    /// Per-request timeout
+    #[arg(long, value_parser = positive_duration, allow_hyphen_values = true, default_value = "30s")]
+    pub timeout: Duration,
+    /// Open a new connection for each request (default: one kept-alive connection per client)
+    #[arg(long)]
+    pub no_keepalive: bool,
+}
+
+impl RequestArgs {
+    /// Puts the request flags into `config`; a body file that cannot be read is an error naming
+    /// the flag.
+    pub fn apply(&self, config: &mut LoadConfig) -> anyhow::Result<()> {
+        config.method = self.method.clone();
+        config.headers = self.headers.clone();
+        config.timeout = self.timeout;
+        config.keepalive = !self.no_keepalive;
+        config.body = match (&self.body, &self.body_file) {
+            (Some(text), _) => chokepoint_load::Bytes::from(text.clone()),
+            (None, Some(path)) => std::fs::read(path)
+                .map(chokepoint_load::Bytes::from)
+                .with_context(|| format!("--body-file {}: cannot read it", path.display()))?,
+            (None, None) => chokepoint_load::Bytes::new(),
+        };
+        Ok(())
+    }
+}
+
+/// A request method (`GET`, `post`, ...), sent in upper case.
+pub fn method(text: &str) -> Result<chokepoint_load::Method, String> {
+    chokepoint_load::parse_method(text).map_err(|e| e.to_string())
+}
 
 /// A duration such as `10s`, `500ms` or `1m30s` that must be greater than zero.
 pub fn positive_duration(text: &str) -> Result<Duration, String> {

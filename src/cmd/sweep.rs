@@ -1,6 +1,5 @@
 //! `chokepoint sweep URL`: the experiment and the finding.
 use super::common;
-use anyhow::Context;
 use chokepoint_diagnose::Gate;
 use chokepoint_experiment::SweepConfig;
 use chokepoint_report::sweep_text;
@@ -40,24 +39,8 @@ pub struct Args {
     /// exit 1 when one fails
     #[arg(long = "expect")]
     pub expect: Vec<Gate>,
-    /// HTTP method
-    #[arg(short = 'm', long, default_value = "GET")]
-    pub method: String,
-    /// A request header, 'Name: value' (repeatable)
-    #[arg(short = 'H', long = "header", value_parser = common::header)]
-    pub headers: Vec<(String, String)>,
-    /// Request body
-    #[arg(long, conflicts_with = "body_file")]
-    pub body: Option<String>,
-    /// Request body from a file
-    #[arg(long)]
-    pub body_file: Option<PathBuf>,
-    /// Per-request timeout
-    #[arg(long, default_value = "30s", value_parser = common::positive_duration, allow_hyphen_values = true)]
-    pub timeout: Duration,
-    /// Open a new connection for each request
-    #[arg(long)]
-    pub no_keepalive: bool,
+    #[command(flatten)]
+    pub request: common::RequestArgs,
     #[command(flatten)]
     pub sharding: super::shard::ShardArgs,
     /// With --start-at: from one step's start to the next (ramp, step and drain fit in it;
@@ -93,21 +76,8 @@ fn pid_choice(text: &str) -> Result<PidChoice, String> {
 /// Runs the sweep, prints a line per step, the finding, and checks the gates.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut config = SweepConfig::new(&args.url)?;
-    config.base.method = args
-        .method
-        .parse()
-        .map_err(|_| anyhow::anyhow!("--method '{}' is not an HTTP method", args.method))?;
-    config.base.headers = args.headers;
-    config.base.timeout = args.timeout;
-    config.base.keepalive = !args.no_keepalive;
-    if let Some(body) = args.body {
-        config.base.body = body.into();
-    }
-    if let Some(path) = &args.body_file {
-        config.base.body = std::fs::read(path)
-            .with_context(|| format!("--body-file {}: cannot read it", path.display()))?
-            .into();
-    }
+    args.request.apply(&mut config.base)?;
+    config.base.validate()?;
     if let Some(clients) = &args.clients {
         if let Some(&largest) = clients.iter().max() {
             config.max_clients = largest;

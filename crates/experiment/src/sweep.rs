@@ -7,8 +7,7 @@ use chokepoint_observe::{
     available_cores, CpuMeter, CpuScope, MachineCpuMeter, Observer, StepObservation, TargetSpec,
 };
 use chokepoint_result::{
-    DownstreamInFlight, DownstreamStep, LoadReport, MockStats, ShardInfo, Step, SweepContext,
-    SweepResult,
+    DownstreamInFlight, DownstreamStep, MockStats, ShardInfo, Step, SweepContext, SweepResult,
 };
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -267,12 +266,8 @@ fn run_step(
     load.exclude_ramp = true;
     load.ramp_limit = config.ramp_limit;
     load.interval = config.step + config.ramp_limit + Duration::from_secs(1);
-    let (events, mut received) = tokio::sync::mpsc::unbounded_channel();
-    let step_cancel = cancel.child_token();
-    let engine = std::thread::Builder::new()
-        .name("cp-sweep-step".into())
-        .spawn(move || chokepoint_load::run(load, Some(events), step_cancel))
-        .context("cannot start the load engine's thread")?;
+    let run =
+        chokepoint_load::start(load, cancel.child_token()).map_err(|e| anyhow::anyhow!("{e}"))?;
 
     let mut target_meter = config
         .target_cpu
@@ -283,7 +278,7 @@ fn run_step(
     let mut observer: Option<Observer> = None;
     let mut ramp = Duration::ZERO;
     let mut reset_error = None;
-    while let Some(event) = received.blocking_recv() {
+    for event in run.events() {
         if let LoadEvent::MeasurementStarted {
             ramp: measured_ramp,
         } = event
@@ -302,21 +297,36 @@ fn run_step(
         }
     }
     let observed = observer.map(Observer::finish);
-    let report = engine
-        .join()
-        .map_err(|_| anyhow::anyhow!("the load engine stopped unexpectedly"))?
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let report = run.finish().map_err(|e| anyhow::anyhow!("{e}"))?;
     if report.interrupted {
         return Ok(None);
     }
     if let Some(err) = reset_error {
         return Err(err);
     }
-    let target_cpu_pct = target_meter.and_then(|m| m.percent(available_cores()).ok());
-    let machine_cpu_pct = machine_meter.and_then(|m| m.percent().ok());
     let stats = mock.map(|m| m.stats()).transpose()?;
-    let mut step = step_from(report, stats, target_cpu_pct, ramp);
-    step.machine_cpu_pct = machine_cpu_pct;
+    let mut step = Step {
+        error_rate: report.error_rate(),
+        downstream_inflight: stats.as_ref().map(|s| DownstreamInFlight {
+            mean: s.mean_in_flight,
+            max: s.max_in_flight,
+        }),
+        downstream: stats.map(|s| DownstreamStep {
+            requests: s.requests,
+            stubs: s.stubs,
+            max_connections_open: s.max_connections_open,
+            connections_accepted: s.connections_accepted,
+            in_flight_series: s.in_flight_series,
+        }),
+        target_cpu_pct: target_meter.and_then(|m| m.percent(available_cores()).ok()),
+        machine_cpu_pct: machine_meter.and_then(|m| m.percent().ok()),
+        observed_pids: Vec::new(),
+        threads_by_pool: None,
+        connections: None,
+        observation_notes: Vec::new(),
+        ramp_s: ramp.as_secs_f64(),
+        load: report,
+    };
     if let Some(observed) = observed {
         add_observation(&mut step, observed);
     }
@@ -329,51 +339,6 @@ fn add_observation(step: &mut Step, observed: StepObservation) {
     step.threads_by_pool = observed.threads_by_pool;
     step.connections = observed.connections;
     step.observation_notes = observed.notes;
-}
-
-/// The step record of one load report and what the mock and the observer saw meanwhile.
-pub fn step_from(
-    report: LoadReport,
-    stats: Option<MockStats>,
-    target_cpu_pct: Option<f64>,
-    ramp: Duration,
-) -> Step {
-    let error_rate = report.error_rate();
-    Step {
-        clients: report.clients,
-        throughput_rps: report.throughput_rps,
-        ok_throughput_rps: report.ok_throughput_rps,
-        requests: report.requests,
-        ok: report.ok,
-        latency_ms: report.latency_ms,
-        ok_latency_ms: report.ok_latency_ms,
-        error_latency_ms: report.error_latency_ms,
-        errors: report.errors,
-        error_rate,
-        downstream_inflight: stats.as_ref().map(|s| DownstreamInFlight {
-            mean: s.mean_in_flight,
-            max: s.max_in_flight,
-        }),
-        downstream: stats.map(|s| DownstreamStep {
-            requests: s.requests,
-            stubs: s.stubs,
-            max_connections_open: s.max_connections_open,
-            connections_accepted: s.connections_accepted,
-            in_flight_series: s.in_flight_series,
-        }),
-        target_cpu_pct,
-        generator_cpu_pct: report.generator_cpu_pct,
-        machine_cpu_pct: None,
-        observed_pids: Vec::new(),
-        threads_by_pool: None,
-        connections: None,
-        observation_notes: Vec::new(),
-        duration_s: report.duration_s,
-        ramp_s: ramp.as_secs_f64(),
-        timeline_bucket_s: report.timeline_bucket_s,
-        timeline: report.timeline,
-        histograms: report.histograms,
-    }
 }
 
 /// Waits, bounded, until the target has worked off the requests the last step left queued:

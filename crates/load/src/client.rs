@@ -13,7 +13,7 @@
 //! when the server closed the connection, and a request that fails on a reused connection before
 //! any response byte arrived is retried once on a fresh connection (the server closed it while
 //! idle: a reconnect, not an error).
-use crate::recorder::Failure;
+use crate::failure::Failure;
 use bytes::{BufMut, Bytes, BytesMut};
 use http::{header, HeaderName, HeaderValue, Method, Uri};
 use std::io::ErrorKind;

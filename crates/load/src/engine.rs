@@ -2,12 +2,13 @@
 use crate::client::{Client, Target};
 use crate::pacer::{Pace, Pacer};
 use crate::recorder::{latency_ms, Outcome, Registry, Samples};
-use crate::summary::{IntervalSummary, SpanFigures};
+use crate::summary::{span_figures, IntervalSummary};
 use crate::{LoadConfig, LoadError, LoadEvent, ParsedUrl};
 use chokepoint_observe::{CpuMeter, CpuScope, ThreadGroupCpu};
 use chokepoint_result::{LateStarts, LoadReport, TimelinePoint};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::mpsc::Sender;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::UnboundedSender;
@@ -20,43 +21,7 @@ pub const SATURATED_PCT: f64 = 90.0;
 /// granularity is 1 ms), so hits are not counted late because of the timer alone.
 const EARLY_WAKE: Duration = Duration::from_millis(1);
 
-/// Runs one load run to its end and returns what it measured.
-///
-/// Blocks the calling thread. The run gets threads of its own, so this works from a plain thread
-/// and from inside another runtime's `spawn_blocking`: a control thread (`cp-load-ctl`) that
-/// paces the intervals, and one worker thread (`cp-load`) per core this process may use, each
-/// with its own single-threaded tokio runtime driving its share of the clients (one event loop
-/// per thread, as wrk does: no work stealing, no cross-thread wake-ups per request). Cancelling
-/// `cancel` ends the run at once (requests in flight are abandoned) and returns the partial
-/// report with `interrupted: true`. An unreachable target is an error before the run; failures
-/// during the run are counted by kind.
-pub fn run(
-    config: LoadConfig,
-    events: Option<UnboundedSender<LoadEvent>>,
-    cancel: CancellationToken,
-) -> Result<LoadReport, LoadError> {
-    config.validate()?;
-    let parsed = config.parsed_url()?;
-    let cores = chokepoint_observe::available_cores();
-    let thread = std::thread::Builder::new()
-        .name("cp-load-ctl".into())
-        .spawn(move || {
-            // The generator's CPU: this thread and the workers, each counted to its end.
-            let generator = ThreadGroupCpu::new();
-            let _member = generator.join();
-            let runtime = current_thread_runtime()?;
-            let result =
-                runtime.block_on(coordinate(config, parsed, events, cancel, cores, generator));
-            runtime.shutdown_timeout(Duration::from_millis(200));
-            result
-        })
-        .map_err(|e| LoadError::Engine(format!("cannot start the load thread: {e}")))?;
-    thread
-        .join()
-        .map_err(|_| LoadError::Engine("the load thread panicked".into()))?
-}
-
-fn current_thread_runtime() -> Result<tokio::runtime::Runtime, LoadError> {
+pub(crate) fn current_thread_runtime() -> Result<tokio::runtime::Runtime, LoadError> {
     // I/O and timers only: the signal and process drivers would run on every turn of the loop.
     tokio::runtime::Builder::new_current_thread()
         .enable_io()
@@ -126,18 +91,19 @@ async fn preflight(addr: SocketAddr, timeout: Duration) -> Result<(), LoadError>
     }
 }
 
-async fn coordinate(
+/// Runs one load run to its end on the calling thread's runtime: resolves and checks the target,
+/// starts the workers, paces the window and the intervals, and returns what was measured.
+/// Events go to `events` (a caller that stopped listening does not stop the run).
+pub(crate) async fn coordinate(
     config: LoadConfig,
     parsed: ParsedUrl,
-    events: Option<UnboundedSender<LoadEvent>>,
+    events: Sender<LoadEvent>,
     cancel: CancellationToken,
     cores: usize,
     generator: ThreadGroupCpu,
 ) -> Result<LoadReport, LoadError> {
     let send = |event: LoadEvent| {
-        if let Some(events) = &events {
-            let _ = events.send(event);
-        }
+        let _ = events.send(event);
     };
     let addr = resolve(&parsed).await?;
     preflight(addr, config.timeout).await?;
@@ -419,8 +385,9 @@ impl Window {
             .unwrap_or(0.0);
         send(LoadEvent::Interval(IntervalSummary {
             start: interval_start.saturating_duration_since(start),
-            interval: SpanFigures::of(&current, now.saturating_duration_since(interval_start)),
-            total: SpanFigures::of(&self.total, now.saturating_duration_since(start)),
+            elapsed: now.saturating_duration_since(interval_start),
+            interval: span_figures(&current, now.saturating_duration_since(interval_start)),
+            total: span_figures(&self.total, now.saturating_duration_since(start)),
             active: shared.in_flight.load(Relaxed),
             generator_cpu_pct,
             histogram: current.latency.clone(),

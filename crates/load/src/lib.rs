@@ -4,8 +4,9 @@
 //! How a run flows:
 //! - [`LoadConfig`] says what to send and how ([`LoadConfig::new`] gives ab-like defaults,
 //!   [`LoadConfig::validate`] refuses bad input with a one-line message).
-//! - [`run`] resolves the target, makes one preflight TCP connect (nothing listening is an error,
-//!   not a run full of failures), then starts one worker thread per core (named `cp-load`), each
+//! - [`start`] checks the configuration and returns a [`LoadHandle`]: the run's live events,
+//!   then its report. Its control thread resolves the target, makes one preflight TCP connect
+//!   (nothing listening is an error, not a run full of failures), then starts one worker thread per core (named `cp-load`), each
 //!   with its own single-threaded tokio runtime, and spreads one task per client over them
 //!   (`engine`). Each client speaks HTTP/1.1 itself: the request is rendered once, responses are
 //!   parsed in place with httparse (`client`). In the closed model each client sends
@@ -23,6 +24,8 @@
 
 mod client;
 mod engine;
+pub mod failure;
+mod handle;
 pub mod hdr;
 pub mod pacer;
 pub mod progress;
@@ -32,12 +35,13 @@ pub mod summary;
 
 /// Re-exported so callers can fill [`LoadConfig::body`] and [`LoadConfig::method`].
 pub use bytes::Bytes;
-pub use engine::{run, SATURATED_PCT};
+pub use engine::SATURATED_PCT;
+pub use handle::{start, LoadHandle};
 /// Re-exported: [`IntervalSummary::histogram`] is one of its histograms.
 pub use hdrhistogram;
 pub use http::Method;
 use std::time::Duration;
-pub use summary::{IntervalSummary, SpanFigures};
+pub use summary::IntervalSummary;
 
 /// What one load run sends, to where, and when it stops.
 #[derive(Debug, Clone)]

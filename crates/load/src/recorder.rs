@@ -4,7 +4,8 @@
 //! in a thread-local and registered with the run's [`Registry`]; the lock around it is only ever
 //! contended when the coordinator drains it, once per interval. This keeps per-request cost to a
 //! few histogram increments (wrk2's per-thread histograms, merged with `add`).
-use chokepoint_result::{error_kind, LatencyMs};
+use crate::failure::Failure;
+use chokepoint_result::LatencyMs;
 use hdrhistogram::Histogram;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -21,40 +22,6 @@ pub fn new_histogram() -> Histogram<u64> {
 
 fn micros(d: Duration) -> u64 {
     (d.as_micros() as u64).clamp(1, HIGHEST_US)
-}
-
-/// Why a request failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Failure {
-    /// TCP connect refused.
-    ConnectRefused,
-    /// TCP connect did not complete in time.
-    ConnectTimeout,
-    /// The response did not complete in time.
-    RequestTimeout,
-    /// Reset, or closed before a complete response.
-    Reset,
-    /// Not HTTP/1.1.
-    Protocol,
-    /// Anything else.
-    Other,
-    /// A complete response with a non-2xx status.
-    Status(u16),
-}
-
-impl Failure {
-    /// The kind's name in [`chokepoint_result::ErrorCounts`].
-    pub fn name(self) -> String {
-        match self {
-            Failure::ConnectRefused => error_kind::CONNECT_REFUSED.into(),
-            Failure::ConnectTimeout => error_kind::CONNECT_TIMEOUT.into(),
-            Failure::RequestTimeout => error_kind::REQUEST_TIMEOUT.into(),
-            Failure::Reset => error_kind::RESET.into(),
-            Failure::Protocol => error_kind::PROTOCOL.into(),
-            Failure::Other => error_kind::OTHER.into(),
-            Failure::Status(code) => error_kind::http_status(code),
-        }
-    }
 }
 
 /// One timeline bucket's sums.

@@ -3,8 +3,8 @@
 #![allow(dead_code)]
 
 use chokepoint_result::{
-    DownstreamInFlight, DownstreamStep, ErrorCounts, LatencyMs, Step, StubStats, SweepContext,
-    TimelinePoint,
+    DownstreamInFlight, DownstreamStep, ErrorCounts, LatencyMs, LoadReport, Step, StubStats,
+    SweepContext, TimelinePoint,
 };
 
 /// A latency summary around a mean (percentiles spread a little above it).
@@ -31,26 +31,28 @@ pub fn step(clients: u32, ok_rps: f64, mean_ms: f64) -> Step {
     let duration_s = 10.0;
     let ok = (ok_rps * duration_s).round() as u64;
     Step {
-        clients,
-        throughput_rps: ok_rps,
-        ok_throughput_rps: ok_rps,
-        requests: ok,
-        ok,
-        latency_ms: latency(mean_ms),
-        ok_latency_ms: Some(latency(mean_ms)),
-        error_latency_ms: None,
-        errors: ErrorCounts::new(),
+        load: LoadReport {
+            clients,
+            throughput_rps: ok_rps,
+            ok_throughput_rps: ok_rps,
+            requests: ok,
+            ok,
+            latency_ms: latency(mean_ms),
+            ok_latency_ms: Some(latency(mean_ms)),
+            error_latency_ms: None,
+            errors: ErrorCounts::new(),
+            generator_cpu_pct: 5.0,
+            duration_s,
+            timeline_bucket_s: 0.1,
+            timeline: Vec::new(),
+            ..LoadReport::default()
+        },
         error_rate: 0.0,
         downstream_inflight: None,
         downstream: None,
         target_cpu_pct: None,
-        generator_cpu_pct: 5.0,
         machine_cpu_pct: None,
-        duration_s,
         ramp_s: 0.5,
-        timeline_bucket_s: 0.1,
-        timeline: Vec::new(),
-        histograms: None,
         ..Step::default()
     }
 }
