@@ -26,12 +26,58 @@ pub struct RequestArgs {
     /// Open a new connection for each request (default: one kept-alive connection per client)
     #[arg(long)]
     pub no_keepalive: bool,
+    /// https://: accept any server certificate (self-signed, expired, another name)
+    #[arg(short = 'k', long, conflicts_with = "cacert")]
+    pub insecure: bool,
+    /// https://: trust the CA certificates in this PEM file instead of the platform's
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
+    /// Send the requests of this file in turn (vegeta's targets format: 'METHOD URL', header
+    /// lines, an optional '@body-file' line; a blank line between requests)
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["method", "body", "body_file"])]
+    pub targets: Option<PathBuf>,
+    /// The order of the --targets requests
+    #[arg(long, value_enum, default_value = "round-robin", requires = "targets")]
+    pub targets_order: TargetsOrderArg,
+}
+
+/// `--targets-order`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum TargetsOrderArg {
+    /// In the file's order, over and over
+    RoundRobin,
+    /// Each round of one request per target in a random order
+    Random,
 }
 
 impl RequestArgs {
+    /// The configuration of a run of `url`, or of the targets file's requests when there is no
+    /// URL; a file that cannot be read or used is an error naming the flag.
+    pub fn config(&self, url: Option<&str>) -> anyhow::Result<LoadConfig> {
+        let targets = match &self.targets {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("--targets {}: cannot read it", path.display()))?;
+                chokepoint_load::parse_targets(&text, &path.display().to_string(), &|body| {
+                    std::fs::read(body)
+                })?
+            }
+            None => Vec::new(),
+        };
+        let url = match (url, targets.first()) {
+            (Some(url), _) => url.to_string(),
+            (None, Some(first)) => first.url.clone(),
+            (None, None) => anyhow::bail!("give the URL to load, or --targets FILE"),
+        };
+        let mut config = LoadConfig::new(&url)?;
+        config.targets = targets;
+        self.apply(&mut config)?;
+        Ok(config)
+    }
+
     /// Puts the request flags into `config`; a body file that cannot be read is an error naming
     /// the flag.
-    pub fn apply(&self, config: &mut LoadConfig) -> anyhow::Result<()> {
+    fn apply(&self, config: &mut LoadConfig) -> anyhow::Result<()> {
         config.method = self.method.clone();
         config.headers = self.headers.clone();
         config.timeout = self.timeout;
@@ -42,6 +88,15 @@ impl RequestArgs {
                 .map(chokepoint_load::Bytes::from)
                 .with_context(|| format!("--body-file {}: cannot read it", path.display()))?,
             (None, None) => chokepoint_load::Bytes::new(),
+        };
+        config.trust = match (&self.cacert, self.insecure) {
+            (_, true) => chokepoint_load::Trust::Insecure,
+            (Some(path), false) => chokepoint_load::Trust::CaFile(path.clone()),
+            (None, false) => chokepoint_load::Trust::Platform,
+        };
+        config.targets_order = match self.targets_order {
+            TargetsOrderArg::RoundRobin => chokepoint_load::TargetsOrder::RoundRobin,
+            TargetsOrderArg::Random => chokepoint_load::TargetsOrder::Random,
         };
         Ok(())
     }

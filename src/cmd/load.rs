@@ -20,8 +20,9 @@ model, as JMeter threads and ab -c). With --rate, requests go out on a fixed sch
 the service does (open model); -c caps the connections, and latency counts from the scheduled \
 time (wrk2), the uncorrected latency shown beside it.")]
 pub struct Args {
-    /// The target, http://host:port/path (https:// is not supported yet)
-    pub url: String,
+    /// The target, http://host:port/path or https://host:port/path (or give --targets FILE)
+    #[arg(required_unless_present = "targets")]
+    pub url: Option<String>,
     /// Clients (closed model), or the most connections at once (with --rate)
     #[arg(short, long, default_value_t = 10, value_parser = common::client_count, allow_hyphen_values = true)]
     pub clients: u32,
@@ -67,7 +68,7 @@ fn rate(text: &str) -> Result<f64, String> {
 
 /// Turns the arguments into the engine's configuration; every check that can fail does so here.
 fn config(args: &Args) -> anyhow::Result<LoadConfig> {
-    let mut config = LoadConfig::new(&args.url)?;
+    let mut config = args.request.config(args.url.as_deref())?;
     config.clients = args.clients;
     config.requests = args.requests;
     config.duration = match (args.duration, args.requests) {
@@ -78,7 +79,6 @@ fn config(args: &Args) -> anyhow::Result<LoadConfig> {
     config.rate = args.rate;
     config.think_time = args.think_time;
     config.interval = args.interval;
-    args.request.apply(&mut config)?;
     config.validate()?;
     Ok(config)
 }

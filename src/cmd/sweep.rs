@@ -10,8 +10,9 @@ use std::time::Duration;
 /// Arguments of `chokepoint sweep`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The URL to sweep (http:// only)
-    pub url: String,
+    /// The URL to sweep, http:// or https:// (or give --targets FILE)
+    #[arg(required_unless_present = "targets")]
+    pub url: Option<String>,
     /// Client counts to run, e.g. 1,5,20,40,100 (default: adaptive search for the knee)
     #[arg(short = 'c', long, value_delimiter = ',', value_parser = common::client_count, allow_hyphen_values = true)]
     pub clients: Option<Vec<u32>>,
@@ -75,9 +76,10 @@ fn pid_choice(text: &str) -> Result<PidChoice, String> {
 
 /// Runs the sweep, prints a line per step, the finding, and checks the gates.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let mut config = SweepConfig::new(&args.url)?;
-    args.request.apply(&mut config.base)?;
-    config.base.validate()?;
+    let base = args.request.config(args.url.as_deref())?;
+    base.validate()?;
+    let mut config = SweepConfig::new(&base.url)?;
+    config.base = base;
     if let Some(clients) = &args.clients {
         if let Some(&largest) = clients.iter().max() {
             config.max_clients = largest;

@@ -15,6 +15,8 @@ pub enum Failure {
     RequestTimeout,
     /// Reset, or closed before a complete response.
     Reset,
+    /// The TLS handshake failed (a certificate not trusted, no common protocol, ...).
+    Tls,
     /// Not HTTP/1.1.
     Protocol,
     /// Anything else.
@@ -31,6 +33,7 @@ impl Failure {
             Failure::ConnectTimeout => error_kind::CONNECT_TIMEOUT.into(),
             Failure::RequestTimeout => error_kind::REQUEST_TIMEOUT.into(),
             Failure::Reset => error_kind::RESET.into(),
+            Failure::Tls => error_kind::TLS.into(),
             Failure::Protocol => error_kind::PROTOCOL.into(),
             Failure::Other => error_kind::OTHER.into(),
             Failure::Status(code) => error_kind::http_status(code),

@@ -21,6 +21,9 @@ fn recorded() -> Vec<Outcome> {
             failure: (i % 7 == 3).then_some(Failure::Status(503)),
             bytes: 2,
             bucket: i as u64 / 100,
+            connect: None,
+            handshake: None,
+            target: None,
         })
         .collect()
 }

@@ -19,6 +19,9 @@ fn step(clients: u32, rps: f64, mean_ms: u64, cpu: f64) -> Step {
             failure: None,
             bytes: 2,
             bucket: i * 100 / requests,
+            connect: None,
+            handshake: None,
+            target: None,
         });
     }
     Step {

@@ -122,6 +122,13 @@ pub fn load_report(report: &LoadReport) -> String {
         "Connections opened",
         report.connections_opened.to_string(),
     );
+    if report.tls_handshakes > 0 || report.target.starts_with("https:") {
+        line(
+            &mut out,
+            "TLS handshakes",
+            report.tls_handshakes.to_string(),
+        );
+    }
     if let Some(late) = &report.late_starts {
         line(
             &mut out,
@@ -164,11 +171,25 @@ pub fn load_report(report: &LoadReport) -> String {
             columns.push(("failed", failed));
         }
     }
+    let opening = [
+        ("connect", &report.connect_ms),
+        ("tls handshake", &report.tls_handshake_ms),
+    ];
+    for (name, latency) in opening {
+        if let Some(latency) = latency {
+            columns.push((name, latency));
+        }
+    }
     out.push('\n');
     out.push_str("Percentage of the requests served within a certain time (ms)\n");
     if report.uncorrected_latency_ms.is_some() {
         out.push_str(
             "(corrected: from the scheduled send time, as wrk2; uncorrected: from the actual send)\n",
+        );
+    }
+    if report.connect_ms.is_some() {
+        out.push_str(
+            "(connect, tls handshake: of each connection opened; part of its first request's time)\n",
         );
     }
     let _ = write!(out, "{:>7}", "");
@@ -187,7 +208,33 @@ pub fn load_report(report: &LoadReport) -> String {
         }
         out.push('\n');
     }
+    targets_table(&mut out, report);
     out
+}
+
+/// With a targets file: each request's count, share, throughput and latency.
+fn targets_table(out: &mut String, report: &LoadReport) {
+    if report.targets.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nPer request{:>33} {:>7} {:>7} {:>9} {:>9} {:>9}",
+        "requests", "share", "failed", "req/s", "p50 ms", "p99 ms"
+    );
+    for target in &report.targets {
+        let share = 100.0 * target.requests as f64 / report.requests.max(1) as f64;
+        let failed: u64 = target.errors.values().sum();
+        let name = format!("{} {}", target.method, target.url);
+        let _ = writeln!(
+            out,
+            "{name:<36}{:>8} {share:>6.1}% {failed:>7} {:>9.1} {:>9} {:>9}",
+            target.requests,
+            target.throughput_rps,
+            chokepoint_result::format::ab_ms(target.latency_ms.p50),
+            chokepoint_result::format::ab_ms(target.latency_ms.p99)
+        );
+    }
 }
 
 #[cfg(test)]

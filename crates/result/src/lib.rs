@@ -39,6 +39,8 @@ pub mod error_kind {
     pub const REQUEST_TIMEOUT: &str = "request_timeout";
     /// The peer reset the connection, or closed it before a complete response.
     pub const RESET: &str = "reset";
+    /// The TLS handshake failed (a certificate not trusted, no protocol in common, ...).
+    pub const TLS: &str = "tls";
     /// The peer answered something that is not HTTP/1.1 (garbage, a malformed chunk).
     pub const PROTOCOL: &str = "protocol";
     /// Any other I/O error.
@@ -156,6 +158,17 @@ pub struct LoadReport {
     pub duration_s: f64,
     /// TCP connections opened, including reconnects after the server closed a kept-alive one.
     pub connections_opened: u64,
+    /// TLS handshakes completed (`https://` only; one per connection opened, when none failed).
+    pub tls_handshakes: u64,
+    /// How long the TCP connects took (part of the latency of the requests that opened a
+    /// connection); `None` when no connection was opened in the measured window.
+    pub connect_ms: Option<LatencyMs>,
+    /// How long the TLS handshakes took, after the connect (also part of the latency);
+    /// `None` without handshakes.
+    pub tls_handshake_ms: Option<LatencyMs>,
+    /// With several requests (`--targets`): one entry per request of the file, in its order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<TargetFigures>,
     /// Whether connections were kept alive between requests.
     pub keepalive: bool,
     /// CPU used by the generator's own threads, as a percentage of the cores it may use
@@ -174,6 +187,26 @@ pub struct LoadReport {
     /// The exact distributions behind the percentiles, so that shards can be merged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub histograms: Option<LatencyHistograms>,
+}
+
+/// What one request of a targets file got in a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TargetFigures {
+    /// Its method.
+    pub method: String,
+    /// Its URL.
+    pub url: String,
+    /// Its completed requests in the measured window.
+    pub requests: u64,
+    /// Of those, answered with a 2xx status.
+    pub ok: u64,
+    /// Its failed requests by kind.
+    pub errors: ErrorCounts,
+    /// Its completed requests per second.
+    pub throughput_rps: f64,
+    /// Its latency.
+    pub latency_ms: LatencyMs,
 }
 
 impl LoadReport {
