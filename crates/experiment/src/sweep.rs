@@ -346,21 +346,17 @@ fn add_observation(step: &mut Step, observed: StepObservation) {
 /// must reach zero.
 fn drain(config: &SweepConfig, mock: Option<&MockClient>, cancel: &CancellationToken) {
     let deadline = Instant::now() + config.drain_timeout;
-    let probe_timeout = config.drain_timeout.min(config.base.timeout);
-    let agent = ureq::AgentBuilder::new()
-        .timeout(probe_timeout)
-        .max_idle_connections(0)
-        .build();
-    let mut request = agent.request(config.base.method.as_str(), &config.base.url);
-    for (name, value) in &config.base.headers {
-        request = request.set(name, value);
-    }
+    // One request as the steps send them (same TLS, same first target), on the load engine.
+    let mut probe = config.base.clone();
+    probe.clients = 1;
+    probe.requests = Some(1);
+    probe.duration = None;
+    probe.rate = None;
+    probe.exclude_ramp = false;
+    probe.timeout = config.drain_timeout.min(config.base.timeout);
+    probe.interval = probe.timeout + Duration::from_secs(1);
     // The probe's answer does not matter, only that it came back (or timed out).
-    let _ = if config.base.body.is_empty() {
-        request.call()
-    } else {
-        request.send_bytes(&config.base.body)
-    };
+    let _ = chokepoint_load::start(probe, cancel.child_token()).and_then(|run| run.finish());
     if let Some(mock) = mock {
         while Instant::now() < deadline && !cancel.is_cancelled() {
             match mock.stats() {

@@ -30,6 +30,8 @@ pub mod hdr;
 pub mod pacer;
 pub mod progress;
 pub mod recorder;
+mod request;
+mod response;
 mod setup;
 pub mod shard;
 pub mod summary;

@@ -1,6 +1,6 @@
 //! What a run settles before the first request: the server's address, a check that it answers
 //! (and, over TLS, that its certificate is trusted), and the requests rendered once.
-use crate::client::{render, Request};
+use crate::request::{render, Request};
 use crate::tls::{certificate_problem, Connect, Trust};
 use crate::{LoadConfig, LoadError, ParsedUrl};
 use std::net::SocketAddr;
