@@ -83,7 +83,8 @@ fn config(args: &Args) -> anyhow::Result<LoadConfig> {
     Ok(config)
 }
 
-/// A file written beside its final path and renamed into place when complete.
+/// The HdrHistogram log, written beside its final path as the run goes and renamed into place
+/// when complete (the JSON report, written at once, goes through the report crate's writer).
 struct PendingFile {
     temp: PathBuf,
     path: PathBuf,
@@ -231,24 +232,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         pending.commit("--hdr-log")?;
     }
     if let Some(path) = &args.json {
-        let pending = PendingFile::new(path);
-        let json = match &sharding {
+        match &sharding {
             Some(sharding) => {
                 let log = hdr_log_path.as_ref().and_then(|log| relative_to(log, path));
                 let info = sharding.info(started, log);
                 sharding.warn_if_late(&info);
-                serde_json::to_string_pretty(&chokepoint_result::LoadResultFile {
-                    report,
-                    shard: Some(info),
-                    merge: None,
-                })
+                chokepoint_report::files::write_json_file(
+                    path,
+                    &chokepoint_result::LoadResultFile {
+                        report,
+                        shard: Some(info),
+                        merge: None,
+                    },
+                )
             }
-            None => serde_json::to_string_pretty(&report),
+            None => chokepoint_report::files::write_json_file(path, &report),
         }
-        .context("cannot encode the report")?;
-        std::fs::write(&pending.temp, json + "\n")
-            .with_context(|| format!("--json {}: cannot write it", path.display()))?;
-        pending.commit("--json")?;
+        .with_context(|| format!("--json {}: cannot write it", path.display()))?;
     }
     Ok(ExitCode::SUCCESS)
 }
