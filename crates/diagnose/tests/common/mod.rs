@@ -225,8 +225,60 @@ pub fn has(
 
 /// FNV-1a over the JSON of the steps and context: a key that stays the same across Rust
 /// versions and runs.
+/// A step as it was serialized when the prose was recorded (before a step held its whole load
+/// report), so the keys of `prose.jsonl` stay the same.
+#[derive(serde::Serialize)]
+struct RecordedStep<'a> {
+    clients: u32,
+    throughput_rps: f64,
+    ok_throughput_rps: f64,
+    requests: u64,
+    ok: u64,
+    latency_ms: &'a LatencyMs,
+    ok_latency_ms: &'a Option<LatencyMs>,
+    error_latency_ms: &'a Option<LatencyMs>,
+    errors: &'a ErrorCounts,
+    error_rate: f64,
+    downstream_inflight: &'a Option<DownstreamInFlight>,
+    downstream: &'a Option<DownstreamStep>,
+    target_cpu_pct: Option<f64>,
+    generator_cpu_pct: f64,
+    machine_cpu_pct: Option<f64>,
+    duration_s: f64,
+    ramp_s: f64,
+    timeline_bucket_s: f64,
+    timeline: &'a [TimelinePoint],
+}
+
+impl<'a> From<&'a Step> for RecordedStep<'a> {
+    fn from(s: &'a Step) -> Self {
+        RecordedStep {
+            clients: s.clients,
+            throughput_rps: s.throughput_rps,
+            ok_throughput_rps: s.ok_throughput_rps,
+            requests: s.requests,
+            ok: s.ok,
+            latency_ms: &s.latency_ms,
+            ok_latency_ms: &s.ok_latency_ms,
+            error_latency_ms: &s.error_latency_ms,
+            errors: &s.errors,
+            error_rate: s.error_rate,
+            downstream_inflight: &s.downstream_inflight,
+            downstream: &s.downstream,
+            target_cpu_pct: s.target_cpu_pct,
+            generator_cpu_pct: s.generator_cpu_pct,
+            machine_cpu_pct: s.machine_cpu_pct,
+            duration_s: s.duration_s,
+            ramp_s: s.ramp_s,
+            timeline_bucket_s: s.timeline_bucket_s,
+            timeline: &s.timeline,
+        }
+    }
+}
+
 fn prose_key(steps: &[Step], context: &SweepContext) -> String {
-    let json = serde_json::to_string(&(steps, context)).expect("json");
+    let recorded: Vec<RecordedStep> = steps.iter().map(RecordedStep::from).collect();
+    let json = serde_json::to_string(&(recorded, context)).expect("json");
     let mut hash: u64 = 0xcbf29ce484222325;
     for byte in json.bytes() {
         hash ^= byte as u64;
