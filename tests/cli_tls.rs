@@ -354,3 +354,137 @@ fn a_targets_file_of_three_requests_sends_each_its_exact_share() {
         "{stderr}"
     );
 }
+
+/// `chokepoint mock --port 0 --https-port 0`: (its http URL, its https URL, the PEM it wrote).
+struct HttpsMock {
+    child: Child,
+    http: String,
+    https: String,
+    cert: PathBuf,
+}
+
+impl HttpsMock {
+    fn start() -> HttpsMock {
+        use std::io::BufRead;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_chokepoint"))
+            .args(["mock", "--port", "0", "--https-port", "0", "--delay", "5ms"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the mock starts");
+        let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut next = || lines.next().expect("a start line").unwrap();
+        let url_in = |line: &str| line.split_whitespace().nth(4).unwrap().to_string();
+        let (http, https, cert_line) = (url_in(&next()), url_in(&next()), next());
+        let cert = cert_line
+            .split_whitespace()
+            .nth(5)
+            .map(PathBuf::from)
+            .expect("the certificate's path");
+        assert!(https.starts_with("https://"), "{https}");
+        HttpsMock {
+            child,
+            http,
+            https,
+            cert,
+        }
+    }
+
+    /// The mock's stats, read over its plain port.
+    fn stats(&self) -> serde_json::Value {
+        use std::io::{Read, Write};
+        let addr = self.http.trim_start_matches("http://");
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
+        write!(
+            stream,
+            "GET /__chokepoint/stats HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut text = String::new();
+        stream.read_to_string(&mut text).unwrap();
+        let body = text.split_once("\r\n\r\n").unwrap().1;
+        serde_json::from_str(body).unwrap()
+    }
+}
+
+impl Drop for HttpsMock {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.cert);
+    }
+}
+
+#[test]
+fn the_mock_serves_https_with_the_certificate_it_made_and_counts_exactly() {
+    let scratch = Scratch::new("mock");
+    let mock = HttpsMock::start();
+    let cert = mock.cert.to_str().unwrap().to_string();
+    let json = scratch.path("out.json");
+    let url = format!("{}/api", mock.https);
+    let keepalive = chokepoint(&[
+        "load",
+        &url,
+        "-n",
+        "300",
+        "-c",
+        "3",
+        "--cacert",
+        &cert,
+        "--no-progress",
+        "--json",
+        &json,
+    ]);
+    assert_ran(&keepalive);
+    let kept = report(&json);
+    assert_eq!(
+        (kept["ok"].as_u64(), kept["tls_handshakes"].as_u64()),
+        (Some(300), Some(3))
+    );
+    let stats = mock.stats();
+    assert_eq!(stats["requests"], 300, "server-side count: {stats}");
+
+    let close = chokepoint(&[
+        "load",
+        &url,
+        "-n",
+        "40",
+        "-c",
+        "2",
+        "--no-keepalive",
+        "--cacert",
+        &cert,
+        "--no-progress",
+        "--json",
+        &json,
+    ]);
+    assert_ran(&close);
+    let closed = report(&json);
+    assert_eq!(closed["ok"], 40);
+    assert_eq!(closed["tls_handshakes"], 40, "one handshake per request");
+    assert_eq!(mock.stats()["requests"], 340);
+
+    // Without the certificate: one line, exit 2.
+    let refused = chokepoint(&["load", &url, "-n", "5"]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&refused.stderr).lines().count(), 1);
+}
+
+#[test]
+fn the_mock_refuses_a_certificate_it_cannot_use_in_one_line() {
+    let scratch = Scratch::new("mock-bad");
+    let not_pem = scratch.write("cert.pem", "not a certificate\n");
+    let output = Command::new(env!("CARGO_BIN_EXE_chokepoint"))
+        .args(["mock", "--https-port", "0", "--tls-cert"])
+        .arg(&not_pem)
+        .arg("--tls-key")
+        .arg(&not_pem)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--tls-cert") && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+}
