@@ -1,22 +1,25 @@
-//! The load engine: drives an HTTP/1.1 service with closed-loop clients or a constant arrival
-//! rate, and measures what it saw into a [`chokepoint_result::LoadReport`].
+//! The load engine: drives an HTTP/1.1 service (plain or over TLS) with closed-loop clients or
+//! a constant arrival rate, and measures what it saw into a [`chokepoint_result::LoadReport`].
 //!
 //! How a run flows:
 //! - [`LoadConfig`] says what to send and how ([`LoadConfig::new`] gives ab-like defaults,
-//!   [`LoadConfig::validate`] refuses bad input with a one-line message).
+//!   [`LoadConfig::validate`] refuses bad input with a one-line message): one request, or the
+//!   requests of a targets file ([`targets`], vegeta's format) sent in turn.
 //! - [`start`] checks the configuration and returns a [`LoadHandle`]: the run's live events,
-//!   then its report. Its control thread resolves the target, makes one preflight TCP connect
-//!   (nothing listening is an error, not a run full of failures), then starts one worker thread per core (named `cp-load`), each
-//!   with its own single-threaded tokio runtime, and spreads one task per client over them
-//!   (`engine`). Each client speaks HTTP/1.1 itself: the request is rendered once, responses are
-//!   parsed in place with httparse (`client`). In the closed model each client sends
-//!   its next request when the last one ended; in the open model each task takes the next hit of
-//!   the schedule ([`pacer`]) and latency counts from the hit's due time (wrk2's correction).
-//! - Each request's latency is recorded in `recorder::Registry::record`: into HdrHistograms
-//!   owned by the worker thread, drained and merged once per interval, so no channel or lock is
-//!   contended per request.
+//!   then its report. Its control thread resolves the target and opens one connection first
+//!   (`setup`: nothing listening, or a TLS certificate not trusted, is an error, not a run full of
+//!   failures), then starts one worker thread per core (named `cp-load`), each with its own
+//!   single-threaded tokio runtime, and spreads one task per client over them (`engine`). Each
+//!   client speaks HTTP/1.1 itself (`client`): the requests are rendered once (`request`),
+//!   responses are parsed in place with httparse (`response`), over a connection that `tls`
+//!   opens (plain TCP, or a rustls handshake over it). In the closed model each client sends its
+//!   next request when the last one ended; in the open model each task takes the next hit of the
+//!   schedule ([`pacer`]) and latency counts from the hit's due time (wrk2's correction).
+//! - Each request's latency (and, when it opened a connection, the connect and handshake times)
+//!   is recorded in `recorder::Registry::record`: into HdrHistograms owned by the worker thread,
+//!   drained and merged once per interval, so no channel or lock is contended per request.
 //! - Every `interval` a [`LoadEvent::Interval`] carries JMeter's summariser figures
-//!   ([`IntervalSummary`]); at the end the merged histograms become the report.
+//!   ([`IntervalSummary`]); at the end the merged histograms become the report (`window`).
 //!
 //! The run also measures its own CPU use (`generator_cpu_pct`) so a saturated generator is not
 //! mistaken for a slow service.
