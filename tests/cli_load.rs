@@ -65,10 +65,17 @@ fn bad_input_is_one_line_exit_2_and_no_file() {
     let live = ok_server();
     let dead = format!("http://127.0.0.1:{}/", dead_port());
     let missing_body = dir.join("no-such-body.txt");
+    let tls_to_plain = live.replace("http://", "https://");
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["ht!tp://x y"], "URL"),
         (vec!["localhost:8080/"], "URL"),
-        (vec!["https://127.0.0.1/"], "https"),
+        (vec!["ftp://127.0.0.1/"], "http or https"),
+        (vec![&tls_to_plain], "is it an https:// server"),
+        (vec![], "<URL>"),
+        (
+            vec!["--targets", "no-such-targets.txt"],
+            "--targets no-such-targets.txt",
+        ),
         (vec![&dead], "nothing listens on"),
         (vec![&live, "-c", "0"], "at least 1"),
         (vec![&live, "-d", "0s"], "zero"),

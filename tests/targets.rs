@@ -13,6 +13,8 @@
 
 mod common;
 
+use chokepoint_experiment::SweepConfig;
+use chokepoint_mock::MockConfig;
 use chokepoint_result::{Kind, Overload, SweepResult};
 use common::*;
 use std::path::{Path, PathBuf};
@@ -155,6 +157,68 @@ fn python_thread_pool_of_6_workers_calling_downstream_is_a_pool_of_6() {
     let result = sweep_target(&target, Some(vec![1, 3, 6, 12, 24]), STEP, 24, Some(&mock));
     drop(target);
     assert_finding("py-threadpool", &result, Kind::BlockingPool, 6.0);
+}
+
+#[test]
+fn python_thread_pool_over_https_calling_the_mock_over_https_is_a_pool_of_6() {
+    if !toolchain_present("python3", "--version") {
+        return;
+    }
+    let _one = one_at_a_time();
+    let dir = std::env::temp_dir().join(format!("cp-targets-https-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // The mock serves HTTPS with a certificate it made at start; the target trusts its PEM.
+    let mock_cert = dir.join("mock.pem");
+    let tls = chokepoint_mock::MockTls::self_signed(&mock_cert).expect("a certificate");
+    let loopback = "127.0.0.1:0".parse().expect("a socket address");
+    let mock = chokepoint_mock::start_with_https(
+        loopback,
+        Some((loopback, tls)),
+        MockConfig {
+            fixed_delay: Some(DOWNSTREAM_DELAY),
+            ..Default::default()
+        },
+    )
+    .expect("the mock starts");
+    // The target's own certificate, made here; the sweep trusts it with --cacert.
+    let made = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()]).unwrap();
+    let (cert, key) = (dir.join("target.pem"), dir.join("target.key"));
+    std::fs::write(&cert, made.cert.pem()).unwrap();
+    std::fs::write(&key, made.signing_key.serialize_pem()).unwrap();
+    let mut command = Command::new("python3");
+    command
+        .arg(targets_dir().join("py-threadpool/server.py"))
+        .args(["--port", "0", "--downstream"])
+        .arg(format!("{}/", mock.https_url().expect("an HTTPS listener")))
+        .arg("--downstream-ca")
+        .arg(&mock_cert)
+        .arg("--tls-cert")
+        .arg(&cert)
+        .arg("--tls-key")
+        .arg(&key);
+    let target = Target::launch("py-threadpool-https", command);
+    let mut config = SweepConfig::new(&target.https_url())
+        .expect("a valid target URL")
+        .with_target_pid(target.pid());
+    config.base.trust = chokepoint_load::Trust::CaFile(cert.clone());
+    let result = sweep_with(
+        "py-threadpool-https",
+        config,
+        Some(vec![1, 3, 6, 12, 24]),
+        STEP,
+        24,
+        Some(&mock),
+    );
+    drop(target);
+    let _ = std::fs::remove_dir_all(&dir);
+    // The same finding as the plain sweep of the same target.
+    assert_finding("py-threadpool-https", &result, Kind::BlockingPool, 6.0);
+    for step in &result.steps {
+        assert_eq!(step.error_count(), 0, "{}", step_line(step));
+        let downstream = step.downstream.as_ref().expect("the mock's view");
+        assert!(downstream.requests > 0, "the mock saw the calls over HTTPS");
+    }
+    assert_eq!(result.steps.last().map(|s| s.connections_opened), Some(0));
 }
 
 /// The number that follows `marker` in `text` ("... get 503 in 2.1 ms" → 2.1).

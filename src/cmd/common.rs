@@ -1,6 +1,111 @@
-//! Argument parsers shared by several subcommands. Each returns a message that names what was
-//! wrong and how to fix it; clap puts the flag's name in front.
+//! Flags and argument parsers shared by several subcommands. Each parser returns a message that
+//! names what was wrong and how to fix it; clap puts the flag's name in front.
+use anyhow::Context;
+use chokepoint_load::LoadConfig;
+use std::path::PathBuf;
 use std::time::Duration;
+
+/// The request flags of `load` and `sweep`: what each request is and how it is sent.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RequestArgs {
+    /// Request method
+    #[arg(short, long, default_value = "GET", value_parser = method)]
+    pub method: chokepoint_load::Method,
+    /// A request header, 'Name: value' (repeatable)
+    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE", value_parser = header)]
+    pub headers: Vec<(String, String)>,
+    /// Request body
+    #[arg(long, conflicts_with = "body_file")]
+    pub body: Option<String>,
+    /// Request body read from a file
+    #[arg(long, value_name = "FILE")]
+    pub body_file: Option<PathBuf>,
+    /// Per-request timeout
+    #[arg(long, value_parser = positive_duration, allow_hyphen_values = true, default_value = "30s")]
+    pub timeout: Duration,
+    /// Open a new connection for each request (default: one kept-alive connection per client)
+    #[arg(long)]
+    pub no_keepalive: bool,
+    /// https://: accept any server certificate (self-signed, expired, another name)
+    #[arg(short = 'k', long, conflicts_with = "cacert")]
+    pub insecure: bool,
+    /// https://: trust the CA certificates in this PEM file instead of the platform's
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
+    /// Send the requests of this file in turn (vegeta's targets format: 'METHOD URL', header
+    /// lines, an optional '@body-file' line; a blank line between requests)
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["method", "body", "body_file"])]
+    pub targets: Option<PathBuf>,
+    /// The order of the --targets requests
+    #[arg(long, value_enum, default_value = "round-robin", requires = "targets")]
+    pub targets_order: TargetsOrderArg,
+}
+
+/// `--targets-order`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum TargetsOrderArg {
+    /// In the file's order, over and over
+    RoundRobin,
+    /// Each round of one request per target in a random order
+    Random,
+}
+
+impl RequestArgs {
+    /// The configuration of a run of `url`, or of the targets file's requests when there is no
+    /// URL; a file that cannot be read or used is an error naming the flag.
+    pub fn config(&self, url: Option<&str>) -> anyhow::Result<LoadConfig> {
+        let targets = match &self.targets {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("--targets {}: cannot read it", path.display()))?;
+                chokepoint_load::parse_targets(&text, &path.display().to_string(), &|body| {
+                    std::fs::read(body)
+                })?
+            }
+            None => Vec::new(),
+        };
+        let url = match (url, targets.first()) {
+            (Some(url), _) => url.to_string(),
+            (None, Some(first)) => first.url.clone(),
+            (None, None) => anyhow::bail!("give the URL to load, or --targets FILE"),
+        };
+        let mut config = LoadConfig::new(&url)?;
+        config.targets = targets;
+        self.apply(&mut config)?;
+        Ok(config)
+    }
+
+    /// Puts the request flags into `config`; a body file that cannot be read is an error naming
+    /// the flag.
+    fn apply(&self, config: &mut LoadConfig) -> anyhow::Result<()> {
+        config.method = self.method.clone();
+        config.headers = self.headers.clone();
+        config.timeout = self.timeout;
+        config.keepalive = !self.no_keepalive;
+        config.body = match (&self.body, &self.body_file) {
+            (Some(text), _) => chokepoint_load::Bytes::from(text.clone()),
+            (None, Some(path)) => std::fs::read(path)
+                .map(chokepoint_load::Bytes::from)
+                .with_context(|| format!("--body-file {}: cannot read it", path.display()))?,
+            (None, None) => chokepoint_load::Bytes::new(),
+        };
+        config.trust = match (&self.cacert, self.insecure) {
+            (_, true) => chokepoint_load::Trust::Insecure,
+            (Some(path), false) => chokepoint_load::Trust::CaFile(path.clone()),
+            (None, false) => chokepoint_load::Trust::Platform,
+        };
+        config.targets_order = match self.targets_order {
+            TargetsOrderArg::RoundRobin => chokepoint_load::TargetsOrder::RoundRobin,
+            TargetsOrderArg::Random => chokepoint_load::TargetsOrder::Random,
+        };
+        Ok(())
+    }
+}
+
+/// A request method (`GET`, `post`, ...), sent in upper case.
+pub fn method(text: &str) -> Result<chokepoint_load::Method, String> {
+    chokepoint_load::parse_method(text).map_err(|e| e.to_string())
+}
 
 /// A duration such as `10s`, `500ms` or `1m30s` that must be greater than zero.
 pub fn positive_duration(text: &str) -> Result<Duration, String> {

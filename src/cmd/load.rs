@@ -5,7 +5,7 @@ use anyhow::Context;
 use chokepoint_load::hdrhistogram::serialization::{interval_log, V2DeflateSerializer};
 use chokepoint_load::progress::RunProgress;
 use chokepoint_load::{LoadConfig, LoadEvent};
-use chokepoint_report::load_text::{self, Summariser};
+use chokepoint_report::load_text;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -20,8 +20,9 @@ model, as JMeter threads and ab -c). With --rate, requests go out on a fixed sch
 the service does (open model); -c caps the connections, and latency counts from the scheduled \
 time (wrk2), the uncorrected latency shown beside it.")]
 pub struct Args {
-    /// The target, http://host:port/path (https:// is not supported yet)
-    pub url: String,
+    /// The target, http://host:port/path or https://host:port/path (or give --targets FILE)
+    #[arg(required_unless_present = "targets")]
+    pub url: Option<String>,
     /// Clients (closed model), or the most connections at once (with --rate)
     #[arg(short, long, default_value_t = 10, value_parser = common::client_count, allow_hyphen_values = true)]
     pub clients: u32,
@@ -37,24 +38,8 @@ pub struct Args {
     /// Closed model: pause between a response and the client's next request
     #[arg(long, value_parser = common::duration, allow_hyphen_values = true, default_value = "0s")]
     pub think_time: Duration,
-    /// Open a new connection for each request (default: one kept-alive connection per client)
-    #[arg(long)]
-    pub no_keepalive: bool,
-    /// Per-request timeout
-    #[arg(long, value_parser = common::positive_duration, allow_hyphen_values = true, default_value = "30s")]
-    pub timeout: Duration,
-    /// Request method
-    #[arg(short, long, default_value = "GET")]
-    pub method: String,
-    /// A request header, 'Name: value' (repeatable)
-    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE", value_parser = common::header)]
-    pub headers: Vec<(String, String)>,
-    /// Request body
-    #[arg(long, conflicts_with = "body_file")]
-    pub body: Option<String>,
-    /// Request body read from a file
-    #[arg(long, value_name = "FILE")]
-    pub body_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub request: common::RequestArgs,
     /// Print a JMeter summariser line this often
     #[arg(long, value_parser = common::positive_duration, allow_hyphen_values = true, default_value = "10s")]
     pub interval: Duration,
@@ -83,7 +68,7 @@ fn rate(text: &str) -> Result<f64, String> {
 
 /// Turns the arguments into the engine's configuration; every check that can fail does so here.
 fn config(args: &Args) -> anyhow::Result<LoadConfig> {
-    let mut config = LoadConfig::new(&args.url)?;
+    let mut config = args.request.config(args.url.as_deref())?;
     config.clients = args.clients;
     config.requests = args.requests;
     config.duration = match (args.duration, args.requests) {
@@ -93,34 +78,13 @@ fn config(args: &Args) -> anyhow::Result<LoadConfig> {
     };
     config.rate = args.rate;
     config.think_time = args.think_time;
-    config.keepalive = !args.no_keepalive;
-    config.timeout = args.timeout;
-    config.method = chokepoint_load::parse_method(&args.method)?;
-    config.headers = args.headers.clone();
     config.interval = args.interval;
-    config.body = match (&args.body, &args.body_file) {
-        (Some(text), _) => chokepoint_load::Bytes::from(text.clone()),
-        (None, Some(path)) => std::fs::read(path)
-            .map(chokepoint_load::Bytes::from)
-            .with_context(|| format!("--body-file {}: cannot read it", path.display()))?,
-        (None, None) => chokepoint_load::Bytes::new(),
-    };
     config.validate()?;
     Ok(config)
 }
 
-fn summariser(figures: &chokepoint_load::SpanFigures) -> Summariser {
-    Summariser {
-        requests: figures.requests,
-        elapsed_s: figures.elapsed.as_secs_f64(),
-        mean_ms: figures.mean_ms,
-        min_ms: figures.min_ms,
-        max_ms: figures.max_ms,
-        errors: figures.errors,
-    }
-}
-
-/// A file written beside its final path and renamed into place when complete.
+/// The HdrHistogram log, written beside its final path as the run goes and renamed into place
+/// when complete (the JSON report, written at once, goes through the report crate's writer).
 struct PendingFile {
     temp: PathBuf,
     path: PathBuf,
@@ -188,14 +152,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !wait_for_start(args.sharding.start_at, &cancel) {
         anyhow::bail!("interrupted before --start-at: nothing was run");
     }
-    let (sender, mut events) = tokio::sync::mpsc::unbounded_channel();
-    let engine = {
-        let config = config.clone();
-        std::thread::Builder::new()
-            .name("load-run".into())
-            .spawn(move || chokepoint_load::run(config, Some(sender), cancel))
-            .context("cannot start the load run")?
-    };
+    let run = chokepoint_load::start(config.clone(), cancel)?;
 
     let hdr_file = hdr_log_path.as_deref().map(PendingFile::new);
     let mut hdr_out = match &hdr_file {
@@ -226,15 +183,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let progress = RunProgress::new(config.duration, config.requests, !args.no_progress);
     let mut hdr_error = None;
     let mut started = std::time::SystemTime::now();
-    while let Some(event) = events.blocking_recv() {
+    for event in run.events() {
         match event {
             LoadEvent::MeasurementStarted { .. } => started = std::time::SystemTime::now(),
             LoadEvent::Interval(summary) => {
                 progress.println(&load_text::summary_interval_line(
-                    &summariser(&summary.interval),
+                    &summary.interval,
                     summary.active,
                 ));
-                progress.println(&load_text::summary_total_line(&summariser(&summary.total)));
+                progress.println(&load_text::summary_total_line(&summary.total));
                 progress.update(
                     summary.total.requests,
                     summary.total.errors,
@@ -245,7 +202,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     if let Err(e) = log.write_histogram(
                         &summary.histogram,
                         summary.start,
-                        summary.interval.elapsed,
+                        summary.elapsed,
                         None,
                     ) {
                         hdr_error.get_or_insert(e.to_string());
@@ -255,9 +212,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     progress.finish();
-    let report = engine
-        .join()
-        .map_err(|_| anyhow::anyhow!("the load run panicked"))??;
+    let report = run.finish()?;
 
     println!();
     print!("{}", load_text::load_report(&report));
@@ -277,24 +232,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         pending.commit("--hdr-log")?;
     }
     if let Some(path) = &args.json {
-        let pending = PendingFile::new(path);
-        let json = match &sharding {
+        match &sharding {
             Some(sharding) => {
                 let log = hdr_log_path.as_ref().and_then(|log| relative_to(log, path));
                 let info = sharding.info(started, log);
                 sharding.warn_if_late(&info);
-                serde_json::to_string_pretty(&chokepoint_result::LoadResultFile {
-                    report,
-                    shard: Some(info),
-                    merge: None,
-                })
+                chokepoint_report::files::write_json_file(
+                    path,
+                    &chokepoint_result::LoadResultFile {
+                        report,
+                        shard: Some(info),
+                        merge: None,
+                    },
+                )
             }
-            None => serde_json::to_string_pretty(&report),
+            None => chokepoint_report::files::write_json_file(path, &report),
         }
-        .context("cannot encode the report")?;
-        std::fs::write(&pending.temp, json + "\n")
-            .with_context(|| format!("--json {}: cannot write it", path.display()))?;
-        pending.commit("--json")?;
+        .with_context(|| format!("--json {}: cannot write it", path.display()))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -9,9 +9,19 @@ use std::time::Duration;
 /// Arguments of `chokepoint mock`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Port to listen on (0 picks a free one)
-    #[arg(short, long, default_value_t = 8080)]
-    pub port: u16,
+    /// Port to listen on for HTTP (0 picks a free one; default 8080, none with only --https-port)
+    #[arg(short, long)]
+    pub port: Option<u16>,
+    /// Also (or, without --port, only) serve HTTPS on this port (0 picks a free one)
+    #[arg(long, value_name = "PORT")]
+    pub https_port: Option<u16>,
+    /// HTTPS certificate chain, PEM (default: a self-signed one made at start, written to a file
+    /// whose path is printed)
+    #[arg(long, value_name = "FILE", requires_all = ["https_port", "tls_key"])]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert, PEM
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
     /// Address to listen on
     #[arg(long, default_value = "127.0.0.1")]
     pub bind: IpAddr,
@@ -90,33 +100,80 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         files_root,
         global_templating: args.global_response_templating,
     };
-    let addr = SocketAddr::new(args.bind, args.port);
-    let listener = chokepoint_mock::bind(addr)?;
-    let local = listener
-        .local_addr()
-        .context("cannot read the listening address")?;
-    println!("{}", describe(local, &config, stub_count));
+    let plain_port = match (args.port, args.https_port) {
+        (Some(port), _) => Some(port),
+        (None, None) => Some(8080),
+        (None, Some(_)) => None,
+    };
+    let listener = match plain_port {
+        Some(port) => {
+            let listener = chokepoint_mock::bind(SocketAddr::new(args.bind, port))?;
+            let local = listener
+                .local_addr()
+                .context("cannot read the listening address")?;
+            println!(
+                "{}",
+                describe(&format!("http://{local}"), &config, stub_count)
+            );
+            Some(listener)
+        }
+        None => None,
+    };
+    let https = match args.https_port {
+        Some(port) => {
+            let listener = chokepoint_mock::bind(SocketAddr::new(args.bind, port))?;
+            let local = listener
+                .local_addr()
+                .context("cannot read the listening address")?;
+            let tls = match (&args.tls_cert, &args.tls_key) {
+                (Some(cert), Some(key)) => chokepoint_mock::MockTls::from_pem_files(cert, key)?,
+                _ => chokepoint_mock::MockTls::self_signed(
+                    &std::env::temp_dir().join(format!("chokepoint-mock-{}.pem", local.port())),
+                )?,
+            };
+            println!(
+                "{}",
+                describe(&format!("https://{local}"), &config, stub_count)
+            );
+            println!(
+                "chokepoint mock: HTTPS certificate at {} (trust it in the service under test)",
+                tls.cert_path.display()
+            );
+            Some((listener, tls))
+        }
+        None => None,
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .thread_name("cp-mock")
         .enable_all()
         .build()
         .context("cannot start the runtime")?;
     runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::from_std(listener).context("cannot listen")?;
+        let listener = listener
+            .map(tokio::net::TcpListener::from_std)
+            .transpose()
+            .context("cannot listen")?;
+        let https = match https {
+            Some((listener, tls)) => Some((
+                tokio::net::TcpListener::from_std(listener).context("cannot listen")?,
+                tls,
+            )),
+            None => None,
+        };
         let shutdown = tokio_util::sync::CancellationToken::new();
         let on_ctrl_c = shutdown.clone();
         tokio::spawn(async move {
             let _ = tokio::signal::ctrl_c().await;
             on_ctrl_c.cancel();
         });
-        chokepoint_mock::serve(listener, config, shutdown).await?;
+        chokepoint_mock::serve_plain_and_https(listener, https, config, shutdown).await?;
         anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// The one start line: where it listens and how it is configured.
-fn describe(addr: SocketAddr, config: &chokepoint_mock::MockConfig, stubs: usize) -> String {
+fn describe(url: &str, config: &chokepoint_mock::MockConfig, stubs: usize) -> String {
     let delay = config
         .fixed_delay
         .map_or("none".to_string(), |d| format!("{d:?}"));
@@ -136,7 +193,7 @@ fn describe(addr: SocketAddr, config: &chokepoint_mock::MockConfig, stubs: usize
         n => format!("last {n}"),
     };
     format!(
-        "chokepoint mock listening on http://{addr} (delay {delay}; {stubs}; max connections \
+        "chokepoint mock listening on {url} (delay {delay}; {stubs}; max connections \
          {cap}; keep-alive {keepalive}; journal {journal}; stats at /__chokepoint/stats)"
     )
 }

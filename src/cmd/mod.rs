@@ -2,7 +2,6 @@
 //!
 //! Exit codes (DESIGN.md): 0 done; 1 a gate given with `--expect` failed (the command returns
 //! `Ok(ExitCode::from(1))` itself); 2 bad input or cannot run (any `Err`), printed as one line.
-#[allow(dead_code)] // until every subcommand uses its parsers
 pub mod common;
 pub mod demo;
 pub mod demo_service;
@@ -40,16 +39,48 @@ pub fn exit_on_usage_error(err: clap::Error) -> ExitCode {
         }
         _ => {
             let rendered = err.render().to_string();
-            let first = rendered
-                .lines()
-                .find(|line| !line.trim().is_empty())
-                .unwrap_or("invalid arguments")
-                .trim_start_matches("error: ");
             let _ = writeln!(
                 std::io::stderr(),
-                "chokepoint: {first} (see chokepoint --help)"
+                "chokepoint: {} (see chokepoint --help)",
+                first_line(&rendered)
             );
             ExitCode::from(2)
         }
+    }
+}
+
+/// The first line of clap's message; when it ends in a colon (the arguments that were not
+/// provided follow on their own lines), with those lines after it: `... provided: <URL>`.
+fn first_line(rendered: &str) -> String {
+    let mut lines = rendered.lines().filter(|line| !line.trim().is_empty());
+    let first = lines
+        .next()
+        .unwrap_or("invalid arguments")
+        .trim_start_matches("error: ")
+        .to_string();
+    if !first.ends_with(':') {
+        return first;
+    }
+    let named: Vec<&str> = lines
+        .take_while(|line| line.starts_with(' '))
+        .map(str::trim)
+        .collect();
+    format!("{first} {}", named.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_missing_argument_is_named_on_the_one_line() {
+        let rendered = "error: the following required arguments were not provided:\n  <URL>\n\n\
+                        Usage: chokepoint load <URL>\n\nFor more information, try '--help'.\n";
+        assert_eq!(
+            super::first_line(rendered),
+            "the following required arguments were not provided: <URL>"
+        );
+        assert_eq!(
+            super::first_line("error: unexpected argument '-x' found\n\n  tip: ...\n"),
+            "unexpected argument '-x' found"
+        );
     }
 }

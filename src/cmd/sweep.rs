@@ -1,6 +1,5 @@
 //! `chokepoint sweep URL`: the experiment and the finding.
 use super::common;
-use anyhow::Context;
 use chokepoint_diagnose::Gate;
 use chokepoint_experiment::SweepConfig;
 use chokepoint_report::sweep_text;
@@ -11,17 +10,22 @@ use std::time::Duration;
 /// Arguments of `chokepoint sweep`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The URL to sweep (http:// only)
-    pub url: String,
+    /// The URL to sweep, http:// or https:// (or give --targets FILE)
+    #[arg(required_unless_present = "targets")]
+    pub url: Option<String>,
     /// Client counts to run, e.g. 1,5,20,40,100 (default: adaptive search for the knee)
     #[arg(short = 'c', long, value_delimiter = ',', value_parser = common::client_count, allow_hyphen_values = true)]
     pub clients: Option<Vec<u32>>,
     /// The largest client count the adaptive search may try
     #[arg(long, default_value = "1000", value_parser = common::client_count, allow_hyphen_values = true)]
     pub max_clients: u32,
-    /// Measured length of each step (the ramp until every client has answered comes on top)
+    /// The longest a step measures (the ramp until every client has answered comes on top); a
+    /// step ends sooner once its throughput is known within ±3% (see --step-fixed)
     #[arg(long, default_value = "10s", value_parser = common::positive_duration, allow_hyphen_values = true)]
     pub step: Duration,
+    /// Every step measures the whole --step, as before steps could end early
+    #[arg(long)]
+    pub step_fixed: bool,
     /// Base URL of the running `chokepoint mock` the target calls (downstream evidence)
     #[arg(long)]
     pub mock: Option<String>,
@@ -40,24 +44,8 @@ pub struct Args {
     /// exit 1 when one fails
     #[arg(long = "expect")]
     pub expect: Vec<Gate>,
-    /// HTTP method
-    #[arg(short = 'm', long, default_value = "GET")]
-    pub method: String,
-    /// A request header, 'Name: value' (repeatable)
-    #[arg(short = 'H', long = "header", value_parser = common::header)]
-    pub headers: Vec<(String, String)>,
-    /// Request body
-    #[arg(long, conflicts_with = "body_file")]
-    pub body: Option<String>,
-    /// Request body from a file
-    #[arg(long)]
-    pub body_file: Option<PathBuf>,
-    /// Per-request timeout
-    #[arg(long, default_value = "30s", value_parser = common::positive_duration, allow_hyphen_values = true)]
-    pub timeout: Duration,
-    /// Open a new connection for each request
-    #[arg(long)]
-    pub no_keepalive: bool,
+    #[command(flatten)]
+    pub request: common::RequestArgs,
     #[command(flatten)]
     pub sharding: super::shard::ShardArgs,
     /// With --start-at: from one step's start to the next (ramp, step and drain fit in it;
@@ -92,22 +80,10 @@ fn pid_choice(text: &str) -> Result<PidChoice, String> {
 
 /// Runs the sweep, prints a line per step, the finding, and checks the gates.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let mut config = SweepConfig::new(&args.url)?;
-    config.base.method = args
-        .method
-        .parse()
-        .map_err(|_| anyhow::anyhow!("--method '{}' is not an HTTP method", args.method))?;
-    config.base.headers = args.headers;
-    config.base.timeout = args.timeout;
-    config.base.keepalive = !args.no_keepalive;
-    if let Some(body) = args.body {
-        config.base.body = body.into();
-    }
-    if let Some(path) = &args.body_file {
-        config.base.body = std::fs::read(path)
-            .with_context(|| format!("--body-file {}: cannot read it", path.display()))?
-            .into();
-    }
+    let base = args.request.config(args.url.as_deref())?;
+    base.validate()?;
+    let mut config = SweepConfig::new(&base.url)?;
+    config.base = base;
     if let Some(clients) = &args.clients {
         if let Some(&largest) = clients.iter().max() {
             config.max_clients = largest;
@@ -117,6 +93,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     config.clients = args.clients;
     config.step = args.step;
+    config.step_fixed = args.step_fixed;
     config.ramp_limit = (args.step * 2).max(Duration::from_secs(5));
     if let Some(json) = &args.json {
         common::check_writable(json, "--json")?;
@@ -158,6 +135,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         PidChoice::None => {}
     }
     let sharding = super::shard::shard_sweep(&args.sharding, &mut config, args.slot)?;
+    // Shards on a clock measure the same window: none may end its steps early alone.
+    config.step_fixed |= config.clock.is_some();
     let without_mock = config.mock.is_none();
     let cancel = common::cancel_on_ctrl_c();
     if let (Some(sharding), Some(clock)) = (&sharding, &config.clock) {

@@ -108,6 +108,11 @@ impl Target {
         format!("http://127.0.0.1:{}{path}", self.port)
     }
 
+    /// `https://127.0.0.1:PORT/`, for a target serving TLS.
+    pub fn https_url(&self) -> String {
+        format!("https://127.0.0.1:{}/", self.port)
+    }
+
     pub fn pid(&self) -> i32 {
         self.child.id() as i32
     }

@@ -92,7 +92,10 @@ mod tests {
             ..ThreadCounts::default()
         };
         Step {
-            clients,
+            load: chokepoint_result::LoadReport {
+                clients,
+                ..Default::default()
+            },
             threads_by_pool: Some(ThreadsByPool {
                 interval_ms: 250,
                 samples: 8,

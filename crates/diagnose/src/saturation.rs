@@ -178,10 +178,13 @@ mod tests {
 
     fn step(clients: u32, machine: f64, target: Option<f64>, generator: f64) -> Step {
         Step {
-            clients,
+            load: chokepoint_result::LoadReport {
+                clients,
+                generator_cpu_pct: generator,
+                ..Default::default()
+            },
             machine_cpu_pct: Some(machine),
             target_cpu_pct: target,
-            generator_cpu_pct: generator,
             ..Step::default()
         }
     }

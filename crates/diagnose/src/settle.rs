@@ -231,8 +231,8 @@ mod tests {
     #[test]
     fn below_the_floor_a_step_goes_on() {
         let rule = SettleRule::default();
-        // 0.9 s of a steady 8-client step: too short.
-        let tl = timeline(&[(80, 100.0); 9]);
+        // 1.4 s of a steady 8-client step: too short.
+        let tl = timeline(&[(80, 100.0); 14]);
         assert_eq!(assess(&tl, 0.1, 8, &rule), Settling::Floor);
         // 2 s, but 1 s latency: fewer than 3 completions per client.
         let tl = timeline(&[(2, 1000.0); 20]);
@@ -241,7 +241,7 @@ mod tests {
 
     #[test]
     fn a_steady_step_settles_at_the_floor() {
-        let tl = timeline(&[(80, 100.0); 10]);
+        let tl = timeline(&[(80, 100.0); 15]);
         match assess(&tl, 0.1, 8, &SettleRule::default()) {
             Settling::Settled {
                 throughput_rps,
@@ -280,7 +280,7 @@ mod tests {
     #[test]
     fn one_client_needs_time_for_the_counted_figure_to_agree() {
         // 1 client at 100 ms: the law's interval is narrow at once, the edge error is not.
-        let tl = timeline(&[(1, 100.0); 10]);
+        let tl = timeline(&[(1, 100.0); 15]);
         assert!(matches!(
             assess(&tl, 0.1, 1, &SettleRule::default()),
             Settling::EdgeError { .. }

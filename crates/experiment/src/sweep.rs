@@ -2,13 +2,14 @@
 //! observer saw, saved as it ends, then diagnosed.
 use crate::downstream::MockClient;
 use anyhow::Context;
+use chokepoint_diagnose::{assess, SettleRule};
 use chokepoint_load::{LoadConfig, LoadEvent};
 use chokepoint_observe::{
     available_cores, CpuMeter, CpuScope, MachineCpuMeter, Observer, StepObservation, TargetSpec,
 };
 use chokepoint_result::{
-    DownstreamInFlight, DownstreamStep, LoadReport, MockStats, ShardInfo, Step, SweepContext,
-    SweepResult,
+    DownstreamInFlight, DownstreamStep, MockStats, ShardInfo, Step, StepChoice, StepEnd,
+    SweepContext, SweepResult, TimelinePoint,
 };
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -24,8 +25,13 @@ pub struct SweepConfig {
     pub clients: Option<Vec<u32>>,
     /// The largest client count the adaptive search may try.
     pub max_clients: u32,
-    /// Measured length of each step (the ramp comes on top).
+    /// The longest a step measures (the ramp comes on top); a step ends sooner when its
+    /// figures are known well enough (`settle`), unless `step_fixed`.
     pub step: Duration,
+    /// Every step measures the whole `step` (the behaviour before steps could end early).
+    pub step_fixed: bool,
+    /// When a step knows enough (`chokepoint_diagnose::settle`).
+    pub settle: SettleRule,
     /// The longest a step's ramp may take before measuring starts anyway.
     pub ramp_limit: Duration,
     /// Base URL of a running `chokepoint mock` that the target calls.
@@ -63,6 +69,8 @@ impl SweepConfig {
             clients: None,
             max_clients: 1000,
             step: Duration::from_secs(10),
+            step_fixed: false,
+            settle: SettleRule::default(),
             ramp_limit: Duration::from_secs(20),
             mock: None,
             out: None,
@@ -174,6 +182,8 @@ pub fn sweep(
         duration_s: 0.0,
         load_s: 0.0,
     };
+    let began = Instant::now();
+    let cores = Some(available_cores() as u32);
     let mut planned: Option<VecDeque<u32>> = config.clients.clone().map(VecDeque::from);
     let mut failure = None;
     loop {
@@ -182,10 +192,10 @@ pub fn sweep(
             break;
         }
         let next = match &mut planned {
-            Some(queue) => queue.pop_front(),
-            None => chokepoint_diagnose::next_clients(&result.steps, config.max_clients),
+            Some(queue) => queue.pop_front().map(|c| (c, StepChoice::Given)),
+            None => chokepoint_diagnose::next_step(&result.steps, config.max_clients, cores),
         };
-        let Some(clients) = next else { break };
+        let Some((clients, why)) = next else { break };
         if let Some(clock) = &config.clock {
             if !on_the_clock(clock, result.steps.len(), &mut result.shard, &cancel) {
                 result.interrupted = true;
@@ -193,7 +203,8 @@ pub fn sweep(
             }
         }
         match run_step(config, clients, mock.as_ref(), &cancel) {
-            Ok(Some(step)) => {
+            Ok(Some(mut step)) => {
+                step.chosen_because = Some(why);
                 result.steps.push(step);
                 on_step(result.steps.last().expect("just pushed"));
                 save(config, &result, false)?;
@@ -211,6 +222,8 @@ pub fn sweep(
         }
         drain(config, mock.as_ref(), &cancel);
     }
+    result.duration_s = began.elapsed().as_secs_f64();
+    result.load_s = result.steps.iter().map(|s| s.measured_s).sum();
     result.context.downstream_delay_ms = downstream_delay_ms(&result.steps, first_stats.as_ref());
     result.diagnosis =
         Some(chokepoint_diagnose::diagnose(&result.steps, &result.context).into_diagnosis());
@@ -268,13 +281,15 @@ fn run_step(
     load.rate = None;
     load.exclude_ramp = true;
     load.ramp_limit = config.ramp_limit;
-    load.interval = config.step + config.ramp_limit + Duration::from_secs(1);
-    let (events, mut received) = tokio::sync::mpsc::unbounded_channel();
-    let step_cancel = cancel.child_token();
-    let engine = std::thread::Builder::new()
-        .name("cp-sweep-step".into())
-        .spawn(move || chokepoint_load::run(load, Some(events), step_cancel))
-        .context("cannot start the load engine's thread")?;
+    // Steps that may end early read the timeline as it grows, one interval per bucket.
+    load.interval = if config.step_fixed {
+        config.step + config.ramp_limit + Duration::from_secs(1)
+    } else {
+        load.timeline_bucket
+    };
+    let bucket_s = load.timeline_bucket.as_secs_f64();
+    let run =
+        chokepoint_load::start(load, cancel.child_token()).map_err(|e| anyhow::anyhow!("{e}"))?;
 
     let mut target_meter = config
         .target_cpu
@@ -285,7 +300,24 @@ fn run_step(
     let mut observer: Option<Observer> = None;
     let mut ramp = Duration::ZERO;
     let mut reset_error = None;
-    while let Some(event) = received.blocking_recv() {
+    let mut so_far: Vec<TimelinePoint> = Vec::new();
+    let mut settled = false;
+    for event in run.events() {
+        if let LoadEvent::Interval(summary) = &event {
+            if config.step_fixed || settled || summary.last {
+                continue;
+            }
+            so_far.push(TimelinePoint {
+                t_s: summary.start.as_secs_f64(),
+                completed: summary.interval.requests,
+                mean_latency_ms: summary.interval.mean_ms,
+                ..TimelinePoint::default()
+            });
+            if assess(&so_far, bucket_s, clients, &config.settle).is_settled() {
+                settled = true;
+                run.end_window();
+            }
+        }
         if let LoadEvent::MeasurementStarted {
             ramp: measured_ramp,
         } = event
@@ -304,21 +336,45 @@ fn run_step(
         }
     }
     let observed = observer.map(Observer::finish);
-    let report = engine
-        .join()
-        .map_err(|_| anyhow::anyhow!("the load engine stopped unexpectedly"))?
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let report = run.finish().map_err(|e| anyhow::anyhow!("{e}"))?;
     if report.interrupted {
         return Ok(None);
     }
     if let Some(err) = reset_error {
         return Err(err);
     }
-    let target_cpu_pct = target_meter.and_then(|m| m.percent(available_cores()).ok());
-    let machine_cpu_pct = machine_meter.and_then(|m| m.percent().ok());
     let stats = mock.map(|m| m.stats()).transpose()?;
-    let mut step = step_from(report, stats, target_cpu_pct, ramp);
-    step.machine_cpu_pct = machine_cpu_pct;
+    let mut step = Step {
+        error_rate: report.error_rate(),
+        downstream_inflight: stats.as_ref().map(|s| DownstreamInFlight {
+            mean: s.mean_in_flight,
+            max: s.max_in_flight,
+        }),
+        downstream: stats.map(|s| DownstreamStep {
+            requests: s.requests,
+            stubs: s.stubs,
+            max_connections_open: s.max_connections_open,
+            connections_accepted: s.connections_accepted,
+            in_flight_series: s.in_flight_series,
+        }),
+        target_cpu_pct: target_meter.and_then(|m| m.percent(available_cores()).ok()),
+        machine_cpu_pct: machine_meter.and_then(|m| m.percent().ok()),
+        observed_pids: Vec::new(),
+        threads_by_pool: None,
+        connections: None,
+        observation_notes: Vec::new(),
+        ramp_s: ramp.as_secs_f64(),
+        chosen_because: None,
+        measured_s: ramp.as_secs_f64() + report.duration_s,
+        ended: Some(if config.step_fixed {
+            StepEnd::Fixed
+        } else if settled {
+            StepEnd::Settled
+        } else {
+            StepEnd::Ceiling
+        }),
+        load: report,
+    };
     if let Some(observed) = observed {
         add_observation(&mut step, observed);
     }
@@ -333,74 +389,22 @@ fn add_observation(step: &mut Step, observed: StepObservation) {
     step.observation_notes = observed.notes;
 }
 
-/// The step record of one load report and what the mock and the observer saw meanwhile.
-pub fn step_from(
-    report: LoadReport,
-    stats: Option<MockStats>,
-    target_cpu_pct: Option<f64>,
-    ramp: Duration,
-) -> Step {
-    let error_rate = report.error_rate();
-    Step {
-        clients: report.clients,
-        throughput_rps: report.throughput_rps,
-        ok_throughput_rps: report.ok_throughput_rps,
-        requests: report.requests,
-        ok: report.ok,
-        latency_ms: report.latency_ms,
-        ok_latency_ms: report.ok_latency_ms,
-        error_latency_ms: report.error_latency_ms,
-        errors: report.errors,
-        error_rate,
-        downstream_inflight: stats.as_ref().map(|s| DownstreamInFlight {
-            mean: s.mean_in_flight,
-            max: s.max_in_flight,
-        }),
-        downstream: stats.map(|s| DownstreamStep {
-            requests: s.requests,
-            stubs: s.stubs,
-            max_connections_open: s.max_connections_open,
-            connections_accepted: s.connections_accepted,
-            in_flight_series: s.in_flight_series,
-        }),
-        target_cpu_pct,
-        generator_cpu_pct: report.generator_cpu_pct,
-        machine_cpu_pct: None,
-        observed_pids: Vec::new(),
-        threads_by_pool: None,
-        connections: None,
-        observation_notes: Vec::new(),
-        duration_s: report.duration_s,
-        ramp_s: ramp.as_secs_f64(),
-        timeline_bucket_s: report.timeline_bucket_s,
-        timeline: report.timeline,
-        histograms: report.histograms,
-        chosen_because: None,
-        measured_s: 0.0,
-        ended: None,
-    }
-}
-
 /// Waits, bounded, until the target has worked off the requests the last step left queued:
 /// one probe request waits behind the backlog of a FIFO pool, then the mock's in-flight count
 /// must reach zero.
 fn drain(config: &SweepConfig, mock: Option<&MockClient>, cancel: &CancellationToken) {
     let deadline = Instant::now() + config.drain_timeout;
-    let probe_timeout = config.drain_timeout.min(config.base.timeout);
-    let agent = ureq::AgentBuilder::new()
-        .timeout(probe_timeout)
-        .max_idle_connections(0)
-        .build();
-    let mut request = agent.request(config.base.method.as_str(), &config.base.url);
-    for (name, value) in &config.base.headers {
-        request = request.set(name, value);
-    }
+    // One request as the steps send them (same TLS, same first target), on the load engine.
+    let mut probe = config.base.clone();
+    probe.clients = 1;
+    probe.requests = Some(1);
+    probe.duration = None;
+    probe.rate = None;
+    probe.exclude_ramp = false;
+    probe.timeout = config.drain_timeout.min(config.base.timeout);
+    probe.interval = probe.timeout + Duration::from_secs(1);
     // The probe's answer does not matter, only that it came back (or timed out).
-    let _ = if config.base.body.is_empty() {
-        request.call()
-    } else {
-        request.send_bytes(&config.base.body)
-    };
+    let _ = chokepoint_load::start(probe, cancel.child_token()).and_then(|run| run.finish());
     if let Some(mock) = mock {
         while Instant::now() < deadline && !cancel.is_cancelled() {
             match mock.stats() {

@@ -1,62 +1,28 @@
 //! One run: the coordinator (ramp, window, intervals, end) and the client tasks it spawns.
-use crate::client::{Client, Target};
+use crate::client::{Client, ConnectionCounts, Request, Target};
 use crate::pacer::{Pace, Pacer};
-use crate::recorder::{latency_ms, Outcome, Registry, Samples};
-use crate::summary::{IntervalSummary, SpanFigures};
+use crate::recorder::{Outcome, Registry};
+use crate::setup::{preflight, render_requests, resolve};
+use crate::targets::send_order;
+use crate::tls::{client_config, Connect, Plain, Tls};
+use crate::window::Window;
 use crate::{LoadConfig, LoadError, LoadEvent, ParsedUrl};
-use chokepoint_observe::{CpuMeter, CpuScope, ThreadGroupCpu};
-use chokepoint_result::{LateStarts, LoadReport, TimelinePoint};
+use chokepoint_observe::ThreadGroupCpu;
+use chokepoint_result::LoadReport;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::mpsc::Sender;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-/// Above this share of its cores (percent) the generator says it may be the bottleneck.
-pub const SATURATED_PCT: f64 = 90.0;
 /// In the open model a worker wakes up to this much before a hit is due (the timer's
 /// granularity is 1 ms), so hits are not counted late because of the timer alone.
 const EARLY_WAKE: Duration = Duration::from_millis(1);
 
-/// Runs one load run to its end and returns what it measured.
-///
-/// Blocks the calling thread. The run gets threads of its own, so this works from a plain thread
-/// and from inside another runtime's `spawn_blocking`: a control thread (`cp-load-ctl`) that
-/// paces the intervals, and one worker thread (`cp-load`) per core this process may use, each
-/// with its own single-threaded tokio runtime driving its share of the clients (one event loop
-/// per thread, as wrk does: no work stealing, no cross-thread wake-ups per request). Cancelling
-/// `cancel` ends the run at once (requests in flight are abandoned) and returns the partial
-/// report with `interrupted: true`. An unreachable target is an error before the run; failures
-/// during the run are counted by kind.
-pub fn run(
-    config: LoadConfig,
-    events: Option<UnboundedSender<LoadEvent>>,
-    cancel: CancellationToken,
-) -> Result<LoadReport, LoadError> {
-    config.validate()?;
-    let parsed = config.parsed_url()?;
-    let cores = chokepoint_observe::available_cores();
-    let thread = std::thread::Builder::new()
-        .name("cp-load-ctl".into())
-        .spawn(move || {
-            // The generator's CPU: this thread and the workers, each counted to its end.
-            let generator = ThreadGroupCpu::new();
-            let _member = generator.join();
-            let runtime = current_thread_runtime()?;
-            let result =
-                runtime.block_on(coordinate(config, parsed, events, cancel, cores, generator));
-            runtime.shutdown_timeout(Duration::from_millis(200));
-            result
-        })
-        .map_err(|e| LoadError::Engine(format!("cannot start the load thread: {e}")))?;
-    thread
-        .join()
-        .map_err(|_| LoadError::Engine("the load thread panicked".into()))?
-}
-
-fn current_thread_runtime() -> Result<tokio::runtime::Runtime, LoadError> {
+pub(crate) fn current_thread_runtime() -> Result<tokio::runtime::Runtime, LoadError> {
     // I/O and timers only: the signal and process drivers would run on every turn of the loop.
     tokio::runtime::Builder::new_current_thread()
         .enable_io()
@@ -66,23 +32,32 @@ fn current_thread_runtime() -> Result<tokio::runtime::Runtime, LoadError> {
 }
 
 /// What the coordinator and every client task share.
-struct Shared {
-    registry: Registry,
+pub(crate) struct Shared {
+    pub(crate) registry: Registry,
     /// Set when the measured window begins; nothing completed before it is recorded.
-    window_start: OnceLock<Instant>,
+    pub(crate) window_start: OnceLock<Instant>,
     bucket_us: u64,
     /// Requests (closed model) or hits (open model) taken so far.
     issued: AtomicU64,
-    in_flight: AtomicU64,
-    max_in_flight: AtomicU64,
+    pub(crate) in_flight: AtomicU64,
+    pub(crate) max_in_flight: AtomicU64,
     /// Clients that completed at least one request.
     warmed: AtomicU32,
-    connections: AtomicU64,
+    pub(crate) counts: ConnectionCounts,
+    /// Request `k` of the run is `target.requests[order[k % order.len()]]`.
+    order: Vec<usize>,
+    /// A targets file was given: outcomes are recorded per request too.
+    several: bool,
     /// The generator's threads, whose CPU is its own figure.
     generator: ThreadGroupCpu,
 }
 
 impl Shared {
+    /// Which request the `k`-th request of the run sends.
+    fn pick(&self, k: u64) -> usize {
+        self.order[(k % self.order.len() as u64) as usize]
+    }
+
     fn record(&self, outcome: impl FnOnce(u64) -> Outcome, done: Instant) {
         let Some(window) = self.window_start.get() else {
             return;
@@ -95,68 +70,64 @@ impl Shared {
     }
 }
 
-async fn resolve(parsed: &ParsedUrl) -> Result<SocketAddr, LoadError> {
-    let unresolved = |why: String| {
-        LoadError::Unreachable(format!(
-            "cannot resolve host '{}' ({why}): fix the URL",
-            parsed.host
-        ))
-    };
-    let mut addrs = tokio::net::lookup_host((parsed.host.as_str(), parsed.port))
-        .await
-        .map_err(|e| unresolved(e.to_string()))?;
-    addrs.next().ok_or_else(|| unresolved("no address".into()))
+/// The two ways a run is ended early from outside.
+pub(crate) struct Ending {
+    /// Ends the run at once; the report says `interrupted`.
+    pub cancel: CancellationToken,
+    /// Ends the measured window now, as if its duration had run out: a whole report.
+    pub end_window: CancellationToken,
 }
 
-async fn preflight(addr: SocketAddr, timeout: Duration) -> Result<(), LoadError> {
-    let timeout = timeout.min(Duration::from_secs(10));
-    match tokio::time::timeout(timeout, tokio::net::TcpStream::connect(addr)).await {
-        Ok(Ok(_)) => Ok(()),
-        Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-            Err(LoadError::Unreachable(format!(
-                "nothing listens on {addr} (connection refused): start the service or fix the URL"
-            )))
-        }
-        Ok(Err(e)) => Err(LoadError::Unreachable(format!(
-            "cannot connect to {addr} ({e}): start the service or fix the URL"
-        ))),
-        Err(_) => Err(LoadError::Unreachable(format!(
-            "{addr} did not accept a connection within {timeout:?}: check the service or the URL"
-        ))),
-    }
-}
-
-async fn coordinate(
+pub(crate) async fn coordinate(
     config: LoadConfig,
     parsed: ParsedUrl,
-    events: Option<UnboundedSender<LoadEvent>>,
-    cancel: CancellationToken,
+    events: Sender<LoadEvent>,
+    ending: Ending,
     cores: usize,
     generator: ThreadGroupCpu,
 ) -> Result<LoadReport, LoadError> {
-    let send = |event: LoadEvent| {
-        if let Some(events) = &events {
-            let _ = events.send(event);
-        }
-    };
     let addr = resolve(&parsed).await?;
-    preflight(addr, config.timeout).await?;
-    let request = Target::render(
-        &config.method,
-        &parsed.path,
-        &parsed.authority,
-        &config.headers,
-        config.keepalive,
-        &config.body,
-    )
-    .map_err(LoadError::Config)?;
-    let target = Arc::new(Target {
+    let requests = render_requests(&config, &parsed)?;
+    if parsed.tls {
+        let tls = Tls::new(client_config(&config.trust)?, &parsed.host)?;
+        preflight(addr, &tls, config.timeout, &config.url, &config.trust).await?;
+        let target = target(&config, addr, tls, requests);
+        drive(config, target, events, ending, cores, generator).await
+    } else {
+        preflight(addr, &Plain, config.timeout, &config.url, &config.trust).await?;
+        let target = target(&config, addr, Plain, requests);
+        drive(config, target, events, ending, cores, generator).await
+    }
+}
+
+fn target<C: Connect>(
+    config: &LoadConfig,
+    addr: SocketAddr,
+    connect: C,
+    requests: Vec<Request>,
+) -> Arc<Target<C>> {
+    Arc::new(Target {
         addr,
-        request,
-        head: config.method == http::Method::HEAD,
+        connect,
+        requests,
         keepalive: config.keepalive,
         timeout: config.timeout,
-    });
+    })
+}
+
+/// Drives the run over connections that `C` opens.
+async fn drive<C: Connect>(
+    config: LoadConfig,
+    target: Arc<Target<C>>,
+    events: Sender<LoadEvent>,
+    ending: Ending,
+    cores: usize,
+    generator: ThreadGroupCpu,
+) -> Result<LoadReport, LoadError> {
+    let Ending { cancel, end_window } = ending;
+    let send = |event: LoadEvent| {
+        let _ = events.send(event);
+    };
     let shared = Arc::new(Shared {
         registry: Registry::new(),
         window_start: OnceLock::new(),
@@ -165,12 +136,14 @@ async fn coordinate(
         in_flight: AtomicU64::new(0),
         max_in_flight: AtomicU64::new(0),
         warmed: AtomicU32::new(0),
-        connections: AtomicU64::new(0),
+        counts: ConnectionCounts::default(),
+        order: send_order(config.targets.len(), config.targets_order),
+        several: !config.targets.is_empty(),
         generator: generator.clone(),
     });
 
     let start = Instant::now();
-    let mut window = Window::new(&config, cores, start, generator.clone());
+    let mut window = Window::new(&config, cores, start, generator);
     if !config.exclude_ramp || config.rate.is_some() {
         window.begin(start, &shared, &send);
     }
@@ -203,6 +176,7 @@ async fn coordinate(
                 break;
             }
             _ = sleep_until(deadline) => break,
+            _ = end_window.cancelled() => break,
             _ = bucket_tick.tick() => {
                 let now = Instant::now();
                 if window.start.is_none()
@@ -240,11 +214,11 @@ async fn coordinate(
 /// clients on a single-threaded runtime until they finish or `stop` is cancelled. Every worker
 /// holds a clone of `ended` until its runtime (and every request in it) is gone, and sends an
 /// error through it if it could not start; the channel closes when all have ended.
-fn spawn_workers(
+fn spawn_workers<C: Connect>(
     config: &LoadConfig,
     cores: usize,
     shared: &Arc<Shared>,
-    target: &Arc<Target>,
+    target: &Arc<Target<C>>,
     start: Instant,
     stop: &CancellationToken,
     ended: &UnboundedSender<Option<LoadError>>,
@@ -325,217 +299,32 @@ async fn tick(interval: &mut Option<tokio::time::Interval>) {
     }
 }
 
-/// The measured window: its start, what it has accumulated, and the interval bookkeeping.
-struct Window {
-    run_start: Instant,
-    start: Option<Instant>,
-    duration: Option<Duration>,
-    interval: Duration,
-    interval_tick: Option<tokio::time::Interval>,
-    interval_start: Option<Instant>,
-    bucket: Duration,
-    in_flight: Vec<u64>,
-    total: Samples,
-    connections_at_start: u64,
-    cores: usize,
-    generator: ThreadGroupCpu,
-    cpu: Option<CpuMeter>,
-    interval_cpu: Option<CpuMeter>,
-}
-
-impl Window {
-    fn new(
-        config: &LoadConfig,
-        cores: usize,
-        run_start: Instant,
-        generator: ThreadGroupCpu,
-    ) -> Window {
-        Window {
-            run_start,
-            start: None,
-            duration: config.duration,
-            interval: config.interval,
-            interval_tick: None,
-            interval_start: None,
-            bucket: config.timeline_bucket,
-            in_flight: Vec::new(),
-            total: Samples::default(),
-            connections_at_start: 0,
-            cores,
-            generator,
-            cpu: None,
-            interval_cpu: None,
-        }
-    }
-
-    fn begin(&mut self, at: Instant, shared: &Shared, send: &impl Fn(LoadEvent)) {
-        let _ = shared.window_start.set(at);
-        self.start = Some(at);
-        self.interval_start = Some(at);
-        self.connections_at_start = shared.connections.load(Relaxed);
-        let first = (at + self.interval).into();
-        self.interval_tick = Some(tokio::time::interval_at(first, self.interval));
-        let scope = CpuScope::Group(self.generator.clone());
-        self.cpu = CpuMeter::start(scope.clone()).ok();
-        self.interval_cpu = CpuMeter::start(scope).ok();
-        send(LoadEvent::MeasurementStarted {
-            ramp: at.saturating_duration_since(self.run_start),
-        });
-    }
-
-    fn deadline(&self) -> Option<Instant> {
-        Some(self.start? + self.duration?)
-    }
-
-    fn sample_in_flight(&mut self, now: Instant, in_flight: u64) {
-        let Some(start) = self.start else { return };
-        let index = (now.saturating_duration_since(start).as_micros()
-            / self.bucket.as_micros().max(1)) as usize;
-        if index >= self.in_flight.len() {
-            self.in_flight.resize(index + 1, 0);
-        }
-        self.in_flight[index] = in_flight;
-    }
-
-    fn emit_interval(&mut self, shared: &Shared, send: &impl Fn(LoadEvent), last: bool) {
-        let (Some(start), Some(interval_start)) = (self.start, self.interval_start) else {
-            return;
-        };
-        let now = Instant::now();
-        let mut current = Samples::default();
-        shared.registry.drain_into(&mut current);
-        self.total.add(&current);
-        if last && current.requests() == 0 {
-            return;
-        }
-        let generator_cpu_pct = self
-            .interval_cpu
-            .as_mut()
-            .and_then(|meter| {
-                let pct = meter.percent(self.cores).ok();
-                let _ = meter.restart();
-                pct
-            })
-            .unwrap_or(0.0);
-        send(LoadEvent::Interval(IntervalSummary {
-            start: interval_start.saturating_duration_since(start),
-            interval: SpanFigures::of(&current, now.saturating_duration_since(interval_start)),
-            total: SpanFigures::of(&self.total, now.saturating_duration_since(start)),
-            active: shared.in_flight.load(Relaxed),
-            generator_cpu_pct,
-            histogram: current.latency.clone(),
-            last,
-        }));
-        self.interval_start = Some(now);
-    }
-
-    fn report(
-        &self,
-        config: &LoadConfig,
-        shared: &Shared,
-        end: Instant,
-        interrupted: bool,
-    ) -> LoadReport {
-        let total = &self.total;
-        let duration = self
-            .start
-            .map(|start| end.saturating_duration_since(start))
-            .unwrap_or_default();
-        let seconds = duration.as_secs_f64();
-        let per_second = |n: u64| {
-            if seconds > 0.0 {
-                n as f64 / seconds
-            } else {
-                0.0
-            }
-        };
-        let open = config.rate.is_some();
-        let generator_cpu_pct = self
-            .cpu
-            .as_ref()
-            .and_then(|meter| meter.percent(self.cores).ok())
-            .unwrap_or(0.0);
-        let buckets = (duration
-            .as_micros()
-            .div_ceil(self.bucket.as_micros().max(1))) as usize;
-        let timeline = (0..buckets)
-            .map(|i| {
-                let sums = total.timeline.get(i).copied().unwrap_or_default();
-                TimelinePoint {
-                    t_s: i as f64 * self.bucket.as_secs_f64(),
-                    completed: sums.completed,
-                    ok: sums.ok,
-                    mean_latency_ms: if sums.completed > 0 {
-                        sums.latency_sum_us as f64 / sums.completed as f64 / 1000.0
-                    } else {
-                        0.0
-                    },
-                    in_flight: self.in_flight.get(i).copied().unwrap_or(0),
-                }
-            })
-            .collect();
-        let optional = |h: &hdrhistogram::Histogram<u64>| (!h.is_empty()).then(|| latency_ms(h));
-        LoadReport {
-            target: config.url.clone(),
-            requests: total.requests(),
-            ok: total.ok,
-            errors: total
-                .errors
-                .iter()
-                .map(|(kind, count)| (kind.name(), *count))
-                .collect(),
-            throughput_rps: per_second(total.requests()),
-            ok_throughput_rps: per_second(total.ok),
-            latency_ms: latency_ms(&total.latency),
-            ok_latency_ms: optional(&total.ok_latency),
-            error_latency_ms: optional(&total.error_latency),
-            uncorrected_latency_ms: open.then(|| latency_ms(&total.uncorrected)),
-            late_starts: open.then(|| LateStarts {
-                count: total.late_count,
-                mean_ms: if total.late_count > 0 {
-                    total.late_sum_us as f64 / total.late_count as f64 / 1000.0
-                } else {
-                    0.0
-                },
-                max_ms: total.late_max_us as f64 / 1000.0,
-            }),
-            clients: if open {
-                shared.max_in_flight.load(Relaxed) as u32
-            } else {
-                config.clients
-            },
-            rate_rps: config.rate,
-            duration_s: seconds,
-            connections_opened: shared.connections.load(Relaxed) - self.connections_at_start,
-            keepalive: config.keepalive,
-            generator_cpu_pct,
-            generator_saturated: generator_cpu_pct > SATURATED_PCT,
-            bytes_received: total.bytes,
-            timeline_bucket_s: self.bucket.as_secs_f64(),
-            timeline,
-            interrupted,
-            histograms: Some(crate::hdr::histograms_of(total, open)),
-        }
-    }
-}
-
 /// A closed-loop client: its next request goes out when the last one ended (and the think time
 /// passed).
-async fn closed_client(
+async fn closed_client<C: Connect>(
     shared: Arc<Shared>,
-    target: Arc<Target>,
+    target: Arc<Target<C>>,
     think_time: Duration,
     requests: Option<u64>,
 ) {
     let mut client = Client::new();
     let mut warmed = false;
+    // A request count or several requests need the run's request index; otherwise no shared
+    // counter is touched per request.
+    let counted = requests.is_some() || shared.order.len() > 1;
     loop {
-        if requests.is_some_and(|limit| shared.issued.fetch_add(1, Relaxed) >= limit) {
+        let k = if counted {
+            shared.issued.fetch_add(1, Relaxed)
+        } else {
+            0
+        };
+        if requests.is_some_and(|limit| k >= limit) {
             return;
         }
+        let which = shared.pick(k);
         let begun = Instant::now();
         shared.in_flight.fetch_add(1, Relaxed);
-        let exchange = client.exchange(&target, &shared.connections, begun).await;
+        let exchange = client.exchange(&target, which, &shared.counts, begun).await;
         shared.in_flight.fetch_sub(1, Relaxed);
         let done = Instant::now();
         shared.record(
@@ -546,6 +335,9 @@ async fn closed_client(
                 failure: exchange.failure,
                 bytes: exchange.bytes,
                 bucket,
+                connect: exchange.opened.map(|o| o.connect),
+                handshake: exchange.opened.and_then(|o| o.handshake),
+                target: shared.several.then_some(which),
             },
             done,
         );
@@ -562,7 +354,12 @@ async fn closed_client(
 /// An open-model worker: takes the next hit of the schedule, waits until it is due, sends it on
 /// its own connection. Latency counts from the due time, so a hit that had to wait for a free
 /// worker carries its wait (wrk2's correction for coordinated omission).
-async fn open_worker(shared: Arc<Shared>, target: Arc<Target>, pacer: Pacer, start: Instant) {
+async fn open_worker<C: Connect>(
+    shared: Arc<Shared>,
+    target: Arc<Target<C>>,
+    pacer: Pacer,
+    start: Instant,
+) {
     let mut client = Client::new();
     loop {
         let hit = shared.issued.fetch_add(1, Relaxed);
@@ -570,6 +367,7 @@ async fn open_worker(shared: Arc<Shared>, target: Arc<Target>, pacer: Pacer, sta
             Pace::Stop => return,
             Pace::Wait(wait) => wait,
         };
+        let which = shared.pick(hit);
         let due = start + pacer.due(hit);
         if wait > EARLY_WAKE {
             tokio::time::sleep_until((due - EARLY_WAKE).into()).await;
@@ -577,7 +375,7 @@ async fn open_worker(shared: Arc<Shared>, target: Arc<Target>, pacer: Pacer, sta
         let sent = Instant::now();
         let in_flight = shared.in_flight.fetch_add(1, Relaxed) + 1;
         shared.max_in_flight.fetch_max(in_flight, Relaxed);
-        let exchange = client.exchange(&target, &shared.connections, sent).await;
+        let exchange = client.exchange(&target, which, &shared.counts, sent).await;
         shared.in_flight.fetch_sub(1, Relaxed);
         let done = Instant::now();
         shared.record(
@@ -588,6 +386,9 @@ async fn open_worker(shared: Arc<Shared>, target: Arc<Target>, pacer: Pacer, sta
                 failure: exchange.failure,
                 bytes: exchange.bytes,
                 bucket,
+                connect: exchange.opened.map(|o| o.connect),
+                handshake: exchange.opened.and_then(|o| o.handshake),
+                target: shared.several.then_some(which),
             },
             done,
         );

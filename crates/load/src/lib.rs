@@ -1,21 +1,25 @@
-//! The load engine: drives an HTTP/1.1 service with closed-loop clients or a constant arrival
-//! rate, and measures what it saw into a [`chokepoint_result::LoadReport`].
+//! The load engine: drives an HTTP/1.1 service (plain or over TLS) with closed-loop clients or
+//! a constant arrival rate, and measures what it saw into a [`chokepoint_result::LoadReport`].
 //!
 //! How a run flows:
 //! - [`LoadConfig`] says what to send and how ([`LoadConfig::new`] gives ab-like defaults,
-//!   [`LoadConfig::validate`] refuses bad input with a one-line message).
-//! - [`run`] resolves the target, makes one preflight TCP connect (nothing listening is an error,
-//!   not a run full of failures), then starts one worker thread per core (named `cp-load`), each
-//!   with its own single-threaded tokio runtime, and spreads one task per client over them
-//!   (`engine`). Each client speaks HTTP/1.1 itself: the request is rendered once, responses are
-//!   parsed in place with httparse (`client`). In the closed model each client sends
-//!   its next request when the last one ended; in the open model each task takes the next hit of
-//!   the schedule ([`pacer`]) and latency counts from the hit's due time (wrk2's correction).
-//! - Each request's latency is recorded in `recorder::Registry::record`: into HdrHistograms
-//!   owned by the worker thread, drained and merged once per interval, so no channel or lock is
-//!   contended per request.
+//!   [`LoadConfig::validate`] refuses bad input with a one-line message): one request, or the
+//!   requests of a targets file ([`targets`], vegeta's format) sent in turn.
+//! - [`start`] checks the configuration and returns a [`LoadHandle`]: the run's live events,
+//!   then its report. Its control thread resolves the target and opens one connection first
+//!   (`setup`: nothing listening, or a TLS certificate not trusted, is an error, not a run full of
+//!   failures), then starts one worker thread per core (named `cp-load`), each with its own
+//!   single-threaded tokio runtime, and spreads one task per client over them (`engine`). Each
+//!   client speaks HTTP/1.1 itself (`client`): the requests are rendered once (`request`),
+//!   responses are parsed in place with httparse (`response`), over a connection that `tls`
+//!   opens (plain TCP, or a rustls handshake over it). In the closed model each client sends its
+//!   next request when the last one ended; in the open model each task takes the next hit of the
+//!   schedule ([`pacer`]) and latency counts from the hit's due time (wrk2's correction).
+//! - Each request's latency (and, when it opened a connection, the connect and handshake times)
+//!   is recorded in `recorder::Registry::record`: into HdrHistograms owned by the worker thread,
+//!   drained and merged once per interval, so no channel or lock is contended per request.
 //! - Every `interval` a [`LoadEvent::Interval`] carries JMeter's summariser figures
-//!   ([`IntervalSummary`]); at the end the merged histograms become the report.
+//!   ([`IntervalSummary`]); at the end the merged histograms become the report (`window`).
 //!
 //! The run also measures its own CPU use (`generator_cpu_pct`) so a saturated generator is not
 //! mistaken for a slow service.
@@ -23,26 +27,37 @@
 
 mod client;
 mod engine;
+pub mod failure;
+mod handle;
 pub mod hdr;
 pub mod pacer;
 pub mod progress;
 pub mod recorder;
+mod request;
+mod response;
+mod setup;
 pub mod shard;
 pub mod summary;
+pub mod targets;
+mod tls;
+mod window;
 
 /// Re-exported so callers can fill [`LoadConfig::body`] and [`LoadConfig::method`].
 pub use bytes::Bytes;
-pub use engine::{run, SATURATED_PCT};
+pub use handle::{start, LoadHandle};
 /// Re-exported: [`IntervalSummary::histogram`] is one of its histograms.
 pub use hdrhistogram;
 pub use http::Method;
 use std::time::Duration;
-pub use summary::{IntervalSummary, SpanFigures};
+pub use summary::IntervalSummary;
+pub use targets::{parse_targets, RequestSpec, TargetsOrder};
+pub use tls::Trust;
+pub use window::SATURATED_PCT;
 
 /// What one load run sends, to where, and when it stops.
 #[derive(Debug, Clone)]
 pub struct LoadConfig {
-    /// The target, `http://host[:port][/path]`.
+    /// The target, `http://host[:port][/path]` or `https://...`.
     pub url: String,
     /// Request method.
     pub method: http::Method,
@@ -75,6 +90,13 @@ pub struct LoadConfig {
     pub exclude_ramp: bool,
     /// The longest ramp when `exclude_ramp` is set.
     pub ramp_limit: Duration,
+    /// How an `https://` server's certificate is checked.
+    pub trust: Trust,
+    /// Several requests sent in turn (a targets file), instead of the one of `url`, `method`,
+    /// `headers` and `body`; `headers` are added to each. Empty for the one request.
+    pub targets: Vec<RequestSpec>,
+    /// The order `targets` are sent in.
+    pub targets_order: TargetsOrder,
 }
 
 /// Parses a request method (`GET`, `post`, ...); methods are sent in upper case.
@@ -95,6 +117,9 @@ pub enum LoadError {
     /// The target cannot be reached at all.
     #[error("{0}")]
     Unreachable(String),
+    /// The server's TLS certificate is not trusted (the message says why, and the fix).
+    #[error("{0}")]
+    Certificate(String),
     /// The engine itself failed (runtime, thread).
     #[error("load engine failed: {0}")]
     Engine(String),
@@ -116,6 +141,8 @@ pub enum LoadEvent {
 /// The parts of a validated URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ParsedUrl {
+    /// `https://`: TLS under HTTP.
+    pub tls: bool,
     pub host: String,
     pub port: u16,
     /// `host[:port]` as the Host header carries it.
@@ -144,6 +171,9 @@ impl LoadConfig {
             timeline_bucket: Duration::from_millis(100),
             exclude_ramp: false,
             ramp_limit: Duration::from_secs(10),
+            trust: Trust::Platform,
+            targets: Vec::new(),
+            targets_order: TargetsOrder::RoundRobin,
         })
     }
 
@@ -177,9 +207,17 @@ impl LoadConfig {
         if self.timeline_bucket.is_zero() {
             return bad("the timeline bucket must be greater than 0");
         }
-        let mut names = Vec::new();
+        let first = parse_url(&self.url)?;
+        for target in &self.targets {
+            let parsed = parse_url(&target.url)?;
+            if (parsed.tls, &parsed.host, parsed.port) != (first.tls, &first.host, first.port) {
+                return Err(LoadError::Config(format!(
+                    "{} is not on the same server as {}: one run loads one server",
+                    target.url, self.url
+                )));
+            }
+        }
         for (name, value) in &self.headers {
-            names.push(name.clone());
             if http::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
                 return Err(LoadError::Config(format!(
                     "'{name}' is not a valid header name (-H 'Name: value')"
@@ -199,26 +237,22 @@ impl LoadConfig {
     }
 }
 
-fn parse_url(url: &str) -> Result<ParsedUrl, LoadError> {
+pub(crate) fn parse_url(url: &str) -> Result<ParsedUrl, LoadError> {
     let bad = |why: &str| {
         Err(LoadError::Config(format!(
-            "'{url}' is not a usable URL ({why}): write it as http://host:port/path"
+            "'{url}' is not a usable URL ({why}): write it as http://host:port/path or https://..."
         )))
     };
     let uri: http::Uri = match url.parse() {
         Ok(uri) => uri,
         Err(_) => return bad("malformed"),
     };
-    match uri.scheme_str() {
-        Some("http") => {}
-        Some("https") => {
-            return Err(LoadError::Config(format!(
-                "'{url}': https:// is not supported yet: load the service over plain http://"
-            )))
-        }
-        Some(other) => return bad(&format!("scheme '{other}' is not http")),
-        None => return bad("no http:// scheme"),
-    }
+    let tls = match uri.scheme_str() {
+        Some("http") => false,
+        Some("https") => true,
+        Some(other) => return bad(&format!("scheme '{other}' is not http or https")),
+        None => return bad("no http:// or https:// scheme"),
+    };
     let Some(authority) = uri.authority() else {
         return bad("no host");
     };
@@ -232,7 +266,7 @@ fn parse_url(url: &str) -> Result<ParsedUrl, LoadError> {
     if host.is_empty() {
         return bad("no host");
     }
-    let port = authority.port_u16().unwrap_or(80);
+    let port = authority.port_u16().unwrap_or(if tls { 443 } else { 80 });
     let path = uri
         .path_and_query()
         .map(|pq| pq.as_str())
@@ -243,6 +277,7 @@ fn parse_url(url: &str) -> Result<ParsedUrl, LoadError> {
         Err(_) => return bad("malformed path"),
     };
     Ok(ParsedUrl {
+        tls,
         host: host.to_string(),
         port,
         authority: authority.as_str().to_string(),
@@ -273,8 +308,12 @@ mod tests {
         ] {
             assert!(parse_url(bad).is_err(), "{bad} should be refused");
         }
-        let https = parse_url("https://x/").unwrap_err().to_string();
-        assert!(https.contains("https:// is not supported"), "{https}");
+        let https = parse_url("https://x/a").unwrap();
+        assert_eq!(
+            (https.tls, https.port, https.authority.as_str()),
+            (true, 443, "x")
+        );
+        assert!(!parse_url("http://x/").unwrap().tls);
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! in a thread-local and registered with the run's [`Registry`]; the lock around it is only ever
 //! contended when the coordinator drains it, once per interval. This keeps per-request cost to a
 //! few histogram increments (wrk2's per-thread histograms, merged with `add`).
-use chokepoint_result::{error_kind, LatencyMs};
+use crate::failure::Failure;
+use chokepoint_result::LatencyMs;
 use hdrhistogram::Histogram;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -21,40 +22,6 @@ pub fn new_histogram() -> Histogram<u64> {
 
 fn micros(d: Duration) -> u64 {
     (d.as_micros() as u64).clamp(1, HIGHEST_US)
-}
-
-/// Why a request failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Failure {
-    /// TCP connect refused.
-    ConnectRefused,
-    /// TCP connect did not complete in time.
-    ConnectTimeout,
-    /// The response did not complete in time.
-    RequestTimeout,
-    /// Reset, or closed before a complete response.
-    Reset,
-    /// Not HTTP/1.1.
-    Protocol,
-    /// Anything else.
-    Other,
-    /// A complete response with a non-2xx status.
-    Status(u16),
-}
-
-impl Failure {
-    /// The kind's name in [`chokepoint_result::ErrorCounts`].
-    pub fn name(self) -> String {
-        match self {
-            Failure::ConnectRefused => error_kind::CONNECT_REFUSED.into(),
-            Failure::ConnectTimeout => error_kind::CONNECT_TIMEOUT.into(),
-            Failure::RequestTimeout => error_kind::REQUEST_TIMEOUT.into(),
-            Failure::Reset => error_kind::RESET.into(),
-            Failure::Protocol => error_kind::PROTOCOL.into(),
-            Failure::Other => error_kind::OTHER.into(),
-            Failure::Status(code) => error_kind::http_status(code),
-        }
-    }
 }
 
 /// One timeline bucket's sums.
@@ -83,6 +50,49 @@ pub struct Outcome {
     pub bytes: u64,
     /// Timeline bucket of the completion.
     pub bucket: u64,
+    /// When the request opened a connection: the TCP connect's time.
+    pub connect: Option<Duration>,
+    /// When it opened a TLS connection: the handshake's time.
+    pub handshake: Option<Duration>,
+    /// Which request of a targets file it was; `None` without one.
+    pub target: Option<usize>,
+}
+
+/// What one request of a targets file got.
+#[derive(Debug, Clone)]
+pub struct TargetSamples {
+    /// Latency of its completions, microseconds.
+    pub latency: Histogram<u64>,
+    /// Its successful completions.
+    pub ok: u64,
+    /// Its failures by kind.
+    pub errors: HashMap<Failure, u64>,
+}
+
+impl Default for TargetSamples {
+    fn default() -> Self {
+        TargetSamples {
+            latency: new_histogram(),
+            ok: 0,
+            errors: HashMap::new(),
+        }
+    }
+}
+
+impl TargetSamples {
+    fn add(&mut self, other: &TargetSamples) {
+        let _ = self.latency.add(&other.latency);
+        self.ok += other.ok;
+        for (kind, count) in &other.errors {
+            *self.errors.entry(*kind).or_insert(0) += count;
+        }
+    }
+
+    fn reset(&mut self) {
+        self.latency.reset();
+        self.ok = 0;
+        self.errors.clear();
+    }
 }
 
 /// Requests that started more than this late count as late.
@@ -99,6 +109,12 @@ pub struct Samples {
     pub error_latency: Histogram<u64>,
     /// Uncorrected latency (open model).
     pub uncorrected: Histogram<u64>,
+    /// TCP connect times, microseconds.
+    pub connect: Histogram<u64>,
+    /// TLS handshake times, microseconds.
+    pub handshake: Histogram<u64>,
+    /// Per request of a targets file, by its index.
+    pub per_target: Vec<TargetSamples>,
     /// Successful completions.
     pub ok: u64,
     /// Failures by kind.
@@ -124,6 +140,9 @@ impl Default for Samples {
             ok_latency: new_histogram(),
             error_latency: new_histogram(),
             uncorrected: new_histogram(),
+            connect: new_histogram(),
+            handshake: new_histogram(),
+            per_target: Vec::new(),
             ok: 0,
             errors: HashMap::new(),
             bytes: 0,
@@ -164,6 +183,24 @@ impl Samples {
         if let Some(raw) = outcome.uncorrected {
             self.uncorrected.saturating_record(micros(raw));
         }
+        if let Some(connect) = outcome.connect {
+            self.connect.saturating_record(micros(connect));
+        }
+        if let Some(handshake) = outcome.handshake {
+            self.handshake.saturating_record(micros(handshake));
+        }
+        if let Some(index) = outcome.target {
+            if index >= self.per_target.len() {
+                self.per_target
+                    .resize_with(index + 1, TargetSamples::default);
+            }
+            let target = &mut self.per_target[index];
+            target.latency.saturating_record(us);
+            match outcome.failure {
+                None => target.ok += 1,
+                Some(failure) => *target.errors.entry(failure).or_insert(0) += 1,
+            }
+        }
         if let Some(late) = outcome.lateness.filter(|l| *l > LATE_THRESHOLD) {
             let late_us = late.as_micros() as u64;
             self.late_count += 1;
@@ -191,6 +228,15 @@ impl Samples {
         let _ = self.ok_latency.add(&other.ok_latency);
         let _ = self.error_latency.add(&other.error_latency);
         let _ = self.uncorrected.add(&other.uncorrected);
+        let _ = self.connect.add(&other.connect);
+        let _ = self.handshake.add(&other.handshake);
+        if other.per_target.len() > self.per_target.len() {
+            self.per_target
+                .resize_with(other.per_target.len(), TargetSamples::default);
+        }
+        for (mine, theirs) in self.per_target.iter_mut().zip(&other.per_target) {
+            mine.add(theirs);
+        }
         self.ok += other.ok;
         for (kind, count) in &other.errors {
             *self.errors.entry(*kind).or_insert(0) += count;
@@ -219,6 +265,9 @@ impl Samples {
         self.ok_latency.reset();
         self.error_latency.reset();
         self.uncorrected.reset();
+        self.connect.reset();
+        self.handshake.reset();
+        self.per_target.iter_mut().for_each(TargetSamples::reset);
         self.ok = 0;
         self.errors.clear();
         self.bytes = 0;
@@ -317,6 +366,9 @@ mod tests {
             failure,
             bytes: 10,
             bucket,
+            connect: None,
+            handshake: None,
+            target: Some(bucket as usize % 2),
         }
     }
 
@@ -338,6 +390,13 @@ mod tests {
         let completed: Vec<u64> = total.timeline.iter().map(|b| b.completed).collect();
         assert_eq!(completed, vec![1, 0, 2, 1]);
         assert_eq!(total.timeline[2].ok, 1);
+        // Buckets 0 and 2 were target 0, bucket 3 target 1.
+        let per_target: Vec<(u64, u64)> = total
+            .per_target
+            .iter()
+            .map(|t| (t.latency.len(), t.ok))
+            .collect();
+        assert_eq!(per_target, vec![(3, 2), (1, 0)]);
         let latency = latency_ms(&total.ok_latency);
         assert!((latency.min - 10.0).abs() < 0.1 && (latency.max - 30.0).abs() < 0.1);
     }

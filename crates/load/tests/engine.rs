@@ -1,5 +1,5 @@
 //! The load engine against an in-process HTTP/1.1 server that counts what it sees.
-use chokepoint_load::{run, LoadConfig, LoadError, LoadEvent};
+use chokepoint_load::{start, LoadConfig, LoadError, LoadEvent};
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
@@ -132,8 +132,16 @@ fn by_requests(url: &str, clients: u32, requests: u64) -> LoadConfig {
     config
 }
 
+/// Starts a run, lets it go to its end and returns the report.
+fn run(
+    config: LoadConfig,
+    cancel: CancellationToken,
+) -> Result<chokepoint_result::LoadReport, LoadError> {
+    start(config, cancel)?.finish()
+}
+
 fn go(config: LoadConfig) -> chokepoint_result::LoadReport {
-    run(config, None, CancellationToken::new()).unwrap()
+    run(config, CancellationToken::new()).unwrap()
 }
 
 #[test]
@@ -331,7 +339,7 @@ fn nothing_listening_is_an_error_before_the_run() {
         .unwrap()
         .port(); // bound, then dropped: nobody listens there now
     let url = format!("http://127.0.0.1:{port}/");
-    match run(config(&url, 1), None, CancellationToken::new()) {
+    match run(config(&url, 1), CancellationToken::new()) {
         Err(LoadError::Unreachable(message)) => {
             assert!(message.contains("nothing listens on"), "{message}");
             assert!(!message.contains('\n'));
@@ -351,10 +359,34 @@ fn cancelling_returns_the_partial_report() {
         std::thread::sleep(Duration::from_millis(400));
         stopper.cancel();
     });
-    let report = run(config, None, cancel).unwrap();
+    let report = run(config, cancel).unwrap();
     assert!(report.interrupted);
     assert!(report.requests > 0);
     assert!(report.duration_s < 60.0);
+}
+
+#[test]
+fn ending_the_window_early_returns_a_whole_report_of_the_time_measured() {
+    let server = server(Mode::Ok, Duration::from_millis(5));
+    let mut config = config(&server.url, 2);
+    config.duration = Some(Duration::from_secs(60));
+    let run = start(config, CancellationToken::new()).unwrap();
+    let mut intervals = 0;
+    for event in run.events() {
+        if let chokepoint_load::LoadEvent::Interval(_) = event {
+            intervals += 1;
+            if intervals == 2 {
+                run.end_window();
+            }
+        }
+    }
+    let report = run.finish().unwrap();
+    assert!(!report.interrupted);
+    assert!(report.requests > 0);
+    // Ended after two 250 ms intervals, not at the 60 s the run was given.
+    assert!(report.duration_s < 30.0, "{}", report.duration_s);
+    let timeline: u64 = report.timeline.iter().map(|p| p.completed).sum();
+    assert_eq!(timeline, report.requests);
 }
 
 #[test]
@@ -363,17 +395,13 @@ fn intervals_add_up_to_the_report_and_work_inside_another_runtime() {
     let mut config = config(&server.url, 3);
     config.duration = Some(Duration::from_millis(1100));
     let outer = tokio::runtime::Runtime::new().unwrap();
-    let (sender, mut events) = tokio::sync::mpsc::unbounded_channel();
-    let report = outer
-        .block_on(async {
-            tokio::task::spawn_blocking(move || run(config, Some(sender), CancellationToken::new()))
-                .await
-        })
-        .unwrap()
+    // Started from inside a runtime; the events are read as they come, then the report.
+    let handle = outer
+        .block_on(async { start(config, CancellationToken::new()) })
         .unwrap();
     let mut started = 0;
     let mut intervals = Vec::new();
-    while let Ok(event) = events.try_recv() {
+    for event in handle.events() {
         match event {
             LoadEvent::MeasurementStarted { ramp } => {
                 assert_eq!(ramp, Duration::ZERO);
@@ -382,6 +410,7 @@ fn intervals_add_up_to_the_report_and_work_inside_another_runtime() {
             LoadEvent::Interval(summary) => intervals.push(summary),
         }
     }
+    let report = handle.finish().unwrap();
     assert_eq!(started, 1);
     assert!(intervals.len() >= 4, "{} intervals", intervals.len());
     let sum: u64 = intervals.iter().map(|s| s.interval.requests).sum();
@@ -398,9 +427,10 @@ fn excluding_the_ramp_starts_the_window_after_every_client_answered() {
     let mut config = config(&server.url, 4);
     config.duration = Some(Duration::from_millis(500));
     config.exclude_ramp = true;
-    let (sender, mut events) = tokio::sync::mpsc::unbounded_channel();
-    let report = run(config, Some(sender), CancellationToken::new()).unwrap();
-    let Ok(LoadEvent::MeasurementStarted { ramp }) = events.try_recv() else {
+    let handle = start(config, CancellationToken::new()).unwrap();
+    let first = handle.events().next();
+    let report = handle.finish().unwrap();
+    let Some(LoadEvent::MeasurementStarted { ramp }) = first else {
         panic!("no MeasurementStarted first");
     };
     assert!(ramp >= Duration::from_millis(100), "{ramp:?}");

@@ -97,6 +97,12 @@ pub fn merge_reports(reports: &[&LoadReport]) -> Result<LoadReport, String> {
         rate_rps: (!rates.is_empty()).then(|| rates.iter().sum()),
         duration_s: largest(|r| r.duration_s),
         connections_opened: sum(|r| r.connections_opened),
+        tls_handshakes: sum(|r| r.tls_handshakes),
+        // Connect and handshake percentiles have no histograms to merge exactly: left out.
+        connect_ms: None,
+        tls_handshake_ms: None,
+        // Per-target figures are not merged either (a shard's own JSON keeps them).
+        targets: Vec::new(),
         keepalive: first.keepalive,
         generator_cpu_pct: largest(|r| r.generator_cpu_pct),
         generator_saturated: reports.iter().any(|r| r.generator_saturated),

@@ -104,20 +104,10 @@ fn merge_step(parts: &[&Step]) -> Result<Step, String> {
     let machine = observed(|s| s.machine_cpu_pct.is_some());
     let proc_view = observed(|s| !s.observed_pids.is_empty());
     Ok(Step {
-        clients: report.clients,
-        throughput_rps: report.throughput_rps,
-        ok_throughput_rps: report.ok_throughput_rps,
-        requests: report.requests,
-        ok: report.ok,
-        latency_ms: report.latency_ms,
-        ok_latency_ms: report.ok_latency_ms,
-        error_latency_ms: report.error_latency_ms,
         error_rate: report.error_rate(),
-        errors: report.errors,
         downstream_inflight: mock.and_then(|s| s.downstream_inflight),
         downstream: mock.and_then(|s| s.downstream.clone()),
         target_cpu_pct: target.and_then(|s| s.target_cpu_pct),
-        generator_cpu_pct: report.generator_cpu_pct,
         machine_cpu_pct: machine.and_then(|s| s.machine_cpu_pct),
         observed_pids: proc_view
             .map(|s| s.observed_pids.clone())
@@ -127,33 +117,19 @@ fn merge_step(parts: &[&Step]) -> Result<Step, String> {
         observation_notes: proc_view
             .map(|s| s.observation_notes.clone())
             .unwrap_or_default(),
-        duration_s: report.duration_s,
         ramp_s: parts.iter().map(|s| s.ramp_s).fold(0.0, f64::max),
-        timeline_bucket_s: report.timeline_bucket_s,
-        timeline: report.timeline,
-        histograms: report.histograms,
+        load: report,
         chosen_because: parts.first().and_then(|s| s.chosen_because),
         measured_s: parts.iter().map(|s| s.measured_s).fold(0.0, f64::max),
         ended: parts.first().and_then(|s| s.ended),
     })
 }
 
-/// The load figures of a step, as a report.
+/// The load figures of a step, as a report (a step holds its run's report; saturation is read
+/// again from the CPU figure, which steps saved before they held the report carry alone).
 fn load_view(step: &Step) -> LoadReport {
     LoadReport {
-        requests: step.requests,
-        ok: step.ok,
-        errors: step.errors.clone(),
-        throughput_rps: step.throughput_rps,
-        ok_throughput_rps: step.ok_throughput_rps,
-        clients: step.clients,
-        duration_s: step.duration_s,
-        generator_cpu_pct: step.generator_cpu_pct,
         generator_saturated: step.generator_cpu_pct > SATURATED_PCT,
-        timeline_bucket_s: step.timeline_bucket_s,
-        timeline: step.timeline.clone(),
-        histograms: step.histograms.clone(),
-        keepalive: true,
-        ..LoadReport::default()
+        ..step.load.clone()
     }
 }

@@ -1,7 +1,8 @@
 //! Merged percentiles are exact: recorded latencies split over 2 and 3 shards, each recorded and
 //! encoded as a shard does it, merge to exactly the percentiles of one histogram of all of them.
+use chokepoint_load::failure::Failure;
 use chokepoint_load::hdr::histograms_of;
-use chokepoint_load::recorder::{latency_ms, Failure, Outcome, Samples};
+use chokepoint_load::recorder::{latency_ms, Outcome, Samples};
 use chokepoint_merge::merge_reports;
 use chokepoint_result::LoadReport;
 use std::time::Duration;
@@ -20,6 +21,9 @@ fn recorded() -> Vec<Outcome> {
             failure: (i % 7 == 3).then_some(Failure::Status(503)),
             bytes: 2,
             bucket: i as u64 / 100,
+            connect: None,
+            handshake: None,
+            target: None,
         })
         .collect()
 }

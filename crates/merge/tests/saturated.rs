@@ -4,7 +4,7 @@
 use chokepoint_load::hdr::histograms_of;
 use chokepoint_load::recorder::{latency_ms, Outcome, Samples};
 use chokepoint_merge::{describe, merge_sweeps, ShardFile};
-use chokepoint_result::{Kind, ShardInfo, Step, SweepContext, SweepResult};
+use chokepoint_result::{Kind, LoadReport, ShardInfo, Step, SweepContext, SweepResult};
 use std::time::Duration;
 
 /// A shard's step: `rps` for 10 s at `mean_ms`, its generator at `cpu` percent.
@@ -19,19 +19,25 @@ fn step(clients: u32, rps: f64, mean_ms: u64, cpu: f64) -> Step {
             failure: None,
             bytes: 2,
             bucket: i * 100 / requests,
+            connect: None,
+            handshake: None,
+            target: None,
         });
     }
     Step {
-        clients,
-        throughput_rps: rps,
-        ok_throughput_rps: rps,
-        requests,
-        ok: requests,
-        latency_ms: latency_ms(&samples.latency),
-        generator_cpu_pct: cpu,
-        duration_s: 10.0,
-        timeline_bucket_s: 0.1,
-        histograms: Some(histograms_of(&samples, false)),
+        load: LoadReport {
+            clients,
+            throughput_rps: rps,
+            ok_throughput_rps: rps,
+            requests,
+            ok: requests,
+            latency_ms: latency_ms(&samples.latency),
+            generator_cpu_pct: cpu,
+            duration_s: 10.0,
+            timeline_bucket_s: 0.1,
+            histograms: Some(histograms_of(&samples, false)),
+            ..LoadReport::default()
+        },
         ..Step::default()
     }
 }

@@ -9,6 +9,7 @@
 //! accept queue takes over). What a connection does once served is [`crate::connection`]'s job.
 use crate::connection;
 use crate::state::MockState;
+use crate::tls::MockTls;
 use crate::{MockConfig, MockError};
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -29,14 +30,39 @@ pub async fn serve(
     config: MockConfig,
     shutdown: CancellationToken,
 ) -> Result<(), MockError> {
-    serve_state(listener, Arc::new(MockState::new(config)), shutdown).await;
+    serve_state(listener, Arc::new(MockState::new(config)), shutdown, None).await;
     Ok(())
 }
 
+/// Serves the mock on a plain listener, an HTTPS one, or both at once (one state: the same
+/// stubs, the same stats), until `shutdown` is cancelled.
+pub async fn serve_plain_and_https(
+    plain: Option<TcpListener>,
+    https: Option<(TcpListener, MockTls)>,
+    config: MockConfig,
+    shutdown: CancellationToken,
+) -> Result<(), MockError> {
+    let state = Arc::new(MockState::new(config));
+    let plain = async {
+        if let Some(listener) = plain {
+            serve_state(listener, Arc::clone(&state), shutdown.clone(), None).await;
+        }
+    };
+    let https = async {
+        if let Some((listener, tls)) = https {
+            serve_state(listener, Arc::clone(&state), shutdown.clone(), Some(tls)).await;
+        }
+    };
+    tokio::join!(plain, https);
+    Ok(())
+}
+
+/// The accept loop of one listener; `tls` makes it an HTTPS one.
 pub(crate) async fn serve_state(
     listener: TcpListener,
     state: Arc<MockState>,
     shutdown: CancellationToken,
+    tls: Option<MockTls>,
 ) {
     let mut workers = match Workers::start(worker_count()) {
         Ok(workers) => workers,
@@ -69,7 +95,7 @@ pub(crate) async fn serve_state(
                 }
             },
         };
-        workers.serve(stream, Arc::clone(&state), slots.clone(), room);
+        workers.serve(stream, Arc::clone(&state), slots.clone(), room, tls.clone());
     }
     // Joining the worker threads blocks: off the caller's runtime.
     let _ = tokio::task::spawn_blocking(move || workers.stop()).await;
@@ -130,6 +156,7 @@ impl Workers {
         state: Arc<MockState>,
         slots: Option<Arc<Semaphore>>,
         room: Option<tokio::sync::OwnedSemaphorePermit>,
+        tls: Option<MockTls>,
     ) {
         // Moved as a std socket: a tokio one is tied to the reactor that accepted it.
         let Ok(stream) = stream.into_std() else {
@@ -139,7 +166,7 @@ impl Workers {
         self.next = (index + 1) % self.handles.len();
         self.handles[index].spawn(async move {
             if let Ok(stream) = TcpStream::from_std(stream) {
-                connection(stream, state, slots, room).await;
+                connection(stream, state, slots, room, tls).await;
             }
         });
     }
@@ -167,11 +194,17 @@ async fn connection(
     state: Arc<MockState>,
     slots: Option<Arc<Semaphore>>,
     room: Option<tokio::sync::OwnedSemaphorePermit>,
+    tls: Option<MockTls>,
 ) {
     let _ = stream.set_nodelay(true);
-    let admin = match first_request_is_admin(&stream).await {
-        Ok(Some(admin)) => admin,
-        _ => return, // closed before sending anything
+    // Over TLS the request line is unreadable before the handshake: every HTTPS connection is
+    // counted (read the stats over the plain port).
+    let admin = match &tls {
+        Some(_) => false,
+        None => match first_request_is_admin(&stream).await {
+            Ok(Some(admin)) => admin,
+            _ => return, // closed before sending anything
+        },
     };
     let (slot, counted) = if admin {
         (None, None)
@@ -187,7 +220,7 @@ async fn connection(
         (slot, Some(state.meter.connection_opened()))
     };
     drop(room);
-    connection::serve_http(stream, state).await;
+    connection::serve_http(stream, state, tls).await;
     drop(counted);
     drop(slot);
 }

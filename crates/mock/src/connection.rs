@@ -4,6 +4,7 @@ use crate::activity::Activity;
 use crate::body::{Hold, MockBody};
 use crate::faults::{FaultSwitch, FaultyStream};
 use crate::state::MockState;
+use crate::tls::MockTls;
 use crate::{admin, respond};
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
@@ -17,11 +18,26 @@ pub(crate) fn is_admin_path(path: &str) -> bool {
 }
 
 /// Serves HTTP/1.1 on an accepted connection until the client closes it (or it stays idle
-/// longer than the keep-alive timeout).
-pub(crate) async fn serve_http(stream: TcpStream, state: Arc<MockState>) {
-    let activity = Activity::new();
+/// longer than the keep-alive timeout); over TLS after the handshake when `tls` is given.
+pub(crate) async fn serve_http(stream: TcpStream, state: Arc<MockState>, tls: Option<MockTls>) {
     let fault = Arc::new(FaultSwitch::default());
-    let io = TokioIo::new(FaultyStream::new(stream, Arc::clone(&fault)));
+    let faulty = FaultyStream::new(stream, Arc::clone(&fault));
+    match tls {
+        None => serve_io(TokioIo::new(faulty), state, fault).await,
+        Some(tls) => {
+            // A client that fails the handshake (an untrusted certificate) just goes away.
+            if let Ok(stream) = tls.acceptor.accept(faulty).await {
+                serve_io(TokioIo::new(stream), state, fault).await;
+            }
+        }
+    }
+}
+
+async fn serve_io<I>(io: TokioIo<I>, state: Arc<MockState>, fault: Arc<FaultSwitch>)
+where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let activity = Activity::new();
     let timeout = state.keepalive_timeout();
     let service_activity = Arc::clone(&activity);
     let service = hyper::service::service_fn(move |request| {

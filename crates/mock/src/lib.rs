@@ -56,9 +56,11 @@ mod respond;
 mod scenarios;
 mod state;
 pub mod template;
+mod tls;
 
-pub use accept::serve;
+pub use accept::{serve, serve_plain_and_https};
 pub use mapping::{load_mappings, parse_mappings, parse_mappings_with_files, proxy_all, Mapping};
+pub use tls::MockTls;
 
 use chokepoint_result::MockStats;
 use std::net::SocketAddr;
@@ -136,6 +138,9 @@ pub enum MockError {
         /// Why, with a hint.
         reason: String,
     },
+    /// The HTTPS certificate or key cannot be used (the message names the flag and why).
+    #[error("{0}")]
+    Tls(String),
     /// Any other I/O failure while starting.
     #[error("cannot start the mock: {0}")]
     Io(std::io::Error),
@@ -206,6 +211,7 @@ pub fn bind(addr: SocketAddr) -> Result<std::net::TcpListener, MockError> {
 #[derive(Debug)]
 pub struct RunningMock {
     addr: SocketAddr,
+    https_addr: Option<SocketAddr>,
     state: Arc<state::MockState>,
     shutdown: CancellationToken,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -220,6 +226,11 @@ impl RunningMock {
     /// `http://ADDR`.
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// `https://ADDR` of the HTTPS listener, when it has one.
+    pub fn https_url(&self) -> Option<String> {
+        self.https_addr.map(|addr| format!("https://{addr}"))
     }
 
     /// What the downstream saw in the current window (as `GET /__chokepoint/stats`).
@@ -261,10 +272,28 @@ impl Drop for RunningMock {
 /// that serves connections, as [`serve`] does), bound to `addr` (port 0 picks a free port). It
 /// stops when the handle is dropped or stopped.
 pub fn start(addr: SocketAddr, config: MockConfig) -> Result<RunningMock, MockError> {
+    start_with_https(addr, None, config)
+}
+
+/// As [`start`], and also serving HTTPS on `https` (its address, and the certificate) with the
+/// same stubs and stats.
+pub fn start_with_https(
+    addr: SocketAddr,
+    https: Option<(SocketAddr, MockTls)>,
+    config: MockConfig,
+) -> Result<RunningMock, MockError> {
     let listener = bind(addr)?;
     let local = listener.local_addr()?;
+    let https = match https {
+        Some((https_addr, tls)) => {
+            let https_listener = bind(https_addr)?;
+            Some((https_listener.local_addr()?, https_listener, tls))
+        }
+        None => None,
+    };
+    let https_local = https.as_ref().map(|(addr, _, _)| *addr);
     let state = Arc::new(state::MockState::new(config));
-    // The accept loop only: the connections are served on the per-core workers.
+    // The accept loops only: the connections are served on the per-core workers.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .enable_time()
@@ -275,16 +304,35 @@ pub fn start(addr: SocketAddr, config: MockConfig) -> Result<RunningMock, MockEr
         .name("cp-mock".into())
         .spawn(move || {
             runtime.block_on(async move {
-                match tokio::net::TcpListener::from_std(listener) {
-                    Ok(listener) => {
-                        accept::serve_state(listener, thread_state, thread_shutdown).await
+                let plain = async {
+                    match tokio::net::TcpListener::from_std(listener) {
+                        Ok(listener) => {
+                            let (state, shutdown) =
+                                (Arc::clone(&thread_state), thread_shutdown.clone());
+                            accept::serve_state(listener, state, shutdown, None).await
+                        }
+                        Err(err) => eprintln!("chokepoint mock: cannot listen: {err}"),
                     }
-                    Err(err) => eprintln!("chokepoint mock: cannot listen: {err}"),
-                }
+                };
+                let tls = async {
+                    let Some((_, listener, tls)) = https else {
+                        return;
+                    };
+                    match tokio::net::TcpListener::from_std(listener) {
+                        Ok(listener) => {
+                            let (state, shutdown) =
+                                (Arc::clone(&thread_state), thread_shutdown.clone());
+                            accept::serve_state(listener, state, shutdown, Some(tls)).await
+                        }
+                        Err(err) => eprintln!("chokepoint mock: cannot listen for HTTPS: {err}"),
+                    }
+                };
+                tokio::join!(plain, tls);
             });
         })?;
     Ok(RunningMock {
         addr: local,
+        https_addr: https_local,
         state,
         shutdown,
         thread: Some(thread),

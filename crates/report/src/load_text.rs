@@ -1,60 +1,32 @@
 //! The text of one load run for the terminal: JMeter's summariser lines while it runs, and an
 //! ab-like report at the end. Pure functions: numbers or a finished
 //! [`LoadReport`](chokepoint_result::LoadReport) in, a `String` out.
-use chokepoint_result::{LatencyMs, LoadReport};
+use chokepoint_result::{LatencyMs, LoadReport, SpanFigures};
 use std::fmt::Write;
 
-/// The figures of one summariser line (an interval, or the running total).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Summariser {
-    /// Completed requests.
-    pub requests: u64,
-    /// Seconds the span covers.
-    pub elapsed_s: f64,
-    /// Mean latency, ms.
-    pub mean_ms: f64,
-    /// Smallest latency, ms.
-    pub min_ms: f64,
-    /// Largest latency, ms.
-    pub max_ms: f64,
-    /// Failed requests.
-    pub errors: u64,
-}
-
-impl Summariser {
-    fn body(&self) -> String {
-        let rate = if self.elapsed_s > 0.0 {
-            self.requests as f64 / self.elapsed_s
-        } else {
-            0.0
-        };
-        let error_pct = if self.requests > 0 {
-            100.0 * self.errors as f64 / self.requests as f64
-        } else {
-            0.0
-        };
-        format!(
-            "{:>6} in {:>5.1}s = {:>6.1}/s Avg: {:>5} Min: {:>5} Max: {:>5} Err: {:>5} ({:.2}%)",
-            self.requests,
-            self.elapsed_s,
-            rate,
-            self.mean_ms.round() as u64,
-            self.min_ms.round() as u64,
-            self.max_ms.round() as u64,
-            self.errors,
-            error_pct
-        )
-    }
+/// The body of a summariser line: count, rate, latency and errors of the span.
+fn summariser_body(span: &SpanFigures) -> String {
+    format!(
+        "{:>6} in {:>5.1}s = {:>6.1}/s Avg: {:>5} Min: {:>5} Max: {:>5} Err: {:>5} ({:.2}%)",
+        span.requests,
+        span.elapsed_s,
+        span.rate(),
+        span.mean_ms.round() as u64,
+        span.min_ms.round() as u64,
+        span.max_ms.round() as u64,
+        span.errors,
+        span.error_pct()
+    )
 }
 
 /// JMeter's interval line: `summary +    590 in  30.0s =   19.7/s Avg:  1018 ... Active: 20`.
-pub fn summary_interval_line(interval: &Summariser, active: u64) -> String {
-    format!("summary + {} Active: {active}", interval.body())
+pub fn summary_interval_line(interval: &SpanFigures, active: u64) -> String {
+    format!("summary + {} Active: {active}", summariser_body(interval))
 }
 
 /// JMeter's running-total line: `summary =   1071 in  64.3s =   16.7/s Avg:  1019 ...`.
-pub fn summary_total_line(total: &Summariser) -> String {
-    format!("summary = {}", total.body())
+pub fn summary_total_line(total: &SpanFigures) -> String {
+    format!("summary = {}", summariser_body(total))
 }
 
 /// Picks one figure out of a [`LatencyMs`].
@@ -150,6 +122,13 @@ pub fn load_report(report: &LoadReport) -> String {
         "Connections opened",
         report.connections_opened.to_string(),
     );
+    if report.tls_handshakes > 0 || report.target.starts_with("https:") {
+        line(
+            &mut out,
+            "TLS handshakes",
+            report.tls_handshakes.to_string(),
+        );
+    }
     if let Some(late) = &report.late_starts {
         line(
             &mut out,
@@ -192,11 +171,25 @@ pub fn load_report(report: &LoadReport) -> String {
             columns.push(("failed", failed));
         }
     }
+    let opening = [
+        ("connect", &report.connect_ms),
+        ("tls handshake", &report.tls_handshake_ms),
+    ];
+    for (name, latency) in opening {
+        if let Some(latency) = latency {
+            columns.push((name, latency));
+        }
+    }
     out.push('\n');
     out.push_str("Percentage of the requests served within a certain time (ms)\n");
     if report.uncorrected_latency_ms.is_some() {
         out.push_str(
             "(corrected: from the scheduled send time, as wrk2; uncorrected: from the actual send)\n",
+        );
+    }
+    if report.connect_ms.is_some() {
+        out.push_str(
+            "(connect, tls handshake: of each connection opened; part of its first request's time)\n",
         );
     }
     let _ = write!(out, "{:>7}", "");
@@ -215,7 +208,33 @@ pub fn load_report(report: &LoadReport) -> String {
         }
         out.push('\n');
     }
+    targets_table(&mut out, report);
     out
+}
+
+/// With a targets file: each request's count, share, throughput and latency.
+fn targets_table(out: &mut String, report: &LoadReport) {
+    if report.targets.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nPer request{:>33} {:>7} {:>7} {:>9} {:>9} {:>9}",
+        "requests", "share", "failed", "req/s", "p50 ms", "p99 ms"
+    );
+    for target in &report.targets {
+        let share = 100.0 * target.requests as f64 / report.requests.max(1) as f64;
+        let failed: u64 = target.errors.values().sum();
+        let name = format!("{} {}", target.method, target.url);
+        let _ = writeln!(
+            out,
+            "{name:<36}{:>8} {share:>6.1}% {failed:>7} {:>9.1} {:>9} {:>9}",
+            target.requests,
+            target.throughput_rps,
+            chokepoint_result::format::ab_ms(target.latency_ms.p50),
+            chokepoint_result::format::ab_ms(target.latency_ms.p99)
+        );
+    }
 }
 
 #[cfg(test)]
@@ -225,7 +244,7 @@ mod tests {
 
     #[test]
     fn summariser_lines_match_jmeter() {
-        let interval = Summariser {
+        let interval = SpanFigures {
             requests: 590,
             elapsed_s: 30.0,
             mean_ms: 1018.2,
@@ -237,7 +256,7 @@ mod tests {
             summary_interval_line(&interval, 20),
             "summary +    590 in  30.0s =   19.7/s Avg:  1018 Min:  1007 Max:  1092 Err:     0 (0.00%) Active: 20"
         );
-        let total = Summariser {
+        let total = SpanFigures {
             requests: 1071,
             elapsed_s: 64.3,
             mean_ms: 1019.0,

@@ -242,7 +242,7 @@ fn escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chokepoint_result::{ObservationNote, ThreadsByPool};
+    use chokepoint_result::{LoadReport, ObservationNote, ThreadsByPool};
 
     fn step(clients: u32, waiting: f64) -> Step {
         let counts = ThreadCounts {
@@ -252,7 +252,10 @@ mod tests {
             ..ThreadCounts::default()
         };
         Step {
-            clients,
+            load: LoadReport {
+                clients,
+                ..LoadReport::default()
+            },
             observed_pids: vec![41, 42],
             threads_by_pool: Some(ThreadsByPool {
                 interval_ms: 250,

@@ -94,7 +94,31 @@ pub fn after_table(result: &SweepResult) -> String {
         }
         None => out.push_str("No finding yet: the result has no diagnosis.\n"),
     }
+    if let Some(line) = time_line(result) {
+        out.push_str(&line);
+    }
     out
+}
+
+/// How long the finding took: wall time, load time, and how many steps ended early (results
+/// written before these were recorded have no line).
+fn time_line(result: &SweepResult) -> Option<String> {
+    if result.duration_s <= 0.0 {
+        return None;
+    }
+    let early = result
+        .steps
+        .iter()
+        .filter(|s| s.ended == Some(chokepoint_result::StepEnd::Settled))
+        .count();
+    Some(format!(
+        "Found in {:.1} s: {:.1} s of load over {} step{}, {} ended early when known within ±3%.\n",
+        result.duration_s,
+        result.load_s,
+        result.steps.len(),
+        if result.steps.len() == 1 { "" } else { "s" },
+        early
+    ))
 }
 
 /// The finding in plain words: kind, limit and knee, the summary, the evidence, the models.

@@ -41,6 +41,8 @@ pub mod error_kind {
     pub const REQUEST_TIMEOUT: &str = "request_timeout";
     /// The peer reset the connection, or closed it before a complete response.
     pub const RESET: &str = "reset";
+    /// The TLS handshake failed (a certificate not trusted, no protocol in common, ...).
+    pub const TLS: &str = "tls";
     /// The peer answered something that is not HTTP/1.1 (garbage, a malformed chunk).
     pub const PROTOCOL: &str = "protocol";
     /// Any other I/O error.
@@ -121,7 +123,11 @@ pub struct TimelinePoint {
 }
 
 /// What one run of the load engine measured: the `load --json` contract.
+///
+/// Fields missing from a saved file read as their defaults (files written before a field was
+/// added, and sweep steps, which carry the report flattened, stay readable).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct LoadReport {
     /// The URL that was loaded.
     pub target: String,
@@ -154,6 +160,17 @@ pub struct LoadReport {
     pub duration_s: f64,
     /// TCP connections opened, including reconnects after the server closed a kept-alive one.
     pub connections_opened: u64,
+    /// TLS handshakes completed (`https://` only; one per connection opened, when none failed).
+    pub tls_handshakes: u64,
+    /// How long the TCP connects took (part of the latency of the requests that opened a
+    /// connection); `None` when no connection was opened in the measured window.
+    pub connect_ms: Option<LatencyMs>,
+    /// How long the TLS handshakes took, after the connect (also part of the latency);
+    /// `None` without handshakes.
+    pub tls_handshake_ms: Option<LatencyMs>,
+    /// With several requests (`--targets`): one entry per request of the file, in its order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<TargetFigures>,
     /// Whether connections were kept alive between requests.
     pub keepalive: bool,
     /// CPU used by the generator's own threads, as a percentage of the cores it may use
@@ -174,6 +191,26 @@ pub struct LoadReport {
     pub histograms: Option<LatencyHistograms>,
 }
 
+/// What one request of a targets file got in a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TargetFigures {
+    /// Its method.
+    pub method: String,
+    /// Its URL.
+    pub url: String,
+    /// Its completed requests in the measured window.
+    pub requests: u64,
+    /// Of those, answered with a 2xx status.
+    pub ok: u64,
+    /// Its failed requests by kind.
+    pub errors: ErrorCounts,
+    /// Its completed requests per second.
+    pub throughput_rps: f64,
+    /// Its latency.
+    pub latency_ms: LatencyMs,
+}
+
 impl LoadReport {
     /// Failed requests, all kinds together.
     pub fn error_count(&self) -> u64 {
@@ -186,6 +223,44 @@ impl LoadReport {
             0.0
         } else {
             self.error_count() as f64 / self.requests as f64
+        }
+    }
+}
+
+/// Count, errors and latency of a span of a run (an interval, or everything so far): the figures
+/// of JMeter's summariser line, sent by the load engine while it runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct SpanFigures {
+    /// Completed requests.
+    pub requests: u64,
+    /// Of those, failed.
+    pub errors: u64,
+    /// Length of the span, in seconds.
+    pub elapsed_s: f64,
+    /// Smallest latency, ms (0 when none).
+    pub min_ms: f64,
+    /// Mean latency, ms (0 when none).
+    pub mean_ms: f64,
+    /// Largest latency, ms (0 when none).
+    pub max_ms: f64,
+}
+
+impl SpanFigures {
+    /// Requests per second over the span (0 for an empty span).
+    pub fn rate(&self) -> f64 {
+        if self.elapsed_s > 0.0 {
+            self.requests as f64 / self.elapsed_s
+        } else {
+            0.0
+        }
+    }
+
+    /// Failed requests as a share of all requests, in percent (0 when there were none).
+    pub fn error_pct(&self) -> f64 {
+        if self.requests > 0 {
+            100.0 * self.errors as f64 / self.requests as f64
+        } else {
+            0.0
         }
     }
 }
@@ -281,27 +356,17 @@ pub struct DownstreamStep {
 }
 
 /// One concurrency level of a sweep: the contract's step record.
+///
+/// A step is its load run's [`LoadReport`] (flattened into the step's JSON object, so a step
+/// carries every figure of `load --json` under the same names) plus what was seen around it: the
+/// mock, the target's and the machine's CPU, the ramp. It derefs to the report, so a step's
+/// figures read as `step.throughput_rps`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Step {
-    /// Closed-loop clients in this step.
-    pub clients: u32,
-    /// Completed requests per second (ok and errors), ramp excluded.
-    pub throughput_rps: f64,
-    /// Successful requests per second.
-    pub ok_throughput_rps: f64,
-    /// Requests completed in the measured window.
-    pub requests: u64,
-    /// Successful requests in the measured window.
-    pub ok: u64,
-    /// Latency of all requests.
-    pub latency_ms: LatencyMs,
-    /// Latency of successful requests; `None` when none succeeded.
-    pub ok_latency_ms: Option<LatencyMs>,
-    /// Latency of failed requests; `None` when none failed.
-    pub error_latency_ms: Option<LatencyMs>,
-    /// Failed requests by kind.
-    pub errors: ErrorCounts,
-    /// Failed requests as a share of all requests.
+    /// The step's load run (clients, throughput, latency, errors, generator CPU, timeline...).
+    #[serde(flatten)]
+    pub load: LoadReport,
+    /// Failed requests as a share of all requests ([`LoadReport::error_rate`]).
     pub error_rate: f64,
     /// Calls in flight at the mock; `None` when no mock was given.
     pub downstream_inflight: Option<DownstreamInFlight>,
@@ -309,8 +374,6 @@ pub struct Step {
     pub downstream: Option<DownstreamStep>,
     /// The target process's CPU use, percent of all cores; `None` when it was not observed.
     pub target_cpu_pct: Option<f64>,
-    /// The generator's CPU use, percent of the cores it may use.
-    pub generator_cpu_pct: f64,
     /// The whole machine's CPU use (every process), percent of all cores; `None` when unread.
     #[serde(default)]
     pub machine_cpu_pct: Option<f64>,
@@ -327,17 +390,8 @@ pub struct Step {
     /// Why some of that evidence is missing (a process gone, a file unreadable).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub observation_notes: Vec<ObservationNote>,
-    /// Length of the measured window, in seconds.
-    pub duration_s: f64,
     /// Seconds spent in the ramp (until every client had completed a request), not counted.
     pub ramp_s: f64,
-    /// Width of a timeline bucket, in seconds.
-    pub timeline_bucket_s: f64,
-    /// Throughput over time within the step.
-    pub timeline: Vec<TimelinePoint>,
-    /// The exact distributions behind the percentiles, so that shards can be merged.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub histograms: Option<LatencyHistograms>,
     /// Why the sweep ran this client count; `None` in results written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chosen_because: Option<StepChoice>,
@@ -350,6 +404,20 @@ pub struct Step {
     /// out), `fixed` (`--step-fixed`); `None` in older results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ended: Option<StepEnd>,
+}
+
+impl std::ops::Deref for Step {
+    type Target = LoadReport;
+
+    fn deref(&self) -> &LoadReport {
+        &self.load
+    }
+}
+
+impl std::ops::DerefMut for Step {
+    fn deref_mut(&mut self) -> &mut LoadReport {
+        &mut self.load
+    }
 }
 
 /// Why a sweep ran a client count: the adaptive search's reason, as data.
@@ -693,13 +761,70 @@ mod tests {
             ..TimelinePoint::default()
         };
         let step = |duration_s: f64| Step {
-            duration_s,
-            timeline_bucket_s: 0.1,
-            timeline: vec![point(0.0), point(0.1), point(0.2)],
+            load: LoadReport {
+                duration_s,
+                timeline_bucket_s: 0.1,
+                timeline: vec![point(0.0), point(0.1), point(0.2)],
+                ..LoadReport::default()
+            },
             ..Step::default()
         };
         assert_eq!(step(0.2009).whole_timeline().len(), 2);
         assert_eq!(step(0.27).whole_timeline().len(), 3);
+    }
+
+    /// The keys a step had before it held its load report (the contract's and the added ones).
+    const STEP_KEYS_BEFORE_FLATTEN: [&str; 19] = [
+        "clients",
+        "throughput_rps",
+        "ok_throughput_rps",
+        "requests",
+        "ok",
+        "latency_ms",
+        "ok_latency_ms",
+        "error_latency_ms",
+        "errors",
+        "error_rate",
+        "downstream_inflight",
+        "downstream",
+        "target_cpu_pct",
+        "generator_cpu_pct",
+        "machine_cpu_pct",
+        "duration_s",
+        "ramp_s",
+        "timeline_bucket_s",
+        "timeline",
+    ];
+
+    #[test]
+    fn a_step_keeps_every_key_it_had_and_reads_a_recorded_step_back_unchanged() {
+        let json = serde_json::to_value(Step::default()).unwrap();
+        let keys = json.as_object().unwrap();
+        for key in STEP_KEYS_BEFORE_FLATTEN {
+            assert!(keys.contains_key(key), "the step lost '{key}'");
+        }
+        // A step as a sweep wrote it before: every value it had reads back the same.
+        let recorded = serde_json::json!({
+            "clients": 20, "throughput_rps": 19.7, "ok_throughput_rps": 19.5, "requests": 197,
+            "ok": 195, "latency_ms": {"min": 1.0, "mean": 2.0, "p50": 2.0, "p90": 3.0,
+            "p95": 3.0, "p99": 4.0, "p999": 5.0, "max": 6.0}, "ok_latency_ms": null,
+            "error_latency_ms": null, "errors": {"http_503": 2}, "error_rate": 0.01,
+            "downstream_inflight": {"mean": 19.8, "max": 20}, "downstream": null,
+            "target_cpu_pct": 3.5, "generator_cpu_pct": 1.5, "duration_s": 10.0,
+            "ramp_s": 1.0, "timeline_bucket_s": 0.1, "timeline": []
+        });
+        let step: Step = serde_json::from_value(recorded.clone()).unwrap();
+        assert_eq!(
+            (step.clients, step.requests, step.errors["http_503"]),
+            (20, 197, 2)
+        );
+        let written = serde_json::to_value(&step).unwrap();
+        for (key, value) in recorded.as_object().unwrap() {
+            if key == "latency_ms" {
+                continue; // written with ab's extra percentiles beside the recorded ones
+            }
+            assert_eq!(&written[key], value, "'{key}' changed");
+        }
     }
 
     #[test]

@@ -7,10 +7,14 @@ result, so the hidden limit is the executor: 6 downstream calls in flight at onc
 blocking-pool).
 
 Usage: python3 server.py --port 0 --downstream http://127.0.0.1:9999/
+       [--tls-cert cert.pem --tls-key key.pem] [--downstream-ca ca.pem]
+With --tls-cert/--tls-key it serves HTTPS (the handshake in the connection's thread); an https://
+downstream is checked against --downstream-ca (a new TLS connection per call, as urllib does).
 The first stdout line is "listening on 127.0.0.1:PORT".
 """
 
 import argparse
+import ssl
 import sys
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -19,9 +23,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 WORKERS = 6
 
 
-def make_handler(executor, downstream):
+def make_handler(executor, downstream, downstream_tls):
     def call_downstream():
-        with urllib.request.urlopen(downstream, timeout=30) as response:
+        with urllib.request.urlopen(downstream, timeout=30, context=downstream_tls) as response:
             response.read()
 
     class Handler(BaseHTTPRequestHandler):
@@ -70,9 +74,23 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0, help="TCP port (0: any free port)")
     parser.add_argument("--downstream", required=True, help="URL each worker calls")
+    parser.add_argument("--tls-cert", help="serve HTTPS with this certificate (PEM)")
+    parser.add_argument("--tls-key", help="the certificate's private key (PEM)")
+    parser.add_argument("--downstream-ca", help="CA certificate (PEM) of an https:// downstream")
     args = parser.parse_args()
+    downstream_tls = None
+    if args.downstream_ca:
+        downstream_tls = ssl.create_default_context(cafile=args.downstream_ca)
     executor = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="worker")
-    server = Server(("127.0.0.1", args.port), make_handler(executor, args.downstream))
+    server = Server(
+        ("127.0.0.1", args.port), make_handler(executor, args.downstream, downstream_tls)
+    )
+    if args.tls_cert:
+        tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        tls.load_cert_chain(args.tls_cert, args.tls_key)
+        server.socket = tls.wrap_socket(
+            server.socket, server_side=True, do_handshake_on_connect=False
+        )
     print(f"listening on 127.0.0.1:{server.server_address[1]}", flush=True)
     try:
         server.serve_forever()

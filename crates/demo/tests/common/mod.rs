@@ -66,7 +66,9 @@ pub fn load(url: &str, clients: u32, duration: Duration) -> LoadReport {
     config.exclude_ramp = true;
     config.timeout = Duration::from_secs(20);
     config.interval = Duration::from_secs(60);
-    chokepoint_load::run(config, None, CancellationToken::new()).expect("the load run")
+    chokepoint_load::start(config, CancellationToken::new())
+        .and_then(|run| run.finish())
+        .expect("the load run")
 }
 
 /// What one scenario measured.

@@ -3,8 +3,8 @@
 #![allow(dead_code)]
 
 use chokepoint_result::{
-    DownstreamInFlight, DownstreamStep, ErrorCounts, LatencyMs, Step, StubStats, SweepContext,
-    TimelinePoint,
+    DownstreamInFlight, DownstreamStep, ErrorCounts, LatencyMs, LoadReport, Step, StubStats,
+    SweepContext, TimelinePoint,
 };
 
 /// A latency summary around a mean (percentiles spread a little above it).
@@ -31,26 +31,28 @@ pub fn step(clients: u32, ok_rps: f64, mean_ms: f64) -> Step {
     let duration_s = 10.0;
     let ok = (ok_rps * duration_s).round() as u64;
     Step {
-        clients,
-        throughput_rps: ok_rps,
-        ok_throughput_rps: ok_rps,
-        requests: ok,
-        ok,
-        latency_ms: latency(mean_ms),
-        ok_latency_ms: Some(latency(mean_ms)),
-        error_latency_ms: None,
-        errors: ErrorCounts::new(),
+        load: LoadReport {
+            clients,
+            throughput_rps: ok_rps,
+            ok_throughput_rps: ok_rps,
+            requests: ok,
+            ok,
+            latency_ms: latency(mean_ms),
+            ok_latency_ms: Some(latency(mean_ms)),
+            error_latency_ms: None,
+            errors: ErrorCounts::new(),
+            generator_cpu_pct: 5.0,
+            duration_s,
+            timeline_bucket_s: 0.1,
+            timeline: Vec::new(),
+            ..LoadReport::default()
+        },
         error_rate: 0.0,
         downstream_inflight: None,
         downstream: None,
         target_cpu_pct: None,
-        generator_cpu_pct: 5.0,
         machine_cpu_pct: None,
-        duration_s,
         ramp_s: 0.5,
-        timeline_bucket_s: 0.1,
-        timeline: Vec::new(),
-        histograms: None,
         ..Step::default()
     }
 }
@@ -223,8 +225,60 @@ pub fn has(
 
 /// FNV-1a over the JSON of the steps and context: a key that stays the same across Rust
 /// versions and runs.
+/// A step as it was serialized when the prose was recorded (before a step held its whole load
+/// report), so the keys of `prose.jsonl` stay the same.
+#[derive(serde::Serialize)]
+struct RecordedStep<'a> {
+    clients: u32,
+    throughput_rps: f64,
+    ok_throughput_rps: f64,
+    requests: u64,
+    ok: u64,
+    latency_ms: &'a LatencyMs,
+    ok_latency_ms: &'a Option<LatencyMs>,
+    error_latency_ms: &'a Option<LatencyMs>,
+    errors: &'a ErrorCounts,
+    error_rate: f64,
+    downstream_inflight: &'a Option<DownstreamInFlight>,
+    downstream: &'a Option<DownstreamStep>,
+    target_cpu_pct: Option<f64>,
+    generator_cpu_pct: f64,
+    machine_cpu_pct: Option<f64>,
+    duration_s: f64,
+    ramp_s: f64,
+    timeline_bucket_s: f64,
+    timeline: &'a [TimelinePoint],
+}
+
+impl<'a> From<&'a Step> for RecordedStep<'a> {
+    fn from(s: &'a Step) -> Self {
+        RecordedStep {
+            clients: s.clients,
+            throughput_rps: s.throughput_rps,
+            ok_throughput_rps: s.ok_throughput_rps,
+            requests: s.requests,
+            ok: s.ok,
+            latency_ms: &s.latency_ms,
+            ok_latency_ms: &s.ok_latency_ms,
+            error_latency_ms: &s.error_latency_ms,
+            errors: &s.errors,
+            error_rate: s.error_rate,
+            downstream_inflight: &s.downstream_inflight,
+            downstream: &s.downstream,
+            target_cpu_pct: s.target_cpu_pct,
+            generator_cpu_pct: s.generator_cpu_pct,
+            machine_cpu_pct: s.machine_cpu_pct,
+            duration_s: s.duration_s,
+            ramp_s: s.ramp_s,
+            timeline_bucket_s: s.timeline_bucket_s,
+            timeline: &s.timeline,
+        }
+    }
+}
+
 fn prose_key(steps: &[Step], context: &SweepContext) -> String {
-    let json = serde_json::to_string(&(steps, context)).expect("json");
+    let recorded: Vec<RecordedStep> = steps.iter().map(RecordedStep::from).collect();
+    let json = serde_json::to_string(&(recorded, context)).expect("json");
     let mut hash: u64 = 0xcbf29ce484222325;
     for byte in json.bytes() {
         hash ^= byte as u64;

@@ -468,13 +468,17 @@ fn draw_legend<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>, position: SeriesLabelPosit
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chokepoint_result::LoadReport;
 
     #[test]
     fn lines_run_in_order_of_clients_whatever_order_the_steps_ran_in() {
         let steps: Vec<Step> = [16, 32, 24, 20]
             .iter()
             .map(|&clients| Step {
-                clients,
+                load: LoadReport {
+                    clients,
+                    ..LoadReport::default()
+                },
                 ..Step::default()
             })
             .collect();

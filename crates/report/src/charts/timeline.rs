@@ -106,7 +106,7 @@ pub(crate) fn bucket_rates(step: &Step) -> Vec<(f64, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chokepoint_result::TimelinePoint;
+    use chokepoint_result::{LoadReport, TimelinePoint};
 
     #[test]
     fn bucket_rates_are_per_second_at_the_middle_of_each_bucket() {
@@ -116,20 +116,26 @@ mod tests {
             ..TimelinePoint::default()
         };
         let step = Step {
-            duration_s: 2.0,
-            timeline_bucket_s: 0.5,
-            timeline: vec![
-                bucket(0.0, 10),
-                bucket(0.5, 0),
-                bucket(1.0, 10),
-                bucket(1.5, 0),
-            ],
+            load: LoadReport {
+                duration_s: 2.0,
+                timeline_bucket_s: 0.5,
+                timeline: vec![
+                    bucket(0.0, 10),
+                    bucket(0.5, 0),
+                    bucket(1.0, 10),
+                    bucket(1.5, 0),
+                ],
+                ..LoadReport::default()
+            },
             ..Step::default()
         };
         assert_eq!(bucket_rates(&step)[0], (0.25, 20.0));
         assert_eq!(bucket_rates(&step)[1], (0.75, 0.0));
         let no_width = Step {
-            timeline_bucket_s: 0.0,
+            load: LoadReport {
+                timeline_bucket_s: 0.0,
+                ..step.load.clone()
+            },
             ..step
         };
         assert!(bucket_rates(&no_width).is_empty());

@@ -1,0 +1,223 @@
+//! How a client's connection is opened: plain TCP, or TCP then a TLS handshake (rustls through
+//! tokio-rustls). The HTTP/1.1 exchange in `client` is the same over both: it is generic over
+//! [`Connect::Stream`], so a plain run pays nothing for TLS.
+//!
+//! The TLS settings are built once per run ([`client_config`]): the platform's roots
+//! (rustls-native-certs) or the certificates of `--cacert`, ALPN `http/1.1`, SNI from the URL's
+//! host (none for an IP address, as TLS wants), session resumption as rustls does by default
+//! (as most HTTP clients do: a new connection after the first resumes the session). With
+//! `--insecure` the server's certificate is not checked, but the handshake is otherwise real.
+use crate::LoadError;
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, ServerName, UnixTime};
+use std::future::Future;
+use std::path::Path;
+use std::sync::Arc;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpStream;
+use tokio_rustls::rustls::{self, client::danger, ClientConfig, RootCertStore};
+use tokio_rustls::TlsConnector;
+
+/// Turns a connected TCP stream into the stream requests are exchanged on.
+pub(crate) trait Connect: Send + Sync + 'static {
+    /// The stream the exchange reads and writes.
+    type Stream: AsyncRead + AsyncWrite + Unpin + Send + 'static;
+    /// Whether opening a connection includes a TLS handshake.
+    const TLS: bool;
+    /// Completes the connection (the TLS handshake, or nothing).
+    fn open(&self, tcp: TcpStream) -> impl Future<Output = std::io::Result<Self::Stream>> + Send;
+}
+
+/// Plain HTTP: the TCP stream as it is.
+pub(crate) struct Plain;
+
+impl Connect for Plain {
+    type Stream = TcpStream;
+    const TLS: bool = false;
+
+    async fn open(&self, tcp: TcpStream) -> std::io::Result<TcpStream> {
+        Ok(tcp)
+    }
+}
+
+/// HTTPS: a TLS handshake with the server named in the URL.
+pub(crate) struct Tls {
+    connector: TlsConnector,
+    name: ServerName<'static>,
+}
+
+impl Tls {
+    /// The connector of a run against `host`.
+    pub(crate) fn new(config: Arc<ClientConfig>, host: &str) -> Result<Tls, LoadError> {
+        let name = ServerName::try_from(host.to_string()).map_err(|_| {
+            LoadError::Config(format!(
+                "'{host}' cannot be a TLS server name: fix the URL's host"
+            ))
+        })?;
+        Ok(Tls {
+            connector: TlsConnector::from(config),
+            name,
+        })
+    }
+}
+
+impl Connect for Tls {
+    type Stream = tokio_rustls::client::TlsStream<TcpStream>;
+    const TLS: bool = true;
+
+    fn open(&self, tcp: TcpStream) -> impl Future<Output = std::io::Result<Self::Stream>> + Send {
+        self.connector.connect(self.name.clone(), tcp)
+    }
+}
+
+/// How the server's certificate is checked.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Trust {
+    /// Against the platform's root certificates.
+    #[default]
+    Platform,
+    /// Against the certificates in this PEM file (`--cacert`), instead of the platform's.
+    CaFile(std::path::PathBuf),
+    /// Not at all (`--insecure`): any certificate is accepted.
+    Insecure,
+}
+
+/// The TLS settings of a run; a `--cacert` file that cannot be used is an error naming it.
+pub(crate) fn client_config(trust: &Trust) -> Result<Arc<ClientConfig>, LoadError> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| LoadError::Engine(format!("TLS setup: {e}")))?;
+    let mut config = match trust {
+        Trust::Insecure => builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AcceptAnyCertificate(provider)))
+            .with_no_client_auth(),
+        Trust::Platform => builder
+            .with_root_certificates(platform_roots())
+            .with_no_client_auth(),
+        Trust::CaFile(path) => builder
+            .with_root_certificates(file_roots(path)?)
+            .with_no_client_auth(),
+    };
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}
+
+/// The platform's trusted roots (those that cannot be read are left out: a server they would
+/// have vouched for is then refused with the usual message).
+fn platform_roots() -> RootCertStore {
+    let mut roots = RootCertStore::empty();
+    let found = rustls_native_certs::load_native_certs();
+    roots.add_parsable_certificates(found.certs);
+    roots
+}
+
+fn file_roots(path: &Path) -> Result<RootCertStore, LoadError> {
+    let bad = |why: String| {
+        LoadError::Config(format!(
+            "--cacert {}: {why}: give a PEM file with the certificate of the CA that signed the \
+             server's certificate (or the server's own)",
+            path.display()
+        ))
+    };
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
+        .map_err(|e| bad(format!("cannot read it ({e})")))?
+        .collect::<Result<_, _>>()
+        .map_err(|e| bad(format!("not a PEM certificate file ({e})")))?;
+    if certs.is_empty() {
+        return Err(bad("no certificate in it".into()));
+    }
+    let mut roots = RootCertStore::empty();
+    for cert in certs {
+        roots
+            .add(cert)
+            .map_err(|e| bad(format!("a certificate in it is not usable ({e})")))?;
+    }
+    Ok(roots)
+}
+
+/// The one-line explanation of a failed handshake with `server`, when the server's certificate
+/// is what failed; `None` for other failures.
+pub(crate) fn certificate_problem(
+    error: &std::io::Error,
+    server: &str,
+    trust: &Trust,
+) -> Option<String> {
+    let rustls_error = error.get_ref()?.downcast_ref::<rustls::Error>()?;
+    let why = match rustls_error {
+        rustls::Error::InvalidCertificate(why) => why,
+        _ => return None,
+    };
+    let reason = match why {
+        rustls::CertificateError::UnknownIssuer => {
+            "is signed by a CA not trusted here (self-signed, or a private CA)".to_string()
+        }
+        rustls::CertificateError::Expired | rustls::CertificateError::ExpiredContext { .. } => {
+            "has expired".to_string()
+        }
+        rustls::CertificateError::NotValidForName
+        | rustls::CertificateError::NotValidForNameContext { .. } => {
+            "is not valid for the URL's host".to_string()
+        }
+        other => format!("cannot be verified ({other:?})"),
+    };
+    let against = match trust {
+        Trust::CaFile(path) => format!("the CA certificates of --cacert {}", path.display()),
+        _ => "this machine's trusted roots".to_string(),
+    };
+    Some(format!(
+        "the TLS certificate of {server} {reason}, checked against {against}: give the CA that \
+         signed it with --cacert FILE, or skip the check with --insecure (-k)"
+    ))
+}
+
+/// `--insecure`: every certificate is accepted; signatures are still checked with the
+/// provider's algorithms, so the handshake is the same work as a verified one, minus the chain.
+#[derive(Debug)]
+struct AcceptAnyCertificate(Arc<rustls::crypto::CryptoProvider>);
+
+impl danger::ServerCertVerifier for AcceptAnyCertificate {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<danger::ServerCertVerified, rustls::Error> {
+        Ok(danger::ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
