@@ -32,9 +32,11 @@ fn serve(args: &[&str]) -> (KillOnDrop, String) {
         .spawn()
         .expect("the binary runs");
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    stdout.read_line(&mut line).unwrap();
+    // Keep reading: the demo service prints its routes after the URL, and a closed pipe would
+    // end it (println! on a broken pipe) before the shards start.
+    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
     let url = line
         .split_whitespace()
         .find(|w| w.starts_with("http://"))
