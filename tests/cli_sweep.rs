@@ -75,3 +75,37 @@ fn demo_refuses_an_unknown_scenario() {
         "does not exist",
     );
 }
+
+#[test]
+fn sweep_of_a_service_that_answers_nothing_stops_at_once_and_writes_nothing() {
+    // A loopback server that closes every connection it accepts, before any response; it stops
+    // with the test (the listener is dropped when the thread's loop ends on the flag).
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    listener.set_nonblocking(true).unwrap();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop = done.clone();
+    let server = std::thread::spawn(move || {
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            match listener.accept() {
+                Ok((stream, _)) => drop(stream),
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(5)),
+            }
+        }
+    });
+    let out = std::env::temp_dir().join(format!("cp-sweep-closed-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let (code, stderr) = chokepoint(&["sweep", &url, "--out", out.to_str().unwrap()]);
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    server.join().unwrap();
+    assert_eq!(code, 2, "{stderr}");
+    let lines: Vec<_> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert!(lines[0].contains("every request failed"), "{stderr}");
+    assert!(
+        !out.exists(),
+        "nothing is written for a target that never answered"
+    );
+    // Three failed requests, not a step of 10 s: far below one step's length.
+    assert!(took < std::time::Duration::from_secs(10), "{took:?}");
+}

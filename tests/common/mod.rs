@@ -37,7 +37,9 @@ pub fn targets_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/targets")
 }
 
-/// Whether `tool` can be run at all; prints why the test is skipped when it cannot.
+/// Whether `tool` can be run at all; prints why the test is skipped when it cannot. In CI (`CI`
+/// set, as `.ci/run` runs) a missing tool fails the test: `.ci/run` installs every one, so its
+/// absence there is a broken set-up, never a reason to pass.
 pub fn toolchain_present(tool: &str, version_arg: &str) -> bool {
     match Command::new(tool)
         .arg(version_arg)
@@ -47,6 +49,10 @@ pub fn toolchain_present(tool: &str, version_arg: &str) -> bool {
     {
         Ok(_) => true,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "`{tool}` is not installed: .ci/run installs it; a CI run must not skip this test"
+            );
             println!("SKIPPED: `{tool}` is not installed (.ci/run installs it)");
             false
         }

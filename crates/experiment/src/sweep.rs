@@ -166,6 +166,7 @@ pub fn sweep(
         })?),
         None => None,
     };
+    first_answer(config, &cancel)?;
     if let Some(out) = &config.out {
         std::fs::create_dir_all(out)
             .with_context(|| format!("--out {}: cannot create the folder", out.display()))?;
@@ -387,6 +388,46 @@ fn add_observation(step: &mut Step, observed: StepObservation) {
     step.threads_by_pool = observed.threads_by_pool;
     step.connections = observed.connections;
     step.observation_notes = observed.notes;
+}
+
+/// Refuses a target that answers no request at all: three requests, one at a time, that all
+/// fail before any response (the connection reset or closed, no HTTP, a TLS failure) end the
+/// sweep with one line naming the failure, instead of steps of nothing but errors. Timeouts and
+/// error statuses are answers of a kind, and the sweep measures those.
+fn first_answer(config: &SweepConfig, cancel: &CancellationToken) -> anyhow::Result<()> {
+    use chokepoint_result::error_kind::{CONNECT_REFUSED, OTHER, PROTOCOL, RESET, TLS};
+    let mut probe = config.base.clone();
+    probe.clients = 1;
+    probe.requests = Some(3);
+    probe.duration = None;
+    probe.rate = None;
+    probe.exclude_ramp = false;
+    probe.timeout = config.base.timeout.min(Duration::from_secs(5));
+    probe.interval = probe.timeout * 3 + Duration::from_secs(1);
+    let run =
+        chokepoint_load::start(probe, cancel.child_token()).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let report = run.finish().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let unanswered = [RESET, PROTOCOL, TLS, CONNECT_REFUSED, OTHER];
+    let never_answers = report.ok == 0
+        && report.requests > 0
+        && report
+            .errors
+            .keys()
+            .all(|k| unanswered.contains(&k.as_str()))
+        && report.errors.values().sum::<u64>() == report.requests;
+    if never_answers && !report.interrupted {
+        let kinds: Vec<String> = report
+            .errors
+            .iter()
+            .map(|(kind, n)| format!("{kind} ×{n}"))
+            .collect();
+        anyhow::bail!(
+            "{}: every request failed before any answer ({}); check the URL, its scheme (http or https) and that an HTTP/1.1 service listens there",
+            config.base.url,
+            kinds.join(", ")
+        );
+    }
+    Ok(())
 }
 
 /// Waits, bounded, until the target has worked off the requests the last step left queued:
