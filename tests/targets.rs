@@ -17,7 +17,7 @@ use chokepoint_experiment::SweepConfig;
 use chokepoint_mock::MockConfig;
 use chokepoint_result::{Kind, Overload, SweepResult};
 use common::*;
-use std::path::{Path, PathBuf};
+
 use std::process::Command;
 
 #[test]
@@ -231,27 +231,6 @@ fn number_after(text: &str, marker: &str) -> Option<f64> {
 }
 
 // CPU-bound targets: the limit is the CPU, not a pool or a downstream call.
-
-/// Builds the Go target in `tests/targets/<dir>` with `go build` (see [`build_go_semaphore`]).
-fn build_go_target(dir: &str) -> PathBuf {
-    let binary = Path::new(env!("CARGO_TARGET_TMPDIR")).join(dir);
-    let output = Command::new("go")
-        .args(["build", "-o"])
-        .arg(&binary)
-        .arg(".")
-        .current_dir(targets_dir().join(dir))
-        .env("GOTOOLCHAIN", "local")
-        .env("GOFLAGS", "-mod=mod")
-        .env("GOPROXY", "off")
-        .output()
-        .expect("go build runs");
-    assert!(
-        output.status.success(),
-        "go build of tests/targets/{dir} failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    binary
-}
 
 fn launch_py_cpu_gil() -> Target {
     let mut command = Command::new("python3");

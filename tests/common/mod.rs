@@ -142,15 +142,15 @@ pub fn mock_with_delay() -> RunningMock {
     .expect("the mock starts on a free port")
 }
 
-/// Builds the Go target with `go build` (not `go run`: killing the `go` tool would leave the
-/// server it started running) and returns the binary.
-pub fn build_go_semaphore() -> PathBuf {
-    let binary = Path::new(env!("CARGO_TARGET_TMPDIR")).join("go-semaphore");
+/// Builds the Go target in `tests/targets/<dir>` with `go build` (not `go run`: killing the
+/// `go` tool would leave the server it started running) and returns the binary.
+pub fn build_go_target(dir: &str) -> PathBuf {
+    let binary = Path::new(env!("CARGO_TARGET_TMPDIR")).join(dir);
     let output = Command::new("go")
         .args(["build", "-o"])
         .arg(&binary)
         .arg(".")
-        .current_dir(targets_dir().join("go-semaphore"))
+        .current_dir(targets_dir().join(dir))
         .env("GOTOOLCHAIN", "local")
         .env("GOFLAGS", "-mod=mod")
         .env("GOPROXY", "off")
@@ -158,14 +158,14 @@ pub fn build_go_semaphore() -> PathBuf {
         .expect("go build runs");
     assert!(
         output.status.success(),
-        "go build of tests/targets/go-semaphore failed: {}",
+        "go build of tests/targets/{dir} failed: {}",
         String::from_utf8_lossy(&output.stderr)
     );
     binary
 }
 
 pub fn launch_go_semaphore(mock: &RunningMock) -> Target {
-    let mut command = Command::new(build_go_semaphore());
+    let mut command = Command::new(build_go_target("go-semaphore"));
     command.args(["-port", "0", "-downstream", &mock.url()]);
     Target::launch("go-semaphore", command)
 }

@@ -390,22 +390,31 @@ fn add_observation(step: &mut Step, observed: StepObservation) {
     step.observation_notes = observed.notes;
 }
 
+/// `requests` requests as the steps send them (same TLS, same first target), one at a time on the
+/// load engine, each waiting at most `timeout` (never longer than the steps' own timeout).
+fn probe(config: &SweepConfig, requests: u64, timeout: Duration) -> LoadConfig {
+    let mut probe = config.base.clone();
+    probe.clients = 1;
+    probe.requests = Some(requests);
+    probe.duration = None;
+    probe.rate = None;
+    probe.exclude_ramp = false;
+    probe.timeout = config.base.timeout.min(timeout);
+    probe.interval = probe.timeout * requests as u32 + Duration::from_secs(1);
+    probe
+}
+
 /// Refuses a target that answers no request at all: three requests, one at a time, that all
 /// fail before any response (the connection reset or closed, no HTTP, a TLS failure) end the
 /// sweep with one line naming the failure, instead of steps of nothing but errors. Timeouts and
 /// error statuses are answers of a kind, and the sweep measures those.
 fn first_answer(config: &SweepConfig, cancel: &CancellationToken) -> anyhow::Result<()> {
     use chokepoint_result::error_kind::{CONNECT_REFUSED, OTHER, PROTOCOL, RESET, TLS};
-    let mut probe = config.base.clone();
-    probe.clients = 1;
-    probe.requests = Some(3);
-    probe.duration = None;
-    probe.rate = None;
-    probe.exclude_ramp = false;
-    probe.timeout = config.base.timeout.min(Duration::from_secs(5));
-    probe.interval = probe.timeout * 3 + Duration::from_secs(1);
-    let run =
-        chokepoint_load::start(probe, cancel.child_token()).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let run = chokepoint_load::start(
+        probe(config, 3, Duration::from_secs(5)),
+        cancel.child_token(),
+    )
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
     let report = run.finish().map_err(|e| anyhow::anyhow!("{e}"))?;
     let unanswered = [RESET, PROTOCOL, TLS, CONNECT_REFUSED, OTHER];
     let never_answers = report.ok == 0
@@ -435,15 +444,7 @@ fn first_answer(config: &SweepConfig, cancel: &CancellationToken) -> anyhow::Res
 /// must reach zero.
 fn drain(config: &SweepConfig, mock: Option<&MockClient>, cancel: &CancellationToken) {
     let deadline = Instant::now() + config.drain_timeout;
-    // One request as the steps send them (same TLS, same first target), on the load engine.
-    let mut probe = config.base.clone();
-    probe.clients = 1;
-    probe.requests = Some(1);
-    probe.duration = None;
-    probe.rate = None;
-    probe.exclude_ramp = false;
-    probe.timeout = config.drain_timeout.min(config.base.timeout);
-    probe.interval = probe.timeout + Duration::from_secs(1);
+    let probe = probe(config, 1, config.drain_timeout);
     // The probe's answer does not matter, only that it came back (or timed out).
     let _ = chokepoint_load::start(probe, cancel.child_token()).and_then(|run| run.finish());
     if let Some(mock) = mock {
