@@ -1,0 +1,276 @@
+//! A sweep: its steps ([`Step`], each a load run plus what was seen around it), what the diagnosis
+//! knew besides them ([`SweepContext`]), and the saved `result.json` ([`SweepResult`]).
+use crate::{
+    Connections, Diagnosis, DownstreamInFlight, DownstreamStep, LoadReport, MergeInfo,
+    ObservationNote, ShardInfo, ThreadsByPool, TimelinePoint,
+};
+use serde::{Deserialize, Serialize};
+
+/// One concurrency level of a sweep: the contract's step record.
+///
+/// A step is its load run's [`LoadReport`] (flattened into the step's JSON object, so a step
+/// carries every figure of `load --json` under the same names) plus what was seen around it: the
+/// mock, the target's and the machine's CPU, the ramp. It derefs to the report, so a step's
+/// figures read as `step.throughput_rps`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    /// The step's load run (clients, throughput, latency, errors, generator CPU, timeline...).
+    #[serde(flatten)]
+    pub load: LoadReport,
+    /// Failed requests as a share of all requests ([`LoadReport::error_rate`]).
+    pub error_rate: f64,
+    /// Calls in flight at the mock; `None` when no mock was given.
+    pub downstream_inflight: Option<DownstreamInFlight>,
+    /// More of what the mock saw; `None` when no mock was given.
+    pub downstream: Option<DownstreamStep>,
+    /// The target process's CPU use, percent of all cores; `None` when it was not observed.
+    pub target_cpu_pct: Option<f64>,
+    /// The whole machine's CPU use (every process), percent of all cores; `None` when unread.
+    #[serde(default)]
+    pub machine_cpu_pct: Option<f64>,
+    /// The processes observed as the target during the step (a PID and its descendants, listed
+    /// again at every sample); empty when the target was not observed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub observed_pids: Vec<i32>,
+    /// The target's threads by pool and state; `None` when the target was not observed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads_by_pool: Option<ThreadsByPool>,
+    /// The target's TCP connections by side and state; `None` when the target was not observed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<Connections>,
+    /// Why some of that evidence is missing (a process gone, a file unreadable).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub observation_notes: Vec<ObservationNote>,
+    /// Seconds spent in the ramp (until every client had completed a request), not counted.
+    pub ramp_s: f64,
+    /// Why the sweep ran this client count; `None` in results written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chosen_because: Option<StepChoice>,
+    /// Seconds of load the step cost: its ramp plus its measured window (`duration_s`), which is
+    /// shorter than `--step` when the step ended early because its figures were known well
+    /// enough.
+    #[serde(default)]
+    pub measured_s: f64,
+    /// Why the measured window ended: `settled` (known well enough), `ceiling` (`--step` ran
+    /// out), `fixed` (`--step-fixed`); `None` in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<StepEnd>,
+}
+
+impl std::ops::Deref for Step {
+    type Target = LoadReport;
+
+    fn deref(&self) -> &LoadReport {
+        &self.load
+    }
+}
+
+impl std::ops::DerefMut for Step {
+    fn deref_mut(&mut self) -> &mut LoadReport {
+        &mut self.load
+    }
+}
+
+/// Why a sweep ran a client count: the adaptive search's reason, as data.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "kebab-case")]
+pub enum StepChoice {
+    /// The client count was given with `--clients`.
+    Given,
+    /// The first step of a search.
+    Start,
+    /// Throughput still followed clients at the largest step: doubled.
+    Doubling {
+        /// The largest step so far.
+        from: u32,
+    },
+    /// Bisection between the last step that followed clients and the first that did not.
+    Narrowing {
+        /// The last client count whose throughput followed clients.
+        last_good: u32,
+        /// The first client count whose throughput did not.
+        first_bad: u32,
+    },
+    /// The mock saw a flat ceiling of calls in flight below the clients: one step just past it
+    /// confirms it, instead of narrowing down on the knee.
+    ConfirmCeiling {
+        /// The mock's most calls in flight.
+        in_flight: u32,
+        /// The step that showed it.
+        seen_at: u32,
+    },
+    /// The target kept a whole number of cores busy past the knee: one step past it confirms it.
+    ConfirmCores {
+        /// Cores the target kept busy.
+        cores: f64,
+        /// The step that showed it.
+        seen_at: u32,
+    },
+    /// One step well past the knee, to see the plateau hold.
+    ConfirmPlateau {
+        /// The size the plateau suggests (plateau throughput × base latency).
+        estimate: f64,
+    },
+    /// The knee is known: a step at a multiple of the estimated limit, to see what overload
+    /// does to the service (it queues, sheds, times out or collapses).
+    OverloadProbe {
+        /// The multiple of the estimate (2 or 4).
+        multiple: u32,
+        /// The estimated limit, in requests in service.
+        estimate: f64,
+    },
+    /// Doubling would overshoot `--max-clients`: the last step is at the maximum.
+    MaxClients,
+}
+
+/// Why a step's measured window ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StepEnd {
+    /// Its throughput was known within the stopping rule's interval.
+    Settled,
+    /// `--step`, the ceiling, ran out first.
+    Ceiling,
+    /// Fixed-length steps (`--step-fixed`).
+    Fixed,
+}
+
+impl Step {
+    /// The timeline without a last bucket that the window's end cut to less than half its width:
+    /// its few completions would read as a stall or a drop in a rate. (The full timeline still
+    /// adds up to `requests`.)
+    pub fn whole_timeline(&self) -> &[TimelinePoint] {
+        let bucket = self.timeline_bucket_s;
+        match self.timeline.split_last() {
+            Some((last, rest)) if bucket > 0.0 && self.duration_s - last.t_s < bucket / 2.0 => rest,
+            _ => &self.timeline,
+        }
+    }
+}
+
+/// What the diagnosis knows besides the steps.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SweepContext {
+    /// The mock's global fixed delay, in milliseconds, when a mock was given and has one.
+    pub downstream_delay_ms: Option<f64>,
+    /// Whether a mock was given (downstream evidence exists).
+    pub mock_present: bool,
+    /// The mock's `--max-connections`, if any.
+    pub mock_max_connections: Option<u64>,
+    /// The mock's `--keepalive-timeout`, in milliseconds, if any.
+    pub mock_keepalive_timeout_ms: Option<u64>,
+    /// Whether the target process was observed (so `target_cpu_pct` is meaningful).
+    pub target_observed: bool,
+    /// The largest client count the sweep was allowed to try.
+    pub max_clients: u32,
+    /// Cores of the machine the target ran on (what `target_cpu_pct` is a share of), if known.
+    #[serde(default)]
+    pub cores: Option<u32>,
+}
+
+/// A sweep's saved result: `DIR/result.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepResult {
+    /// The URL that was swept.
+    pub target: String,
+    /// What the diagnosis knew besides the steps.
+    pub context: SweepContext,
+    /// The steps in the order they ran.
+    pub steps: Vec<Step>,
+    /// The finding; `None` while the sweep runs (steps are saved as they end).
+    pub diagnosis: Option<Diagnosis>,
+    /// True when the sweep was interrupted before its planned end.
+    pub interrupted: bool,
+    /// The chokepoint version that wrote this file.
+    pub chokepoint_version: String,
+    /// Set when this is one shard of a sweep run by several generators.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardInfo>,
+    /// Set when this result was merged from shards.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merge: Option<MergeInfo>,
+    /// Wall time of the whole sweep, seconds: steps, ramps, drains between steps.
+    #[serde(default)]
+    pub duration_s: f64,
+    /// Seconds of load over all steps (the sum of their `measured_s`).
+    #[serde(default)]
+    pub load_s: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn a_last_bucket_cut_short_by_the_window_is_left_out_of_the_whole_timeline() {
+        let point = |t_s: f64| TimelinePoint {
+            t_s,
+            completed: 2,
+            ..TimelinePoint::default()
+        };
+        let step = |duration_s: f64| Step {
+            load: LoadReport {
+                duration_s,
+                timeline_bucket_s: 0.1,
+                timeline: vec![point(0.0), point(0.1), point(0.2)],
+                ..LoadReport::default()
+            },
+            ..Step::default()
+        };
+        assert_eq!(step(0.2009).whole_timeline().len(), 2);
+        assert_eq!(step(0.27).whole_timeline().len(), 3);
+    }
+
+    /// The keys a step had before it held its load report (the contract's and the added ones).
+    const STEP_KEYS_BEFORE_FLATTEN: [&str; 19] = [
+        "clients",
+        "throughput_rps",
+        "ok_throughput_rps",
+        "requests",
+        "ok",
+        "latency_ms",
+        "ok_latency_ms",
+        "error_latency_ms",
+        "errors",
+        "error_rate",
+        "downstream_inflight",
+        "downstream",
+        "target_cpu_pct",
+        "generator_cpu_pct",
+        "machine_cpu_pct",
+        "duration_s",
+        "ramp_s",
+        "timeline_bucket_s",
+        "timeline",
+    ];
+
+    #[test]
+    fn a_step_keeps_every_key_it_had_and_reads_a_recorded_step_back_unchanged() {
+        let json = serde_json::to_value(Step::default()).unwrap();
+        let keys = json.as_object().unwrap();
+        for key in STEP_KEYS_BEFORE_FLATTEN {
+            assert!(keys.contains_key(key), "the step lost '{key}'");
+        }
+        // A step as a sweep wrote it before: every value it had reads back the same.
+        let recorded = serde_json::json!({
+            "clients": 20, "throughput_rps": 19.7, "ok_throughput_rps": 19.5, "requests": 197,
+            "ok": 195, "latency_ms": {"min": 1.0, "mean": 2.0, "p50": 2.0, "p90": 3.0,
+            "p95": 3.0, "p99": 4.0, "p999": 5.0, "max": 6.0}, "ok_latency_ms": null,
+            "error_latency_ms": null, "errors": {"http_503": 2}, "error_rate": 0.01,
+            "downstream_inflight": {"mean": 19.8, "max": 20}, "downstream": null,
+            "target_cpu_pct": 3.5, "generator_cpu_pct": 1.5, "duration_s": 10.0,
+            "ramp_s": 1.0, "timeline_bucket_s": 0.1, "timeline": []
+        });
+        let step: Step = serde_json::from_value(recorded.clone()).unwrap();
+        assert_eq!(
+            (step.clients, step.requests, step.errors["http_503"]),
+            (20, 197, 2)
+        );
+        let written = serde_json::to_value(&step).unwrap();
+        for (key, value) in recorded.as_object().unwrap() {
+            if key == "latency_ms" {
+                continue; // written with ab's extra percentiles beside the recorded ones
+            }
+            assert_eq!(&written[key], value, "'{key}' changed");
+        }
+    }
+}
