@@ -2,6 +2,7 @@
 use super::common;
 use chokepoint_diagnose::Gate;
 use chokepoint_experiment::SweepConfig;
+use chokepoint_observe::stacks::StackOptions;
 use chokepoint_report::sweep_text;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -40,6 +41,17 @@ pub struct Args {
     /// is on this machine) or `none`
     #[arg(long, value_parser = pid_choice, allow_hyphen_values = true)]
     pub pid: Option<PidChoice>,
+    /// Read where the target's threads wait from its runtime's own tools (jcmd or JFR for a
+    /// JVM, py-spy for CPython, pprof for Go) when they are there: auto, or off for /proc only
+    #[arg(long, value_enum, default_value = "auto")]
+    pub stacks: StacksChoice,
+    /// The target is a JVM even though its executable is not called java (jcmd is asked)
+    #[arg(long)]
+    pub jvm: bool,
+    /// A Go target's net/http/pprof base URL, e.g. http://127.0.0.1:6060/debug/pprof
+    /// (default: the swept URL's /debug/pprof/, when it answers)
+    #[arg(long)]
+    pub pprof: Option<String>,
     /// A gate for CI, e.g. 'limit>=100', 'p99<500ms@40', 'kind!=blocking-pool' (repeatable):
     /// exit 1 when one fails
     #[arg(long = "expect")]
@@ -52,6 +64,15 @@ pub struct Args {
     /// default 2 × --step + 2s)
     #[arg(long, value_parser = common::positive_duration, allow_hyphen_values = true)]
     pub slot: Option<Duration>,
+}
+
+/// What `--stacks` says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StacksChoice {
+    /// Use the runtime's tool when it is there.
+    Auto,
+    /// `/proc` only.
+    Off,
 }
 
 /// What `--pid` says.
@@ -93,6 +114,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     config.clients = args.clients;
     config.step = args.step;
+    config.stacks = StackOptions {
+        enabled: args.stacks == StacksChoice::Auto,
+        force_jvm: args.jvm,
+        pprof_url: args.pprof.clone(),
+    };
     config.step_fixed = args.step_fixed;
     config.ramp_limit = (args.step * 2).max(Duration::from_secs(5));
     if let Some(json) = &args.json {

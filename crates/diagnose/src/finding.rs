@@ -71,6 +71,7 @@ impl Finding {
             better_model: self.better_model.map(|m| m.as_str().to_string()),
             fan_out: self.fan_out.map(|f| f.as_str().to_string()),
             attribution: None,
+            place: None,
             base_latency_ms: self.base_latency_ms,
             plateau: self.plateau,
             facts: self.facts,

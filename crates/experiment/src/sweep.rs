@@ -4,6 +4,7 @@ use crate::downstream::MockClient;
 use anyhow::Context;
 use chokepoint_diagnose::{assess, SettleRule};
 use chokepoint_load::{LoadConfig, LoadEvent};
+use chokepoint_observe::stacks::StackOptions;
 use chokepoint_observe::{
     available_cores, CpuMeter, CpuScope, MachineCpuMeter, Observer, StepObservation, TargetSpec,
 };
@@ -43,6 +44,8 @@ pub struct SweepConfig {
     pub target_cpu: Option<CpuScope>,
     /// How often the target's threads and connections are sampled during a step.
     pub observe_interval: Duration,
+    /// Which of the runtime's stack tools the observer may use (`--stacks`, `--jvm`, `--pprof`).
+    pub stacks: StackOptions,
     /// The longest to wait, between steps, for the target's backlog to drain.
     pub drain_timeout: Duration,
     /// Start each step on the clock (a sharded sweep: every shard keeps the same schedule).
@@ -76,6 +79,7 @@ impl SweepConfig {
             out: None,
             target_cpu: None,
             observe_interval: Duration::from_millis(250),
+            stacks: StackOptions::default(),
             drain_timeout: Duration::from_secs(30),
             clock: None,
             shard: None,
@@ -132,6 +136,7 @@ impl SweepConfig {
                 .as_deref()
                 .and_then(host_and_port)
                 .map(|(_, port)| port),
+            stacks: self.stacks.clone(),
         })
     }
 }
@@ -363,6 +368,7 @@ fn run_step(
         observed_pids: Vec::new(),
         threads_by_pool: None,
         connections: None,
+        stacks: None,
         observation_notes: Vec::new(),
         ramp_s: ramp.as_secs_f64(),
         chosen_because: None,
@@ -387,6 +393,7 @@ fn add_observation(step: &mut Step, observed: StepObservation) {
     step.observed_pids = observed.observed_pids;
     step.threads_by_pool = observed.threads_by_pool;
     step.connections = observed.connections;
+    step.stacks = observed.stacks;
     step.observation_notes = observed.notes;
 }
 

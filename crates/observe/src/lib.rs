@@ -8,6 +8,8 @@
 //! - [`threads`]: each thread's pool (its name without the counter) and what it does or waits
 //!   on (running, a socket, a lock, an event loop...).
 //! - [`sockets`]: the target's TCP connections, client side and downstream side, by state.
+//! - [`stacks`]: where the threads wait, from the runtime's own tools (`jcmd`, JFR, `py-spy`,
+//!   `pprof`), when the target's runtime has one.
 //! - [`sampler`]: an [`Observer`] thread that samples all of it while a step runs and folds the
 //!   samples into the step's typed records (`chokepoint_result::observed`).
 //!
@@ -18,6 +20,7 @@
 pub mod cpu;
 pub mod sampler;
 pub mod sockets;
+pub mod stacks;
 pub mod threads;
 pub mod tree;
 

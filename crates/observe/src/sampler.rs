@@ -5,11 +5,12 @@
 //! Processes come and go between samples: the tree is listed again at every sample. A root
 //! process that is gone or unreadable becomes an [`ObservationNote`]; the step goes on.
 use crate::sockets::{count_connections, socket_inodes, socket_table, ConnectionSample};
+use crate::stacks::{tool_for, StackOptions};
 use crate::threads::{sample_threads, Activity, ThreadSample};
 use crate::tree::process_tree;
 use chokepoint_result::{
     ConnectionCounts, Connections, ObservationNote, PeerConnections, PoolThreads, SocketCounts,
-    ThreadCounts, ThreadsByPool, WaitReason,
+    StackEvidence, ThreadCounts, ThreadsByPool, WaitReason,
 };
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::mpsc;
@@ -30,6 +31,8 @@ pub struct TargetSpec {
     pub listen_port: Option<u16>,
     /// The mock's port, named among the downstream connections.
     pub mock_port: Option<u16>,
+    /// Which runtime stack tools may be used (see [`crate::stacks`]).
+    pub stacks: StackOptions,
 }
 
 /// What a step's samples add up to.
@@ -41,6 +44,8 @@ pub struct StepObservation {
     pub threads_by_pool: Option<ThreadsByPool>,
     /// Connections; `None` when no sample could read them.
     pub connections: Option<Connections>,
+    /// What the runtime's stack tool saw; `None` without one.
+    pub stacks: Option<StackEvidence>,
     /// Why evidence is missing.
     pub notes: Vec<ObservationNote>,
 }
@@ -58,11 +63,49 @@ struct Sample {
 pub struct Observer {
     stop: mpsc::Sender<()>,
     thread: std::thread::JoinHandle<StepObservation>,
+    stacks: Option<StacksWatch>,
+}
+
+/// The stack tool's thread for the step, or the note saying why there is none.
+#[derive(Debug)]
+enum StacksWatch {
+    Watching {
+        stop: mpsc::Sender<()>,
+        thread: std::thread::JoinHandle<(Option<StackEvidence>, Vec<ObservationNote>)>,
+    },
+    Unavailable(ObservationNote),
+}
+
+impl StacksWatch {
+    fn start(spec: &TargetSpec) -> Option<StacksWatch> {
+        let root = *spec.roots.first()?;
+        let mut tool = match tool_for(root, &spec.stacks) {
+            Ok(tool) => tool?,
+            Err(note) => return Some(StacksWatch::Unavailable(note)),
+        };
+        let (stop, stopped) = mpsc::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("cp-stacks".into())
+            .spawn(move || tool.watch_step(&stopped))
+            .ok()?;
+        Some(StacksWatch::Watching { stop, thread })
+    }
+
+    fn finish(self) -> (Option<StackEvidence>, Vec<ObservationNote>) {
+        match self {
+            StacksWatch::Watching { stop, thread } => {
+                let _ = stop.send(());
+                thread.join().unwrap_or_default()
+            }
+            StacksWatch::Unavailable(note) => (None, vec![note]),
+        }
+    }
 }
 
 impl Observer {
     /// Starts sampling now and every `interval`. `None` when the thread cannot be started.
     pub fn start(spec: TargetSpec, interval: Duration) -> Option<Observer> {
+        let stacks = StacksWatch::start(&spec);
         let (stop, stopped) = mpsc::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("cp-observe".into())
@@ -79,13 +122,25 @@ impl Observer {
                 summarize(&spec, &samples, interval, notes)
             })
             .ok()?;
-        Some(Observer { stop, thread })
+        Some(Observer {
+            stop,
+            thread,
+            stacks,
+        })
     }
 
     /// Stops sampling and returns what the samples add up to.
     pub fn finish(self) -> StepObservation {
         let _ = self.stop.send(());
-        self.thread.join().unwrap_or_default()
+        let mut observation = self.thread.join().unwrap_or_default();
+        if let Some(stacks) = self.stacks {
+            let (evidence, notes) = stacks.finish();
+            observation.stacks = evidence;
+            for note in notes {
+                note_once(&mut observation.notes, note);
+            }
+        }
+        observation
     }
 }
 
@@ -177,6 +232,7 @@ fn summarize(
                 interval_ms,
             )
         }),
+        stacks: None,
         notes,
     }
 }

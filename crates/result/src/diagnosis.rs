@@ -1,5 +1,5 @@
 //! The finding as the JSON carries it: its [`Kind`], the models' fits and the [`Diagnosis`] record.
-use crate::{Fact, Overload, Peak, Plateau};
+use crate::{Fact, Overload, Peak, Place, Plateau};
 use serde::{Deserialize, Serialize};
 
 /// The kind of limit a sweep found.
@@ -141,6 +141,10 @@ pub struct Diagnosis {
     pub fan_out: Option<String>,
     /// Where in the target the limit sits (a thread pool's name, ...), from the observers.
     pub attribution: Option<String>,
+    /// Where the limit sits, typed (the one-line `attribution` is rendered from it); `None`
+    /// when the evidence points at no one place.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub place: Option<Place>,
     /// The base latency L0 of the ideal line X(c) = c / L0, ms; `None` when unknown.
     #[serde(default)]
     pub base_latency_ms: Option<f64>,

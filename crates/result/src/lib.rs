@@ -23,7 +23,11 @@ pub use observed::{
     ThreadCounts, ThreadsByPool, WaitReason,
 };
 mod overload;
+mod place;
+pub use place::{Place, PlaceKind, PlaceSource, Setting};
+mod stacks;
 pub use overload::{Overload, Peak};
+pub use stacks::{PoolStacks, SharedStack, StackEvidence, StackSource, WaitKind};
 
 mod demo;
 mod diagnosis;

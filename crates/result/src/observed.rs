@@ -135,6 +135,20 @@ pub enum ObservationNote {
         /// What could not be read, and why.
         what: String,
     },
+    /// A runtime's stack tool (`jcmd`, `jfr`, `py-spy`) is not on the PATH.
+    ToolMissing {
+        /// The tool.
+        tool: String,
+        /// How to get it.
+        install: String,
+    },
+    /// A stack tool ran but gave nothing usable (it failed, or did not answer in time).
+    ToolFailed {
+        /// The tool.
+        tool: String,
+        /// What happened.
+        why: String,
+    },
 }
 
 impl std::fmt::Display for ObservationNote {
@@ -151,6 +165,15 @@ impl std::fmt::Display for ObservationNote {
                     f,
                     "process {pid}: {what} could not be read: that evidence is missing"
                 )
+            }
+            ObservationNote::ToolMissing { tool, install } => {
+                write!(
+                    f,
+                    "{tool} is not on the PATH: no stacks from it ({install})"
+                )
+            }
+            ObservationNote::ToolFailed { tool, why } => {
+                write!(f, "{tool} gave no stacks: {why}")
             }
         }
     }

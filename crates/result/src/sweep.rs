@@ -2,7 +2,7 @@
 //! knew besides them ([`SweepContext`]), and the saved `result.json` ([`SweepResult`]).
 use crate::{
     Connections, Diagnosis, DownstreamInFlight, DownstreamStep, LoadReport, MergeInfo,
-    ObservationNote, ShardInfo, ThreadsByPool, TimelinePoint,
+    ObservationNote, ShardInfo, StackEvidence, ThreadsByPool, TimelinePoint,
 };
 use serde::{Deserialize, Serialize};
 
@@ -38,6 +38,10 @@ pub struct Step {
     /// The target's TCP connections by side and state; `None` when the target was not observed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connections: Option<Connections>,
+    /// What the target's runtime said its threads were doing (thread dumps, a recording,
+    /// py-spy, pprof); `None` without such a tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stacks: Option<StackEvidence>,
     /// Why some of that evidence is missing (a process gone, a file unreadable).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub observation_notes: Vec<ObservationNote>,

@@ -1,0 +1,69 @@
+//! Where in the target the limit sits (`diagnosis.place` in `result.json`): the pool, what its
+//! threads wait in, the setting that sizes it. The diagnosis fills it from the step's evidence
+//! (`/proc`, connections, the runtime's stacks) when that evidence points at one place; the
+//! describer renders it as the finding's first line of evidence and the one-line `attribution`.
+use crate::{StackSource, WaitKind};
+use serde::{Deserialize, Serialize};
+
+/// What kind of place holds the limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PlaceKind {
+    /// A fixed pool of threads (or processes, or goroutines behind a semaphore) held while they
+    /// wait.
+    ThreadPool,
+    /// A pool of connections to a downstream: never more than N open.
+    ConnectionPool,
+    /// A pool that starts a thread per blocked call instead of queueing.
+    GrowingPool,
+    /// The CPU, with the busiest pool named.
+    Cpu,
+}
+
+/// Where a place was read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PlaceSource {
+    /// Threads by name and state in `/proc`.
+    Proc,
+    /// The target's TCP connections.
+    Connections,
+    /// The runtime's stacks (the tool is named).
+    Stacks(StackSource),
+}
+
+/// The limit's place in the target.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Place {
+    /// What kind of place.
+    pub kind: Option<PlaceKind>,
+    /// The pool's name (threads without their counter, a process name, `goroutines`).
+    pub pool: Option<String>,
+    /// The pool's threads (or processes, or connections) at the step read.
+    pub size: Option<f64>,
+    /// Of those, how many were in the place (`frames`), at the step read.
+    pub held: Option<f64>,
+    /// What the held threads were doing.
+    pub waiting: Option<WaitKind>,
+    /// The frames they shared, innermost first (empty without stacks).
+    pub frames: Vec<String>,
+    /// The step the place was read from.
+    pub clients: u32,
+    /// Where it was read from.
+    pub source: Option<PlaceSource>,
+    /// The known setting behind it, when the pool matches the catalogue.
+    pub setting: Option<Setting>,
+}
+
+/// A framework default from the catalogue of known pools (`catalogue/pools.toml`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Setting {
+    /// The framework or library whose pool it is.
+    pub framework: String,
+    /// The setting that changes it, as a user writes it.
+    pub setting: String,
+    /// Its default.
+    pub default: String,
+    /// Where the default is documented (the project's docs or code).
+    pub source: String,
+}
