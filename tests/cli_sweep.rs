@@ -107,3 +107,62 @@ fn sweep_of_a_service_that_answers_nothing_stops_at_once_and_writes_nothing() {
         "nothing is written for a target that never answered"
     );
 }
+
+/// A running `chokepoint mock`, killed when dropped.
+struct Mock(std::process::Child);
+
+impl Drop for Mock {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `chokepoint mock` on a free loopback port, each answer after `delay`; its base URL.
+fn mock(delay: &str) -> (Mock, String) {
+    use std::io::BufRead;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_chokepoint"))
+        .args(["mock", "--port", "0", "--delay", delay])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the binary runs");
+    let mut first = String::new();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    stdout.read_line(&mut first).unwrap();
+    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+    let url = first
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {first}"))
+        .to_string();
+    (Mock(child), url)
+}
+
+#[test]
+fn a_sweep_into_a_pipe_prints_its_rows_and_no_live_line() {
+    let (_mock, url) = mock("10ms");
+    let output = Command::new(env!("CARGO_BIN_EXE_chokepoint"))
+        .args(["sweep", &format!("{url}/x"), "-c", "1,3", "--step", "500ms"])
+        .args(["--pid", "none"])
+        .output()
+        .expect("the binary runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{output:?}");
+    // The table: its header, then one row per step, each a line of its own.
+    let table: Vec<&str> = stdout.lines().take_while(|l| !l.is_empty()).collect();
+    assert_eq!(table.len(), 3, "{stdout}");
+    assert!(table[0].starts_with("clients"), "{stdout}");
+    for (row, clients) in table[1..].iter().zip(["1", "3"]) {
+        assert_eq!(row.split_whitespace().next(), Some(clients), "{stdout}");
+    }
+    // Nothing of the live line of a step under way: no redraws, no escapes, not its words.
+    assert!(
+        !stdout.contains('\r') && !stdout.contains('\x1b'),
+        "{stdout:?}"
+    );
+    assert!(
+        !stdout.contains(" left ·") && !stdout.contains("ramping up"),
+        "{stdout}"
+    );
+}
