@@ -108,40 +108,18 @@ fn sweep_of_a_service_that_answers_nothing_stops_at_once_and_writes_nothing() {
     );
 }
 
-/// A running `chokepoint mock`, killed when dropped.
-struct Mock(std::process::Child);
-
-impl Drop for Mock {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts `chokepoint mock` on a free loopback port, each answer after `delay`; its base URL.
-fn mock(delay: &str) -> (Mock, String) {
-    use std::io::BufRead;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_chokepoint"))
-        .args(["mock", "--port", "0", "--delay", delay])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("the binary runs");
-    let mut first = String::new();
-    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-    stdout.read_line(&mut first).unwrap();
-    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
-    let url = first
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no URL in {first}"))
-        .to_string();
-    (Mock(child), url)
-}
-
 #[test]
 fn a_sweep_into_a_pipe_prints_its_rows_and_no_live_line() {
-    let (_mock, url) = mock("10ms");
+    // The target: a mock in this process, each answer after 10 ms.
+    let target = chokepoint_mock::start(
+        "127.0.0.1:0".parse().unwrap(),
+        chokepoint_mock::MockConfig {
+            fixed_delay: Some(std::time::Duration::from_millis(10)),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let url = target.url();
     let output = Command::new(env!("CARGO_BIN_EXE_chokepoint"))
         .args(["sweep", &format!("{url}/x"), "-c", "1,3", "--step", "500ms"])
         .args(["--pid", "none"])
