@@ -11,6 +11,7 @@
 //!
 //! A tool that is missing, slow or refused becomes an [`ObservationNote`]; the sweep goes on
 //! without that evidence.
+pub mod pprof;
 pub mod pyspy;
 mod snapshots;
 
@@ -76,6 +77,9 @@ pub fn tool_for(
 ) -> Result<Option<Box<dyn StackTool>>, ObservationNote> {
     if !options.enabled {
         return Ok(None);
+    }
+    if let Some(found) = pprof::tool_for(pid, options) {
+        return found.map(Some);
     }
     if let Some(found) = pyspy::tool_for(pid) {
         return found.map(Some);
