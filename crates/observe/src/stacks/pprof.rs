@@ -454,10 +454,8 @@ pub fn classify(state: &str, frames: &[GoFrame]) -> (WaitKind, Vec<String>) {
         WaitKind::Lock
     } else if calls_any(library, IDLE_WAITS) {
         WaitKind::Idle
-    } else if calls_any(library, CLIENT_CALLS) {
-        WaitKind::Downstream
-    } else if state == "IO wait" && !service.is_empty() {
-        WaitKind::Downstream // the service's own TCP client
+    } else if calls_any(library, CLIENT_CALLS) || (state == "IO wait" && !service.is_empty()) {
+        WaitKind::Downstream // a client's call, or the service's own TCP client
     } else if CHANNEL_STATES.iter().any(|s| state.starts_with(s)) && visible.is_empty() {
         if calls_any(outer, HANDLING) {
             WaitKind::Lock // a request waits on the service's channel: a semaphore's slot
