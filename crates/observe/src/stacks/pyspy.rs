@@ -269,6 +269,16 @@ const SERVER_FILES: &[&str] = &[
     "/tornado/",
 ];
 
+/// A thread in a socket call's frame but parked on a futex: the call has released the
+/// interpreter lock and it waits to get it back.
+const GIL: &str = "the GIL";
+/// A thread whose innermost frame is the service's, parked on a futex: a `threading.Lock`
+/// (a C call, no frame of its own) or the interpreter lock; `/proc` cannot tell them apart.
+const LOCK_OR_GIL: &str = "Lock.acquire or the GIL";
+
+/// `(file, function)` of a server waiting for a client to connect.
+const ACCEPTS: &[(&str, &str)] = &[("/socket.py", "socket.accept")];
+
 /// Files whose frames are a wait on a socket.
 const SOCKET_FILES: &[&str] = &["/socket.py", "/ssl.py", "/selectors.py"];
 
@@ -344,12 +354,18 @@ pub fn classify(
     let kind = if active {
         WaitKind::Running
     } else if let Some(innermost) = library.first() {
-        library_wait(innermost, library, frames)
+        if in_files(innermost, SOCKET_FILES) && activity == Some(Activity::LockWait) {
+            // Back from (or on its way into) the socket call, waiting to run Python again.
+            place.insert(0, GIL.into());
+            WaitKind::Lock
+        } else {
+            library_wait(innermost, library, frames)
+        }
     } else {
         // The service's own line is innermost: it is in a C call (or waiting for the GIL).
         let (kind, call) = match activity {
             Some(Activity::Sleeping) => (WaitKind::Sleep, Some("time.sleep (a C sleep)")),
-            Some(Activity::LockWait) => (WaitKind::Lock, Some("Lock.acquire or the GIL")),
+            Some(Activity::LockWait) => (WaitKind::Lock, Some(LOCK_OR_GIL)),
             Some(Activity::SocketWait) => (WaitKind::Other, Some("a C call on a socket")),
             Some(Activity::Running) => (WaitKind::Running, None),
             _ => (WaitKind::Other, None),
@@ -373,6 +389,8 @@ fn library_wait(innermost: &PyFrame, library: &[PyFrame], all: &[PyFrame]) -> Wa
         WaitKind::PoolAcquire
     } else if library.iter().any(|frame| is_call(frame, SEMAPHORES)) {
         WaitKind::Lock
+    } else if is_call(innermost, ACCEPTS) {
+        WaitKind::Idle
     } else if in_files(innermost, SOCKET_FILES) || in_files(innermost, CLIENT_FILES) {
         if library.iter().any(|frame| in_files(frame, CLIENT_FILES)) {
             WaitKind::Downstream

@@ -23,11 +23,48 @@ fn stacks(name: &str, activity: impl Fn(&str) -> Option<Activity>) -> Vec<Thread
         .collect()
 }
 
+/// Each OS thread's activity from the `/proc` lines saved beside a dump (`TID STATE SYSCALL`).
+fn proc_activities(name: &str) -> std::collections::HashMap<i32, Activity> {
+    data(name)
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.splitn(3, ' ');
+            let tid = fields.next()?.parse().ok()?;
+            let state = fields.next()?.chars().next()?;
+            let syscall = parse_syscall(fields.next().unwrap_or_default());
+            Some((tid, classify_syscall(state, syscall, None, |_| true).0))
+        })
+        .collect()
+}
+
+fn stacks_with_proc(name: &str) -> Vec<ThreadStack> {
+    let activities = proc_activities(&name.replace(".json", ".proc"));
+    parse_dump(&data(name))
+        .expect("a real dump parses")
+        .iter()
+        .map(|thread| {
+            let activity = thread
+                .os_thread_id
+                .and_then(|tid| activities.get(&tid).copied());
+            thread_stack(thread, activity)
+        })
+        .collect()
+}
+
 fn pool<'e>(pools: &'e [PoolStacks], name: &str) -> &'e PoolStacks {
     pools
         .iter()
         .find(|pool| pool.pool == name)
         .unwrap_or_else(|| panic!("no pool {name:?} in {pools:#?}"))
+}
+
+fn stack_of(pool: &PoolStacks, kind: WaitKind) -> (f64, Vec<String>) {
+    let stack = pool
+        .stacks
+        .iter()
+        .find(|s| s.waiting == Some(kind))
+        .unwrap_or_else(|| panic!("no {kind:?} stack in {pool:#?}"));
+    (stack.threads, stack.frames.clone())
 }
 
 fn strings(frames: &[&str]) -> Vec<String> {
@@ -169,6 +206,70 @@ fn idle_workers_and_connections_waiting_for_their_client_are_idle() {
         strings(&["SocketIO.readinto (socket.py)"])
     );
     assert_eq!(by_name("MainThread").waiting, WaitKind::Sleep);
+}
+
+#[test]
+fn threads_of_a_cpu_bound_service_wait_for_the_gil_or_run() {
+    // tests/targets/py-cpu-gil at 8 clients: every handler in its pure-Python loop, one holding
+    // the interpreter lock (py-spy's `active`); /proc read right after the dump, where one more
+    // was running already and one was between its state and its syscall line (`S`, `running`).
+    let evidence = fold(
+        StackSource::PySpy,
+        &[stacks_with_proc("cpu-gil-8-clients.json")],
+    );
+    let handlers = pool(&evidence.pools, "Thread (process_request_thread)");
+    assert_eq!(handlers.threads, 8.0);
+    assert_eq!(handlers.threads_in(WaitKind::Running), 2.0);
+    assert_eq!(handlers.threads_in(WaitKind::Other), 1.0);
+    assert_eq!(
+        stack_of(handlers, WaitKind::Lock),
+        (
+            5.0,
+            strings(&[
+                "Lock.acquire or the GIL",
+                "spin (server.py:23)",
+                "Handler.do_GET (server.py:54)",
+            ])
+        )
+    );
+}
+
+#[test]
+fn a_pre_fork_worker_blocked_in_accept_is_idle() {
+    let threads = stacks_with_proc("prefork-worker-idle.json");
+    assert_eq!(threads.len(), 1);
+    assert_eq!(threads[0].waiting, WaitKind::Idle);
+    assert_eq!(
+        threads[0].frames,
+        strings(&[
+            "socket.accept (socket.py)",
+            "serve (server.py:35)",
+            "main (server.py:76)"
+        ])
+    );
+}
+
+#[test]
+fn a_thread_in_a_socket_call_parked_on_a_futex_waits_for_the_gil() {
+    let frames = [
+        frame("SocketIO.write", "/usr/lib/python3.11/socket.py", 737),
+        frame(
+            "StreamRequestHandler.finish",
+            "/usr/lib/python3.11/socketserver.py",
+            830,
+        ),
+    ];
+    assert_eq!(
+        classify(&frames, false, Some(Activity::SocketWait)).0,
+        WaitKind::Idle
+    );
+    assert_eq!(
+        classify(&frames, false, Some(Activity::LockWait)),
+        (
+            WaitKind::Lock,
+            strings(&["the GIL", "SocketIO.write (/usr/lib/python3.11/socket.py)"])
+        )
+    );
 }
 
 fn frame(name: &str, filename: &str, line: i32) -> PyFrame {
