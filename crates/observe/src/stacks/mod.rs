@@ -14,6 +14,8 @@
 pub mod pprof;
 pub mod pyspy;
 mod snapshots;
+#[cfg(test)]
+mod test_support;
 
 use crate::threads::pool_name;
 use chokepoint_result::{

@@ -2,38 +2,13 @@
 //! `crates/observe/tests/data/pprof/` with the program that made the smaller one.
 use super::*;
 use crate::stacks::fold;
-use chokepoint_result::PoolStacks;
-
-fn data(name: &str) -> String {
-    let path = format!("{}/tests/data/pprof/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{path}: {err}"))
-}
-
-fn pool<'e>(pools: &'e [PoolStacks], name: &str) -> &'e PoolStacks {
-    pools
-        .iter()
-        .find(|pool| pool.pool == name)
-        .unwrap_or_else(|| panic!("no pool {name:?} in {pools:#?}"))
-}
-
-fn strings(frames: &[&str]) -> Vec<String> {
-    frames.iter().map(|frame| frame.to_string()).collect()
-}
-
-fn stack_of(pool: &PoolStacks, kind: WaitKind) -> (f64, Vec<String>) {
-    let stack = pool
-        .stacks
-        .iter()
-        .find(|s| s.waiting == Some(kind))
-        .unwrap_or_else(|| panic!("no {kind:?} stack in {pool:#?}"));
-    (stack.threads, stack.frames.clone())
-}
+use crate::stacks::test_support::{data, pool, stack_of, strings};
 
 #[test]
 fn the_go_semaphore_targets_handlers_wait_for_a_slot_or_in_the_downstream_call() {
     // tests/targets/go-semaphore at 24 clients: 12 handlers hold a slot of the channel of 12
     // and wait in http.Client.Get, 12 wait to send into the channel.
-    let dump = data("go-semaphore-24-clients.txt");
+    let dump = data("pprof", "go-semaphore-24-clients.txt");
     assert_eq!(parse_dump(&dump).len(), 75);
     let goroutines = goroutine_stacks(&dump);
     assert_eq!(goroutines.len(), 74, "the dump's own goroutine is left out");
@@ -83,7 +58,10 @@ fn the_go_semaphore_targets_handlers_wait_for_a_slot_or_in_the_downstream_call()
 fn mutexes_idle_workers_and_sleeps_of_a_trimpath_build() {
     let evidence = fold(
         StackSource::Pprof,
-        &[goroutine_stacks(&data("mutex-workers-sleep-trimpath.txt"))],
+        &[goroutine_stacks(&data(
+            "pprof",
+            "mutex-workers-sleep-trimpath.txt",
+        ))],
     );
     let started = pool(&evidence.pools, "main.main");
     assert_eq!(

@@ -2,16 +2,11 @@
 //! `crates/observe/tests/data/py-spy/` with the scripts that made the smaller ones.
 use super::*;
 use crate::stacks::fold;
-use chokepoint_result::PoolStacks;
-
-fn data(name: &str) -> String {
-    let path = format!("{}/tests/data/py-spy/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{path}: {err}"))
-}
+use crate::stacks::test_support::{data, pool, stack_of, strings};
 
 /// The dump's threads as stacks, each OS thread's activity given by the thread's name.
 fn stacks(name: &str, activity: impl Fn(&str) -> Option<Activity>) -> Vec<ThreadStack> {
-    parse_dump(&data(name))
+    parse_dump(&data("py-spy", name))
         .expect("a real dump parses")
         .iter()
         .map(|thread| {
@@ -25,7 +20,7 @@ fn stacks(name: &str, activity: impl Fn(&str) -> Option<Activity>) -> Vec<Thread
 
 /// Each OS thread's activity from the `/proc` lines saved beside a dump (`TID STATE SYSCALL`).
 fn proc_activities(name: &str) -> std::collections::HashMap<i32, Activity> {
-    data(name)
+    data("py-spy", name)
         .lines()
         .filter_map(|line| {
             let mut fields = line.splitn(3, ' ');
@@ -39,7 +34,7 @@ fn proc_activities(name: &str) -> std::collections::HashMap<i32, Activity> {
 
 fn stacks_with_proc(name: &str) -> Vec<ThreadStack> {
     let activities = proc_activities(&name.replace(".json", ".proc"));
-    parse_dump(&data(name))
+    parse_dump(&data("py-spy", name))
         .expect("a real dump parses")
         .iter()
         .map(|thread| {
@@ -49,26 +44,6 @@ fn stacks_with_proc(name: &str) -> Vec<ThreadStack> {
             thread_stack(thread, activity)
         })
         .collect()
-}
-
-fn pool<'e>(pools: &'e [PoolStacks], name: &str) -> &'e PoolStacks {
-    pools
-        .iter()
-        .find(|pool| pool.pool == name)
-        .unwrap_or_else(|| panic!("no pool {name:?} in {pools:#?}"))
-}
-
-fn stack_of(pool: &PoolStacks, kind: WaitKind) -> (f64, Vec<String>) {
-    let stack = pool
-        .stacks
-        .iter()
-        .find(|s| s.waiting == Some(kind))
-        .unwrap_or_else(|| panic!("no {kind:?} stack in {pool:#?}"));
-    (stack.threads, stack.frames.clone())
-}
-
-fn strings(frames: &[&str]) -> Vec<String> {
-    frames.iter().map(|frame| frame.to_string()).collect()
 }
 
 #[test]
