@@ -11,8 +11,11 @@
 //!
 //! A tool that is missing, slow or refused becomes an [`ObservationNote`]; the sweep goes on
 //! without that evidence.
+pub mod java_frames;
+pub mod jvm;
 pub mod pprof;
 pub mod pyspy;
+pub mod run;
 mod snapshots;
 #[cfg(test)]
 mod test_support;
@@ -81,6 +84,9 @@ pub fn tool_for(
         return Ok(None);
     }
     if let Some(found) = pprof::tool_for(pid, options) {
+        return found.map(Some);
+    }
+    if let Some(found) = jvm::tool_for(pid, options) {
         return found.map(Some);
     }
     if let Some(found) = pyspy::tool_for(pid) {
