@@ -4,7 +4,8 @@
 //! Each dump stops the JVM at a safepoint, so a step takes few: the first [`FIRST_DUMP`] into
 //! the step (the ramp is over, the load is full), then one every [`DUMP_EVERY`], at most
 //! [`MOST_DUMPS`]. Each `jcmd` has [`JCMD_LIMIT`] to answer; a JVM that does not is a
-//! [`ObservationNote::ToolFailed`] and the step takes no more dumps.
+//! [`ObservationNote::ToolFailed`] and the step takes no more dumps. A dump that was still
+//! running when the step ended is left out (it may show the pool drained after the load).
 //!
 //! The dump's format across JDK versions (HotSpot's `JavaThread::print_on`):
 //! - JDK 8-18: `"name" #16 daemon prio=5 os_prio=0 tid=0x00007f.. nid=0x293 runnable [0x..]`
@@ -163,7 +164,13 @@ impl StackTool for ThreadDumps {
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 _ => break,
             }
-            match self.dump() {
+            let dumped = self.dump();
+            // jcmd starts a JVM of its own before the dump (~0.3 s): when the step ended in the
+            // meantime, the dump may show the pool drained after the load, so it is left out.
+            if !matches!(stop.try_recv(), Err(mpsc::TryRecvError::Empty)) {
+                break;
+            }
+            match dumped {
                 Ok(threads) => snapshots.push(threads),
                 Err(why) => {
                     notes.push(ObservationNote::ToolFailed {

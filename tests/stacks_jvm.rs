@@ -1,0 +1,264 @@
+//! A JVM's stacks during a sweep (issue 12): the JVM twin found with `--pid auto`, its thread
+//! dumps read into pools with the frames they wait in; and the bad inputs (`--jvm` on a process
+//! that is no JVM, a JVM that refuses to be attached, no `jcmd` on the PATH) as notes, with the
+//! sweep going on. Real processes; java and jcmd are needed (`.ci/run` installs a JDK).
+mod common;
+
+use chokepoint_experiment::SweepConfig;
+use chokepoint_mock::{MockConfig, RunningMock};
+use chokepoint_result::{ObservationNote, PoolStacks, StackSource, Step, SweepResult, WaitKind};
+use common::*;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+fn require(tool: &str, version_arg: &str) {
+    assert!(
+        toolchain_present(tool, version_arg),
+        "`{tool}` is needed by this test: install it (.ci/run does)"
+    );
+}
+
+fn mock(delay_ms: u64) -> RunningMock {
+    chokepoint_mock::start(
+        "127.0.0.1:0".parse().expect("an address"),
+        MockConfig {
+            fixed_delay: Some(Duration::from_millis(delay_ms)),
+            ..Default::default()
+        },
+    )
+    .expect("the mock starts")
+}
+
+/// The JVM twin, with `java_options` before the source file.
+fn launch_twin(mock: &RunningMock, java_options: &[&str]) -> Target {
+    let mut command = Command::new("java");
+    command
+        .args(java_options)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jvm/BlockingDemo.java"))
+        .args(["--port", "0", "--downstream", &mock.url()])
+        .args(["--actors", "20", "--dispatcher", "16"]);
+    Target::launch("jvm-twin", command)
+}
+
+/// A sweep of `url` at `clients`, observing what listens on its port (`--pid auto`).
+fn sweep_auto(name: &str, url: &str, clients: Vec<u32>, mock: &RunningMock) -> SweepResult {
+    let config = SweepConfig::new(url).expect("a valid URL");
+    let found = config.listening_target();
+    assert_eq!(found.len(), 1, "{name}: --pid auto finds one process");
+    let max = *clients.iter().max().expect("a step");
+    sweep_with(
+        name,
+        config.with_target_pids(found),
+        Some(clients),
+        STEP,
+        max,
+        Some(mock),
+    )
+}
+
+fn print_stacks(step: &Step) {
+    let Some(stacks) = &step.stacks else {
+        println!("  {} clients: no stacks", step.clients);
+        return;
+    };
+    println!(
+        "  {} clients: {:?}, {} snapshots",
+        step.clients, stacks.source, stacks.snapshots
+    );
+    for pool in &stacks.pools {
+        println!(
+            "    {:<30} {:>5.1} threads (most {:>3})  {:?}",
+            pool.pool, pool.threads, pool.most_threads, pool.states
+        );
+        for stack in pool.stacks.iter().take(3) {
+            println!(
+                "      {:>5.1} {:?} {:?}",
+                stack.threads, stack.waiting, stack.frames
+            );
+        }
+    }
+    for note in &step.observation_notes {
+        println!("    note: {note}");
+    }
+}
+
+fn pool<'s>(step: &'s Step, name: &str) -> &'s PoolStacks {
+    let stacks = step
+        .stacks
+        .as_ref()
+        .unwrap_or_else(|| panic!("{} clients: no stacks", step.clients));
+    stacks
+        .pools
+        .iter()
+        .find(|p| p.pool == name)
+        .unwrap_or_else(|| {
+            panic!(
+                "no pool {name} among {:?}",
+                stacks.pools.iter().map(|p| &p.pool).collect::<Vec<_>>()
+            )
+        })
+}
+
+/// The OS thread ids of process `pid`.
+fn tids_of(pid: i32) -> Vec<i32> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .expect("the JVM's threads")
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
+        .collect()
+}
+
+#[test]
+fn the_twins_pools_are_named_with_their_threads_and_the_call_they_wait_in() {
+    require("java", "-version");
+    require("jcmd", "-h");
+    let _one = one_at_a_time();
+    let mock = mock(150);
+    let twin = launch_twin(&mock, &[]);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    for (route, name, size) in [
+        ("/actors", "actor-pool", 20),
+        ("/dispatcher", "blocking-dispatcher", 16),
+        ("/global", "cpu-pool", cores),
+    ] {
+        let result = sweep_auto(route, &twin.url_of(route), vec![2 * size], &mock);
+        let step = result.steps.last().expect("a step");
+        print_stacks(step);
+        let stacks = step.stacks.as_ref().expect("stacks at the plateau");
+        assert_eq!(stacks.source, Some(StackSource::JcmdThreadPrint));
+        assert!(
+            (1..=3).contains(&stacks.snapshots),
+            "{route}: {} dumps",
+            stacks.snapshots
+        );
+        let found = pool(step, name);
+        assert_eq!(found.most_threads, size, "{route}: the pool's threads");
+        let downstream = found.threads_in(WaitKind::Downstream);
+        assert!(
+            downstream >= 0.9 * size as f64,
+            "{route}: {downstream} of {size} threads waiting downstream at {} clients",
+            step.clients
+        );
+        assert_eq!(
+            found.stacks[0].frames,
+            [
+                "java.net.HttpURLConnection.getResponseCode",
+                "BlockingDemo.blockingCall"
+            ],
+            "{route}: the frames the pool waits in"
+        );
+        // The dump's nids are the JVM's thread ids in /proc.
+        let tids = tids_of(twin.pid());
+        assert_eq!(found.tids.len(), size as usize, "{route}");
+        assert!(
+            found.tids.iter().all(|tid| tids.contains(tid)),
+            "{route}: the pool's nids {:?} are threads of {}",
+            found.tids,
+            twin.pid()
+        );
+    }
+}
+
+#[test]
+fn jvm_forced_on_a_process_that_is_no_jvm_is_a_note_and_the_process_lives_on() {
+    require("python3", "--version");
+    let _one = one_at_a_time();
+    let mock = mock(20);
+    let mut command = Command::new("python3");
+    command
+        .arg(targets_dir().join("py-threadpool/server.py"))
+        .args(["--port", "0", "--downstream", &mock.url()]);
+    let target = Target::launch("py-threadpool", command);
+    let mut config = SweepConfig::new(&target.url())
+        .expect("a valid URL")
+        .with_target_pid(target.pid());
+    config.stacks.force_jvm = true;
+    let result = sweep_with(
+        "--jvm on python",
+        config,
+        Some(vec![2]),
+        STEP,
+        2,
+        Some(&mock),
+    );
+    let step = result.steps.last().expect("a step");
+    print_stacks(step);
+    assert_eq!(step.stacks, None);
+    assert!(
+        step.observation_notes.iter().any(|note| matches!(
+            note,
+            ObservationNote::ToolFailed { tool, why } if tool == "jcmd" && why.contains("not a Java VM")
+        )),
+        "{:?}",
+        step.observation_notes
+    );
+    assert!(step.ok_throughput_rps > 0.0);
+    assert!(
+        Path::new(&format!("/proc/{}", target.pid())).exists(),
+        "the target was left alone"
+    );
+}
+
+#[test]
+fn a_jvm_that_refuses_to_be_attached_is_a_note_and_the_sweep_goes_on() {
+    require("java", "-version");
+    require("jcmd", "-h");
+    let _one = one_at_a_time();
+    let mock = mock(50);
+    let twin = launch_twin(&mock, &["-XX:+DisableAttachMechanism"]);
+    let result = sweep_auto("no attach", &twin.url_of("/actors"), vec![4], &mock);
+    let step = result.steps.last().expect("a step");
+    print_stacks(step);
+    assert_eq!(step.stacks, None);
+    let failed: Vec<&ObservationNote> = step
+        .observation_notes
+        .iter()
+        .filter(|note| matches!(note, ObservationNote::ToolFailed { tool, .. } if tool == "jcmd"))
+        .collect();
+    assert_eq!(failed.len(), 1, "one note: {:?}", step.observation_notes);
+    assert!(step.ok_throughput_rps > 0.0, "the step was measured");
+}
+
+#[test]
+fn without_jcmd_on_the_path_the_sweep_says_how_to_get_it() {
+    require("java", "-version");
+    let _one = one_at_a_time();
+    let mock = mock(50);
+    let twin = launch_twin(&mock, &[]);
+    let out =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("no-jcmd-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let output = Command::new(env!("CARGO_BIN_EXE_chokepoint"))
+        .args([
+            "sweep",
+            &twin.url_of("/actors"),
+            "--clients",
+            "2",
+            "--step",
+            "1s",
+        ])
+        .args(["--mock", &mock.url(), "--pid", "auto", "--out"])
+        .arg(&out)
+        .env("PATH", "/nonexistent")
+        .output()
+        .expect("chokepoint runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let result: SweepResult = serde_json::from_str(
+        &std::fs::read_to_string(out.join("result.json")).expect("result.json"),
+    )
+    .expect("the results parse");
+    let step = &result.steps[0];
+    assert_eq!(step.stacks, None);
+    assert!(
+        step.observation_notes.iter().any(|note| matches!(
+            note,
+            ObservationNote::ToolMissing { tool, install } if tool == "jcmd" && install.contains("JDK")
+        )),
+        "{:?}",
+        step.observation_notes
+    );
+}
