@@ -58,6 +58,9 @@ fn sweep_auto(name: &str, url: &str, clients: Vec<u32>, mock: &RunningMock) -> S
 }
 
 fn print_stacks(step: &Step) {
+    for note in &step.observation_notes {
+        println!("    note: {note}");
+    }
     let Some(stacks) = &step.stacks else {
         println!("  {} clients: no stacks", step.clients);
         return;
@@ -77,9 +80,6 @@ fn print_stacks(step: &Step) {
                 stack.threads, stack.waiting, stack.frames
             );
         }
-    }
-    for note in &step.observation_notes {
-        println!("    note: {note}");
     }
 }
 
@@ -260,5 +260,33 @@ fn without_jcmd_on_the_path_the_sweep_says_how_to_get_it() {
         )),
         "{:?}",
         step.observation_notes
+    );
+}
+
+#[test]
+fn a_jvm_that_does_not_answer_is_a_note_within_the_time_limit_not_a_hang() {
+    use chokepoint_observe::stacks::jvm::{ThreadDumps, JCMD_LIMIT};
+    use chokepoint_observe::stacks::StackTool;
+    require("java", "-version");
+    require("jcmd", "-h");
+    let _one = one_at_a_time();
+    let mock = mock(50);
+    let twin = launch_twin(&mock, &[]);
+    // SAFETY: stopping (then resuming) our own child.
+    unsafe { libc::kill(twin.pid(), libc::SIGSTOP) };
+    let (stop, stopped) = std::sync::mpsc::channel::<()>();
+    let pid = twin.pid();
+    let watch = std::thread::spawn(move || ThreadDumps::new(pid).watch_step(&stopped));
+    // The step lasts until its first dump has had its time, and a little more.
+    std::thread::sleep(chokepoint_observe::stacks::jvm::FIRST_DUMP + JCMD_LIMIT * 2);
+    let _ = stop.send(());
+    let (evidence, notes) = watch.join().expect("the watch ends");
+    // SAFETY: as above.
+    unsafe { libc::kill(twin.pid(), libc::SIGCONT) };
+    println!("{notes:?}");
+    assert_eq!(evidence, None);
+    assert!(
+        matches!(&notes[..], [ObservationNote::ToolFailed { tool, why }] if tool == "jcmd" && why.contains("did not answer")),
+        "{notes:?}"
     );
 }

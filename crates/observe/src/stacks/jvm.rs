@@ -137,7 +137,7 @@ impl ThreadDumps {
 
     fn dump(&self) -> Result<Vec<ThreadStack>, String> {
         let text = jcmd(self.pid, &["Thread.print"], JCMD_LIMIT)
-            .map_err(|err| format!("{} (JVM {})", err.why("jcmd Thread.print"), self.pid))?;
+            .map_err(|err| format!("{} (JVM {})", err.why("Thread.print"), self.pid))?;
         let threads = parse_thread_dump(&text);
         if threads.is_empty() {
             let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
