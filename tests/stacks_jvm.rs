@@ -290,3 +290,58 @@ fn a_jvm_that_does_not_answer_is_a_note_within_the_time_limit_not_a_hang() {
         "{notes:?}"
     );
 }
+
+#[test]
+fn with_stacks_jfr_the_actor_pool_is_timed_in_its_downstream_call() {
+    require("java", "-version");
+    require("jcmd", "-h");
+    require("jfr", "--version");
+    let _one = one_at_a_time();
+    let mock = mock(150);
+    let twin = launch_twin(&mock, &[]);
+    let mut config = SweepConfig::new(&twin.url_of("/actors"))
+        .expect("a valid URL")
+        .with_target_pid(twin.pid());
+    config.stacks.jfr = true;
+    // A fixed step, so the recording spans most of it.
+    config.step_fixed = true;
+    let result = sweep_with(
+        "jfr",
+        config,
+        Some(vec![40]),
+        ADAPTIVE_STEP,
+        40,
+        Some(&mock),
+    );
+    let step = result.steps.last().expect("a step");
+    print_stacks(step);
+    let stacks = step.stacks.as_ref().expect("a recording");
+    assert_eq!(stacks.source, Some(StackSource::Jfr));
+    let recorded = stacks.recording_s.expect("its length");
+    assert!(
+        recorded > 1.0 && recorded <= step.measured_s,
+        "recorded {recorded:.2} s of a {:.2} s step",
+        step.measured_s
+    );
+    let found = pool(step, "actor-pool");
+    assert_eq!(found.most_threads, 20);
+    let place = &found.stacks[0];
+    assert_eq!(place.waiting, Some(WaitKind::Downstream));
+    assert_eq!(
+        place.frames,
+        [
+            "java.net.HttpURLConnection.getResponseCode",
+            "BlockingDemo.blockingCall"
+        ]
+    );
+    // 20 threads in the call for the whole recording, less the reads still under way at its
+    // end (JFR writes a wait when it ends).
+    assert!(
+        place.threads >= 16.0 && place.threads <= 20.5,
+        "{:.1} threads on average in the call",
+        place.threads
+    );
+    assert!(place
+        .seconds
+        .is_some_and(|s| (s / recorded - place.threads).abs() < 1e-6));
+}

@@ -108,7 +108,8 @@ pub fn jcmd(pid: i32, command: &[&str], limit: Duration) -> Result<String, RunEr
 }
 
 /// The JVM's tool for the target rooted at `pid`, when the target is a JVM (or `--jvm` says it
-/// is): thread dumps with `jcmd`. `None` when it is no JVM.
+/// is): thread dumps with `jcmd`, or a Flight Recorder recording with `--stacks jfr`. `None`
+/// when it is no JVM.
 pub(super) fn tool_for(
     pid: i32,
     options: &StackOptions,
@@ -119,6 +120,9 @@ pub(super) fn tool_for(
     };
     if let Err(note) = jcmd_on_path() {
         return Some(Err(note));
+    }
+    if options.jfr {
+        return Some(Ok(Box::new(super::jfr::JfrRecording::new(jvm))));
     }
     Some(Ok(Box::new(ThreadDumps::new(jvm))))
 }

@@ -12,6 +12,7 @@
 //! A tool that is missing, slow or refused becomes an [`ObservationNote`]; the sweep goes on
 //! without that evidence.
 pub mod java_frames;
+pub mod jfr;
 pub mod jvm;
 pub mod pprof;
 pub mod pyspy;
@@ -36,6 +37,9 @@ pub struct StackOptions {
     pub force_jvm: bool,
     /// `--pprof URL`: a Go service's `net/http/pprof` base (`http://127.0.0.1:6060/debug/pprof`).
     pub pprof_url: Option<String>,
+    /// `--stacks jfr`: a JVM is watched with a Flight Recorder recording per step instead of
+    /// thread dumps (see [`jfr`] for what each costs).
+    pub jfr: bool,
 }
 
 impl Default for StackOptions {
@@ -44,6 +48,7 @@ impl Default for StackOptions {
             enabled: true,
             force_jvm: false,
             pprof_url: None,
+            jfr: false,
         }
     }
 }
