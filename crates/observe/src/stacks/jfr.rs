@@ -122,7 +122,7 @@ impl JfrRecording {
             format!("settings={}", jfc.display()),
         ];
         let start: Vec<&str> = start.iter().map(String::as_str).collect();
-        let said = jcmd(self.pid, &start, JCMD_LIMIT * 3).map_err(|err| err.why("JFR.start"))?;
+        let said = jcmd(self.pid, &start, JCMD_LIMIT * 2).map_err(|err| err.why("JFR.start"))?;
         if !said.contains("Started recording") {
             return Err(format!(
                 "JFR.start: {}",
@@ -139,7 +139,7 @@ impl JfrRecording {
             format!("filename={}", file.display()),
         ];
         let stop_args: Vec<&str> = stop_args.iter().map(String::as_str).collect();
-        jcmd(self.pid, &stop_args, JCMD_LIMIT * 3).map_err(|err| err.why("JFR.stop"))?;
+        jcmd(self.pid, &stop_args, JCMD_LIMIT * 2).map_err(|err| err.why("JFR.stop"))?;
         let mut print = Command::new("jfr");
         print
             .args(["print", "--json", "--stack-depth", STACK_DEPTH, "--events"])

@@ -32,8 +32,10 @@ pub const FIRST_DUMP: Duration = Duration::from_millis(500);
 pub const DUMP_EVERY: Duration = Duration::from_millis(1500);
 /// Dumps per step, at most.
 pub const MOST_DUMPS: u32 = 3;
-/// How long one `jcmd` may take (its own JVM's start included).
-pub const JCMD_LIMIT: Duration = Duration::from_secs(1);
+/// How long one `jcmd` may take: about 1 s for the JVM to answer, plus `jcmd`'s own start (a
+/// JVM too: 0.2-0.4 s on a quiet machine, more than 1 s on a 2-core one at a load average of
+/// 22, where a 1 s limit lost dumps of a JVM that answered).
+pub const JCMD_LIMIT: Duration = Duration::from_secs(2);
 
 /// How to get `jcmd`.
 pub const JCMD_INSTALL: &str =
