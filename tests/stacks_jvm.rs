@@ -289,6 +289,9 @@ fn a_jvm_that_does_not_answer_is_a_note_within_the_time_limit_not_a_hang() {
         matches!(&notes[..], [ObservationNote::ToolFailed { tool, why }] if tool == "jcmd" && why.contains("did not answer")),
         "{notes:?}"
     );
+    // The killed jcmd's trigger file is not left in the JVM's working folder.
+    let trigger = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(".attach_pid{pid}"));
+    assert!(!trigger.exists(), "{} was left", trigger.display());
 }
 
 #[test]
@@ -344,4 +347,50 @@ fn with_stacks_jfr_the_actor_pool_is_timed_in_its_downstream_call() {
     assert!(place
         .seconds
         .is_some_and(|s| (s / recorded - place.threads).abs() < 1e-6));
+}
+
+#[test]
+fn a_service_not_written_for_it_waits_in_httpclient_send_while_parked() {
+    // tests/targets/java-shed: 256 threads, 30 permits, each permit holder calling the mock with
+    // java.net.http.HttpClient.send (its thread parks on a future; the reads happen on the
+    // client's SelectorManager thread).
+    require("java", "-version");
+    require("jcmd", "-h");
+    let _one = one_at_a_time();
+    let mock = mock(100);
+    let mut command = Command::new("java");
+    command
+        .arg(targets_dir().join("java-shed/ShedServer.java"))
+        .args(["--port", "0", "--downstream", &mock.url()]);
+    let shed = Target::launch("java-shed", command);
+    let result = sweep_auto("java-shed", &shed.url(), vec![24], &mock);
+    let step = result.steps.last().expect("a step");
+    print_stacks(step);
+    // A fixed pool starts its threads one task at a time, up to 256.
+    let found = pool(step, "pool-1-thread");
+    assert!((24..=256).contains(&found.most_threads));
+    let sending = found
+        .stacks
+        .iter()
+        .find(|s| s.waiting == Some(WaitKind::Downstream))
+        .expect("threads waiting downstream");
+    assert_eq!(
+        sending.frames,
+        ["java.net.http.HttpClient.send", "ShedServer.work"]
+    );
+    assert!(
+        sending.threads >= 0.9 * 24.0 && sending.threads <= 24.0,
+        "{:.1} of the 24 clients' requests in HttpClient.send",
+        sending.threads
+    );
+    // The rest wait for tasks, but for a thread or two caught between a call and the next.
+    let elsewhere = found.threads - sending.threads - found.threads_in(WaitKind::Idle);
+    assert!(
+        elsewhere <= 2.0,
+        "{elsewhere} threads neither idle nor sending"
+    );
+    assert_eq!(
+        pool(step, "HttpClient-1-SelectorManager").stacks[0].waiting,
+        Some(WaitKind::Downstream)
+    );
 }

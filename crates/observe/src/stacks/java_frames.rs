@@ -9,7 +9,8 @@
 //! `ThreadPoolExecutor.getTask` is an idle worker. Some rules only name the call (a JDBC
 //! driver's `executeQuery` above a socket read) and keep what the inner rule found. Without a
 //! rule, the thread's state decides: `BLOCKED` is a monitor ([`WaitKind::Lock`]), `RUNNABLE` is
-//! [`WaitKind::Running`], anything else [`WaitKind::Other`].
+//! [`WaitKind::Running`] (unless the thread has no Java frame: a JVM thread waiting for the
+//! JVM's own work), anything else [`WaitKind::Other`].
 //!
 //! The frames kept are the blocking call (the outermost matched frame, by its public name:
 //! `java.net.http.HttpClient.send` rather than `jdk.internal.net.http.HttpClientFacade.send`),
@@ -275,7 +276,9 @@ pub fn read_stack(state: &str, frames: &[String]) -> (WaitKind, Vec<String>) {
     }
     let kind = found.unwrap_or(match state {
         "BLOCKED" => WaitKind::Lock,
-        "RUNNABLE" => WaitKind::Running,
+        // A JVM thread with no Java frame (a compiler thread, the signal dispatcher) says
+        // RUNNABLE while it waits for work of the JVM's own.
+        "RUNNABLE" if !frames.is_empty() => WaitKind::Running,
         _ => WaitKind::Other,
     });
     let mut kept: Vec<String> = Vec::new();
@@ -478,8 +481,8 @@ mod tests {
                 Other,
                 &["java.lang.Object.wait", "Legacy.awaitSlot"],
             ),
-            // A thread with no Java frames.
-            ("RUNNABLE", &[], Running, &[]),
+            // A JVM thread with no Java frames (C2 CompilerThread0) is not running code.
+            ("RUNNABLE", &[], Other, &[]),
         ];
         for (state, frames, kind, kept) in table {
             assert_eq!(

@@ -106,7 +106,18 @@ pub fn jcmd(pid: i32, command: &[&str], limit: Duration) -> Result<String, RunEr
     jcmd.args(JCMD_JVM_OPTIONS)
         .arg(pid.to_string())
         .args(command);
-    run_with_limit(jcmd, limit)
+    let ran = run_with_limit(jcmd, limit);
+    if let Err(RunError::TimedOut(_)) = ran {
+        // A jcmd killed while attaching leaves its empty trigger file in the JVM's working
+        // folder (or /tmp): it is ours to remove.
+        for folder in [format!("/proc/{pid}/cwd"), "/tmp".to_string()] {
+            let trigger = std::path::Path::new(&folder).join(format!(".attach_pid{pid}"));
+            if std::fs::metadata(&trigger).is_ok_and(|m| m.is_file() && m.len() == 0) {
+                let _ = std::fs::remove_file(trigger);
+            }
+        }
+    }
+    ran
 }
 
 /// The JVM's tool for the target rooted at `pid`, when the target is a JVM (or `--jvm` says it
