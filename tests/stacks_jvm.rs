@@ -133,11 +133,13 @@ fn the_twins_pools_are_named_with_their_threads_and_the_call_they_wait_in() {
         );
         let found = pool(step, name);
         assert_eq!(found.most_threads, size, "{route}: the pool's threads");
+        // Every thread in the call, but for one or two a dump may catch writing its answer.
         let downstream = found.threads_in(WaitKind::Downstream);
         assert!(
-            downstream >= 0.9 * size as f64,
-            "{route}: {downstream} of {size} threads waiting downstream at {} clients",
-            step.clients
+            downstream >= (0.9 * size as f64).min(size as f64 - 1.0),
+            "{route}: {downstream} of {size} threads waiting downstream at {} clients: {:?}",
+            step.clients,
+            found.stacks
         );
         assert_eq!(
             found.stacks[0].frames,
@@ -286,7 +288,7 @@ fn a_jvm_that_does_not_answer_is_a_note_within_the_time_limit_not_a_hang() {
     println!("{notes:?}");
     assert_eq!(evidence, None);
     assert!(
-        matches!(&notes[..], [ObservationNote::ToolFailed { tool, why }] if tool == "jcmd" && why.contains("did not answer")),
+        matches!(&notes[..], [ObservationNote::ToolFailed { tool, why }] if tool == "jcmd" && why.contains("no answer")),
         "{notes:?}"
     );
     // The killed jcmd's trigger file is not left in the JVM's working folder.

@@ -21,8 +21,8 @@
 //! A recording sees a wait only when it ends inside the recording, and sees no running thread;
 //! waits that began before it count from its start.
 use super::java_frames::read_stack;
-use super::jvm::{jcmd, ThreadDumps, JCMD_LIMIT};
-use super::run::run_with_limit;
+use super::jvm::{jcmd, run_tool, ThreadDumps, JCMD_LIMIT};
+use super::snapshots::find_on_path;
 use super::StackTool;
 use crate::threads::pool_name;
 use chokepoint_result::{
@@ -122,7 +122,7 @@ impl JfrRecording {
             format!("settings={}", jfc.display()),
         ];
         let start: Vec<&str> = start.iter().map(String::as_str).collect();
-        let said = jcmd(self.pid, &start, JCMD_LIMIT * 2).map_err(|err| err.why("JFR.start"))?;
+        let said = jcmd(self.pid, &start, JCMD_LIMIT * 2)?;
         if !said.contains("Started recording") {
             return Err(format!(
                 "JFR.start: {}",
@@ -139,13 +139,13 @@ impl JfrRecording {
             format!("filename={}", file.display()),
         ];
         let stop_args: Vec<&str> = stop_args.iter().map(String::as_str).collect();
-        jcmd(self.pid, &stop_args, JCMD_LIMIT * 2).map_err(|err| err.why("JFR.stop"))?;
+        jcmd(self.pid, &stop_args, JCMD_LIMIT * 2)?;
         let mut print = Command::new("jfr");
         print
             .args(["print", "--json", "--stack-depth", STACK_DEPTH, "--events"])
             .arg(EVENTS.join(","))
             .arg(&file);
-        let json = run_with_limit(print, PRINT_LIMIT).map_err(|err| err.why("jfr print"))?;
+        let json = run_tool(&mut print, "jfr print", PRINT_LIMIT)?;
         Ok((json, from, to))
     }
 }
@@ -189,14 +189,9 @@ fn failed(why: String) -> ObservationNote {
     }
 }
 
-/// Whether `jfr` can be run.
+/// Whether `jfr` is on the PATH.
 pub fn jfr_on_path() -> bool {
-    Command::new("jfr")
-        .arg("--version")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok()
+    find_on_path("jfr").is_some()
 }
 
 #[derive(Deserialize)]
@@ -386,6 +381,7 @@ pub fn parse_recording(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stacks::test_support::data;
 
     fn at(text: &str) -> SystemTime {
         humantime::parse_rfc3339(text).expect("a time")
@@ -404,8 +400,7 @@ mod tests {
             at("2026-11-23T07:06:27.551219642Z"),
             at("2026-11-23T07:06:28.554157594Z"),
         );
-        let evidence =
-            parse_recording(include_str!("testdata/jdk17-jfr-twin.json"), from, to).unwrap();
+        let evidence = parse_recording(&data("jvm", "jdk17-jfr-twin.json"), from, to).unwrap();
         assert_eq!(evidence.source, Some(StackSource::Jfr));
         assert_eq!(evidence.snapshots, 0);
         assert!(close(evidence.recording_s.unwrap(), 1.002937952));
@@ -438,8 +433,7 @@ mod tests {
             at("2026-11-23T07:06:34.720416104Z"),
             at("2026-11-23T07:06:35.722486989Z"),
         );
-        let evidence =
-            parse_recording(include_str!("testdata/jdk17-jfr-shed.json"), from, to).unwrap();
+        let evidence = parse_recording(&data("jvm", "jdk17-jfr-shed.json"), from, to).unwrap();
         let pool = evidence
             .pools
             .iter()

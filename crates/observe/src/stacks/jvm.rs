@@ -4,8 +4,9 @@
 //! Each dump stops the JVM at a safepoint, so a step takes few: the first [`FIRST_DUMP`] into
 //! the step (the ramp is over, the load is full), then one every [`DUMP_EVERY`], at most
 //! [`MOST_DUMPS`]. Each `jcmd` has [`JCMD_LIMIT`] to answer; a JVM that does not is a
-//! [`ObservationNote::ToolFailed`] and the step takes no more dumps. A dump that was still
-//! running when the step ended is left out (it may show the pool drained after the load).
+//! [`ObservationNote::ToolFailed`]. A dump that was still running when the step ended is left
+//! out (`jcmd` starts a JVM of its own first, ~0.3 s: the dump may show the pool drained after
+//! the load).
 //!
 //! The dump's format across JDK versions (HotSpot's `JavaThread::print_on`):
 //! - JDK 8-18: `"name" #16 daemon prio=5 os_prio=0 tid=0x00007f.. nid=0x293 runnable [0x..]`
@@ -19,12 +20,12 @@
 //! `\tat java.util.concurrent.locks.LockSupport.park(java.base@17.0.15/LockSupport.java:211)`
 //! (`(LockSupport.java:175)` or `(Native Method)` before JDK 9), innermost first.
 use super::java_frames::read_stack;
-use super::run::{run_with_limit, RunError};
-use super::{fold, StackOptions, StackTool, ThreadStack};
+use super::snapshots::{find_on_path, run_bounded, step_result, take_until_stopped, Schedule};
+use super::{StackOptions, StackTool, ThreadStack};
 use chokepoint_result::{ObservationNote, StackEvidence, StackSource};
 use std::process::Command;
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// When the first dump of a step is taken.
 pub const FIRST_DUMP: Duration = Duration::from_millis(500);
@@ -32,6 +33,11 @@ pub const FIRST_DUMP: Duration = Duration::from_millis(500);
 pub const DUMP_EVERY: Duration = Duration::from_millis(1500);
 /// Dumps per step, at most.
 pub const MOST_DUMPS: u32 = 3;
+const DUMPS: Schedule = Schedule {
+    first: FIRST_DUMP,
+    every: DUMP_EVERY,
+    most: MOST_DUMPS,
+};
 /// How long one `jcmd` may take: about 1 s for the JVM to answer, plus `jcmd`'s own start (a
 /// JVM too: 0.2-0.4 s on a quiet machine, more than 1 s on a 2-core one at a load average of
 /// 22, where a 1 s limit lost dumps of a JVM that answered).
@@ -80,34 +86,52 @@ pub fn find_jvm(root: i32, forced: bool) -> Result<Option<i32>, ObservationNote>
     Ok(None)
 }
 
-/// Whether `jcmd` can be run at all: a note saying how to install it when it cannot.
+/// Whether `jcmd` is on the PATH: a note saying how to install it when it is not.
 pub fn jcmd_on_path() -> Result<(), ObservationNote> {
-    match Command::new("jcmd")
-        .arg("-h")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-    {
-        Ok(mut child) => {
-            let _ = child.kill();
-            let _ = child.wait();
-            Ok(())
-        }
-        Err(_) => Err(ObservationNote::ToolMissing {
+    match find_on_path("jcmd") {
+        Some(_) => Ok(()),
+        None => Err(ObservationNote::ToolMissing {
             tool: "jcmd".into(),
             install: JCMD_INSTALL.into(),
         }),
     }
 }
 
-/// Runs `jcmd PID COMMAND...` within `limit`.
-pub fn jcmd(pid: i32, command: &[&str], limit: Duration) -> Result<String, RunError> {
+/// Runs `command` within `limit`: its stdout when it succeeds, else why (`what` failed: the
+/// first line of its output that says something).
+pub(super) fn run_tool(
+    command: &mut Command,
+    what: &str,
+    limit: Duration,
+) -> Result<String, String> {
+    let output = run_bounded(command, limit).map_err(|why| format!("{what}: {why}"))?;
+    let out = String::from_utf8_lossy(&output.stdout).into_owned();
+    if output.status.success() {
+        return Ok(out);
+    }
+    let err = String::from_utf8_lossy(&output.stderr);
+    let said = err
+        .lines()
+        .chain(out.lines())
+        .map(str::trim)
+        // Not a stack trace's line, nor jcmd's `PID:` heading.
+        .find(|line| {
+            !line.is_empty()
+                && !line.starts_with("at ")
+                && line.trim_end_matches(':').parse::<u32>().is_err()
+        })
+        .map_or_else(|| format!("it exited with {}", output.status), String::from);
+    Err(format!("{what} failed: {said}"))
+}
+
+/// Runs `jcmd PID COMMAND...` within `limit` (see [`run_tool`]).
+pub fn jcmd(pid: i32, command: &[&str], limit: Duration) -> Result<String, String> {
     let mut jcmd = Command::new("jcmd");
     jcmd.args(JCMD_JVM_OPTIONS)
         .arg(pid.to_string())
         .args(command);
-    let ran = run_with_limit(jcmd, limit);
-    if let Err(RunError::TimedOut(_)) = ran {
+    let ran = run_tool(&mut jcmd, command.first().copied().unwrap_or("jcmd"), limit);
+    if ran.is_err() {
         // A jcmd killed while attaching leaves its empty trigger file in the JVM's working
         // folder (or /tmp): it is ours to remove.
         for folder in [format!("/proc/{pid}/cwd"), "/tmp".to_string()] {
@@ -154,7 +178,7 @@ impl ThreadDumps {
 
     fn dump(&self) -> Result<Vec<ThreadStack>, String> {
         let text = jcmd(self.pid, &["Thread.print"], JCMD_LIMIT)
-            .map_err(|err| format!("{} (JVM {})", err.why("Thread.print"), self.pid))?;
+            .map_err(|why| format!("{why} (JVM {})", self.pid))?;
         let threads = parse_thread_dump(&text);
         if threads.is_empty() {
             let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
@@ -172,35 +196,8 @@ impl StackTool for ThreadDumps {
         &mut self,
         stop: &mpsc::Receiver<()>,
     ) -> (Option<StackEvidence>, Vec<ObservationNote>) {
-        let started = Instant::now();
-        let mut snapshots = Vec::new();
-        let mut notes = Vec::new();
-        for n in 0..MOST_DUMPS {
-            let due = started + FIRST_DUMP + DUMP_EVERY * n;
-            match stop.recv_timeout(due.saturating_duration_since(Instant::now())) {
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                _ => break,
-            }
-            let dumped = self.dump();
-            // jcmd starts a JVM of its own before the dump (~0.3 s): when the step ended in the
-            // meantime, the dump may show the pool drained after the load, so it is left out.
-            if !matches!(stop.try_recv(), Err(mpsc::TryRecvError::Empty)) {
-                break;
-            }
-            match dumped {
-                Ok(threads) => snapshots.push(threads),
-                Err(why) => {
-                    notes.push(ObservationNote::ToolFailed {
-                        tool: "jcmd".into(),
-                        why,
-                    });
-                    break;
-                }
-            }
-        }
-        let evidence =
-            (!snapshots.is_empty()).then(|| fold(StackSource::JcmdThreadPrint, &snapshots));
-        (evidence, notes)
+        let (snapshots, failures) = take_until_stopped(stop, DUMPS, || self.dump());
+        step_result(StackSource::JcmdThreadPrint, "jcmd", &snapshots, &failures)
     }
 }
 
@@ -267,6 +264,7 @@ fn parse_header(line: &str) -> Option<(String, Option<i32>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stacks::test_support::data;
     use chokepoint_result::WaitKind;
 
     fn thread<'t>(threads: &'t [ThreadStack], name: &str) -> &'t ThreadStack {
@@ -280,7 +278,7 @@ mod tests {
     fn the_twins_actor_pool_under_load_waits_downstream_in_its_blocking_call() {
         // jcmd Thread.print of examples/jvm/BlockingDemo.java (JDK 17) at 40 clients on
         // /actors, a mock of 150 ms downstream.
-        let threads = parse_thread_dump(include_str!("testdata/jdk17-twin-actors.txt"));
+        let threads = parse_thread_dump(&data("jvm", "jdk17-twin-actors.txt"));
         let actors: Vec<&ThreadStack> = threads
             .iter()
             .filter(|t| t.name.starts_with("actor-pool-"))
@@ -318,7 +316,7 @@ mod tests {
 
     #[test]
     fn the_twins_cpu_pool_is_read_the_same_way() {
-        let threads = parse_thread_dump(include_str!("testdata/jdk17-twin-global.txt"));
+        let threads = parse_thread_dump(&data("jvm", "jdk17-twin-global.txt"));
         let pool: Vec<&ThreadStack> = threads
             .iter()
             .filter(|t| t.name.starts_with("cpu-pool-"))
@@ -340,7 +338,7 @@ mod tests {
     fn httpclient_send_parks_on_a_future_and_is_read_as_a_downstream_call() {
         // tests/targets/java-shed with --downstream (HttpClient.send on 30 permits of a
         // 256-thread pool), JDK 17, 40 clients.
-        let threads = parse_thread_dump(include_str!("testdata/jdk17-shed-httpclient.txt"));
+        let threads = parse_thread_dump(&data("jvm", "jdk17-shed-httpclient.txt"));
         let senders: Vec<&ThreadStack> = threads
             .iter()
             .filter(|t| {
@@ -367,8 +365,8 @@ mod tests {
 
     #[test]
     fn locks_permits_sleeps_and_spins_are_told_apart() {
-        // testdata/Waits.java's threads, each waiting one way (JDK 17).
-        let threads = parse_thread_dump(include_str!("testdata/jdk17-waits.txt"));
+        // tests/data/jvm/Waits.java's threads, each waiting one way (JDK 17).
+        let threads = parse_thread_dump(&data("jvm", "jdk17-waits.txt"));
         let expect: &[(&str, &str, WaitKind, &[&str])] = &[
             (
                 "holder-1",

@@ -16,7 +16,6 @@ pub mod jfr;
 pub mod jvm;
 pub mod pprof;
 pub mod pyspy;
-pub mod run;
 mod snapshots;
 #[cfg(test)]
 mod test_support;
