@@ -201,40 +201,57 @@ impl StackTool for ThreadDumps {
     }
 }
 
+/// A thread of a dump as it is read: its header, then its state and frames.
+struct Reading {
+    name: String,
+    tid: Option<i32>,
+    state: Option<String>,
+    frames: Vec<String>,
+}
+
+impl Reading {
+    /// The thread, when it is a Java thread (JVM-internal ones have no `Thread.State`).
+    fn into_thread(self) -> Option<ThreadStack> {
+        let state = self.state?;
+        let (waiting, frames) = read_stack(&state, &self.frames);
+        Some(ThreadStack {
+            name: self.name,
+            tid: self.tid,
+            state,
+            waiting,
+            frames,
+        })
+    }
+}
+
 /// The Java threads of a `Thread.print` dump (any JDK from 8 on), in the dump's order.
 pub fn parse_thread_dump(text: &str) -> Vec<ThreadStack> {
     let mut threads = Vec::new();
-    let mut current: Option<(String, Option<i32>, Option<String>, Vec<String>)> = None;
-    let mut finish = |current: Option<(String, Option<i32>, Option<String>, Vec<String>)>| {
-        if let Some((name, tid, Some(state), frames)) = current {
-            let (waiting, frames) = read_stack(&state, &frames);
-            threads.push(ThreadStack {
-                name,
-                tid,
-                state,
-                waiting,
-                frames,
-            });
-        }
-    };
+    let mut current: Option<Reading> = None;
     for line in text.lines() {
         if line.starts_with('"') {
-            finish(current.take());
-            current = parse_header(line).map(|(name, tid)| (name, tid, None, Vec::new()));
+            threads.extend(current.take().and_then(Reading::into_thread));
+            current = parse_header(line).map(|(name, tid)| Reading {
+                name,
+                tid,
+                state: None,
+                frames: Vec::new(),
+            });
             continue;
         }
-        let Some((_, _, state, frames)) = current.as_mut() else {
+        let Some(reading) = current.as_mut() else {
             continue;
         };
         let line = line.trim();
         if let Some(rest) = line.strip_prefix("java.lang.Thread.State:") {
             // `WAITING (parking)`: the state's name, its detail in brackets dropped.
-            *state = rest.split_whitespace().next().map(String::from);
+            reading.state = rest.split_whitespace().next().map(String::from);
         } else if let Some(frame) = line.strip_prefix("at ") {
-            frames.push(frame.split('(').next().unwrap_or(frame).trim().to_string());
+            let frame = frame.split('(').next().unwrap_or(frame).trim();
+            reading.frames.push(frame.to_string());
         }
     }
-    finish(current);
+    threads.extend(current.and_then(Reading::into_thread));
     threads
 }
 
