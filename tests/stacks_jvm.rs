@@ -6,7 +6,7 @@ mod common;
 
 use chokepoint_experiment::SweepConfig;
 use chokepoint_mock::{MockConfig, RunningMock};
-use chokepoint_result::{ObservationNote, PoolStacks, StackSource, Step, SweepResult, WaitKind};
+use chokepoint_result::{ObservationNote, StackSource, SweepResult, WaitKind};
 use common::*;
 use std::path::Path;
 use std::process::Command;
@@ -57,49 +57,6 @@ fn sweep_auto(name: &str, url: &str, clients: Vec<u32>, mock: &RunningMock) -> S
     )
 }
 
-fn print_stacks(step: &Step) {
-    for note in &step.observation_notes {
-        println!("    note: {note}");
-    }
-    let Some(stacks) = &step.stacks else {
-        println!("  {} clients: no stacks", step.clients);
-        return;
-    };
-    println!(
-        "  {} clients: {:?}, {} snapshots",
-        step.clients, stacks.source, stacks.snapshots
-    );
-    for pool in &stacks.pools {
-        println!(
-            "    {:<30} {:>5.1} threads (most {:>3})  {:?}",
-            pool.pool, pool.threads, pool.most_threads, pool.states
-        );
-        for stack in pool.stacks.iter().take(3) {
-            println!(
-                "      {:>5.1} {:?} {:?}",
-                stack.threads, stack.waiting, stack.frames
-            );
-        }
-    }
-}
-
-fn pool<'s>(step: &'s Step, name: &str) -> &'s PoolStacks {
-    let stacks = step
-        .stacks
-        .as_ref()
-        .unwrap_or_else(|| panic!("{} clients: no stacks", step.clients));
-    stacks
-        .pools
-        .iter()
-        .find(|p| p.pool == name)
-        .unwrap_or_else(|| {
-            panic!(
-                "no pool {name} among {:?}",
-                stacks.pools.iter().map(|p| &p.pool).collect::<Vec<_>>()
-            )
-        })
-}
-
 /// The OS thread ids of process `pid`.
 fn tids_of(pid: i32) -> Vec<i32> {
     std::fs::read_dir(format!("/proc/{pid}/task"))
@@ -122,8 +79,8 @@ fn the_twins_pools_are_named_with_their_threads_and_the_call_they_wait_in() {
         ("/global", "cpu-pool", cores),
     ] {
         let result = sweep_auto(route, &twin.url_of(route), vec![2 * size], &mock);
+        print_stacks(route, &result);
         let step = result.steps.last().expect("a step");
-        print_stacks(step);
         let stacks = step.stacks.as_ref().expect("stacks at the plateau");
         assert_eq!(stacks.source, Some(StackSource::JcmdThreadPrint));
         assert!(
@@ -183,8 +140,8 @@ fn jvm_forced_on_a_process_that_is_no_jvm_is_a_note_and_the_process_lives_on() {
         2,
         Some(&mock),
     );
+    print_stacks("--jvm on python", &result);
     let step = result.steps.last().expect("a step");
-    print_stacks(step);
     assert_eq!(step.stacks, None);
     assert!(
         step.observation_notes.iter().any(|note| matches!(
@@ -209,8 +166,8 @@ fn a_jvm_that_refuses_to_be_attached_is_a_note_and_the_sweep_goes_on() {
     let mock = mock(50);
     let twin = launch_twin(&mock, &["-XX:+DisableAttachMechanism"]);
     let result = sweep_auto("no attach", &twin.url_of("/actors"), vec![4], &mock);
+    print_stacks("no attach", &result);
     let step = result.steps.last().expect("a step");
-    print_stacks(step);
     assert_eq!(step.stacks, None);
     let failed: Vec<&ObservationNote> = step
         .observation_notes
@@ -318,8 +275,8 @@ fn with_stacks_jfr_the_actor_pool_is_timed_in_its_downstream_call() {
         40,
         Some(&mock),
     );
+    print_stacks("jfr", &result);
     let step = result.steps.last().expect("a step");
-    print_stacks(step);
     let stacks = step.stacks.as_ref().expect("a recording");
     assert_eq!(stacks.source, Some(StackSource::Jfr));
     let recorded = stacks.recording_s.expect("its length");
@@ -366,8 +323,8 @@ fn a_service_not_written_for_it_waits_in_httpclient_send_while_parked() {
         .args(["--port", "0", "--downstream", &mock.url()]);
     let shed = Target::launch("java-shed", command);
     let result = sweep_auto("java-shed", &shed.url(), vec![24], &mock);
+    print_stacks("java-shed", &result);
     let step = result.steps.last().expect("a step");
-    print_stacks(step);
     // A fixed pool starts its threads one task at a time, up to 256.
     let found = pool(step, "pool-1-thread");
     assert!((24..=256).contains(&found.most_threads));

@@ -30,7 +30,7 @@ pub const A_FEW_PER_STEP: Schedule = Schedule {
 
 /// Takes snapshots on `schedule` until `stop` receives (or its sender is dropped), then returns
 /// the snapshots taken and why the others failed. A snapshot during which the step ended is
-/// left out.
+/// left out (a failure is not).
 pub fn take_until_stopped(
     stop: &mpsc::Receiver<()>,
     schedule: Schedule,
@@ -47,14 +47,16 @@ pub fn take_until_stopped(
             _ => break,
         }
         let taken = take();
-        // One still being taken when the step ended may show the target after the load
-        // (jcmd starts a JVM of its own first): it is left out.
-        if !matches!(stop.try_recv(), Err(mpsc::TryRecvError::Empty)) {
-            break;
-        }
+        // A snapshot still being taken when the step ended may show the target after the load
+        // (jcmd starts a JVM of its own first): it is left out. A failure still counts.
+        let ended = !matches!(stop.try_recv(), Err(mpsc::TryRecvError::Empty));
         match taken {
-            Ok(snapshot) => snapshots.push(snapshot),
+            Ok(snapshot) if !ended => snapshots.push(snapshot),
+            Ok(_) => {}
             Err(why) => failures.push(why),
+        }
+        if ended {
+            break;
         }
     }
     (snapshots, failures)
@@ -204,6 +206,13 @@ mod tests {
             Ok(one_thread())
         });
         assert_eq!((snapshots.len(), failures.len(), calls), (1, 0, 2));
+        // A failure during which the step ended is still told.
+        let (stop, stopped) = mpsc::channel();
+        let (snapshots, failures) = take_until_stopped(&stopped, schedule, || {
+            stop.send(()).unwrap();
+            Err("no answer within 2 s".into())
+        });
+        assert_eq!((snapshots.len(), failures.len()), (0, 1));
     }
 
     #[test]
