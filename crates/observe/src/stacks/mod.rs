@@ -2,7 +2,7 @@
 //!
 //! `/proc` says a thread waits on a socket or a futex; a thread dump says in which call. Each
 //! runtime has its tool ([`StackTool`]), picked per target by [`tool_for`]: a JVM's `jcmd`
-//! (thread dumps, or a Flight Recorder recording where it is cheap enough), CPython's `py-spy`,
+//! (thread dumps, or a Flight Recorder recording with `--stacks jfr`), CPython's `py-spy`,
 //! Go's `net/http/pprof`. A tool watches one step on its own thread (`cp-stacks`, started and
 //! stopped with the step's [`crate::Observer`]), takes what it takes (a few dumps at full load, or
 //! one recording), and turns each thread it saw into a [`ThreadStack`]: its name, its state, what
