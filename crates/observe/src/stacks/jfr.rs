@@ -11,8 +11,8 @@
 //! the threads seen in it.
 //!
 //! What it costs (measured on the JVM twin, 2 cores, JDK 17): `JFR.start` and `JFR.stop` take
-//! ~0.3 s and ~0.5 s each (a `jcmd`), then `jfr print --json` takes 0.8 s for 400 waits and 3.5-6 s
-//! (2.4-2.5 s of CPU, 158 MB of JSON) for the 5,000 waits of 3 s at 1,700 req/s: the step's end
+//! ~0.3 s and ~0.5 s each (a `jcmd`), then `jfr print --json` takes 0.8 s for 400 waits and
+//! 3.5-6 s (2.5 s of CPU, 158 MB of JSON) for the 6,750 waits of 3 s at 1,700 req/s: the step's end
 //! waits for it. Thread dumps cost ~0.25 s (0.15 s of CPU) each, during the step. Dumps are
 //! the default; a recording is asked for with `--stacks jfr`, and when it cannot be made (no
 //! `jfr` on the PATH, a JDK 8 without Flight Recorder, `JFR.start` refused) the step falls back
