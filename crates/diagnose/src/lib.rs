@@ -48,6 +48,7 @@
 #![deny(missing_docs)]
 
 mod analysis;
+pub mod catalogue;
 mod describe;
 mod finding;
 mod fit;
@@ -59,6 +60,7 @@ mod observed;
 mod overload;
 mod plateau_kind;
 mod points;
+mod pool_pattern;
 pub mod saturation;
 mod search;
 mod settle;
