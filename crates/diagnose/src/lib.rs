@@ -37,7 +37,9 @@
 //!    generator's ([`saturation`], a [`Fact::MachineSaturated`]).
 //! 5. **What /proc showed** (`observed`): the pool whose threads all wait on the network at the
 //!    plateau ([`Fact::PoolWaiting`]), the connections to the mock by step
-//!    ([`Fact::DownstreamConnections`]).
+//!    ([`Fact::DownstreamConnections`]); and (`growing`) a pool that grew a thread per client
+//!    past the knee instead of queueing makes the finding `growing-pool`
+//!    ([`Fact::GrowingPool`]), its limit what stopped it.
 //!
 //! Deciding and describing are apart: `analysis` runs the decisions in order and collects the
 //! facts; `describe` and `summary` only read a [`Finding`].
@@ -53,6 +55,7 @@ mod describe;
 mod finding;
 mod fit;
 mod gates;
+mod growing;
 mod ideal;
 mod kinds;
 mod models;
@@ -93,5 +96,6 @@ pub fn diagnose(steps: &[Step], context: &SweepContext) -> Finding {
     saturation::reconsider_a_pool(&mut finding, steps, context);
     let observed = observed::facts(steps, &finding, context);
     finding.facts.extend(observed);
+    growing::reconsider(&mut finding, steps, context);
     finding
 }

@@ -1,0 +1,397 @@
+//! A pool that grows instead of queueing (a `newCachedThreadPool`, RxJava's
+//! `Schedulers.io()`, Akka's `blocking { }`, a thread per connection): it starts a thread per
+//! blocked call, so it keeps up with the clients until the threads cost more than the work, and
+//! throughput stops following clients while the pool goes on growing. The plateau alone reads
+//! as the CPU or a pool; the threads per pool of each step (`threads_by_pool`, from `/proc`)
+//! tell it apart, and the finding becomes `growing-pool` with the pool's thread count per step
+//! ([`Fact::GrowingPool`]).
+//!
+//! A pool grows instead of queueing when, over the steps by clients:
+//! 1. it had at least [`THREADS_PER_CLIENT`] threads per client at every step (a thread per
+//!    client in flight);
+//! 2. the sweep went on to at least [`PAST_THE_KNEE`] × the knee's clients, and there the pool
+//!    had at least [`GROWTH`] × the threads of the largest step below the knee: it kept growing
+//!    after throughput stopped following;
+//! 3. at the largest step at least [`BUSY_SHARE`] of its threads were running (or ready to) or
+//!    waiting on the network or the disk, not parked on a lock: a thread per connection that
+//!    waits for a small pool elsewhere (Python's `ThreadingHTTPServer` in front of a
+//!    `ThreadPoolExecutor(6)`), or for a lock like the GIL, is queueing, only in threads.
+//!
+//! The rules read the finding's knee and kind; they change only a finding whose plateau says a
+//! pool, the CPU, contention or a saturated machine (or stalls with no connection cap at the
+//! mock), and keep its limit: what stopped the growing pool.
+use crate::finding::Finding;
+use chokepoint_result::format::{clients as clients_words, count, percent};
+use chokepoint_result::{Fact, Kind, Step, SweepContext, ThreadCounts};
+use std::collections::BTreeMap;
+
+/// Threads of the pool per client, at every step.
+pub const THREADS_PER_CLIENT: f64 = 0.8;
+/// The largest step's clients over the knee's.
+pub const PAST_THE_KNEE: f64 = 1.5;
+/// The pool's threads at the largest step over those of the largest step below the knee.
+pub const GROWTH: f64 = 1.5;
+/// Share of the pool's threads at work (running, on the network or the disk) at the largest
+/// step.
+pub const BUSY_SHARE: f64 = 0.5;
+
+/// A pool that grew with the clients.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Growth {
+    /// The pool.
+    pub pool: String,
+    /// The steps, fewest clients first.
+    pub clients: Vec<u32>,
+    /// Its threads at each (the most one sample saw).
+    pub threads: Vec<f64>,
+    /// Its share of threads at work at the largest step.
+    pub busy_share: f64,
+}
+
+/// The share of `counts`' threads running or waiting on the network or the disk.
+fn busy_share(mean: &ThreadCounts) -> f64 {
+    if mean.threads <= 0.0 {
+        return 0.0;
+    }
+    (mean.running + mean.socket_wait + mean.disk_wait) / mean.threads
+}
+
+/// The pool that grew instead of queueing over `steps`, with the knee at `knee_clients`; the
+/// one with the most threads at the largest step when several did.
+pub fn growing_pool(steps: &[Step], knee_clients: u32) -> Option<Growth> {
+    // pool → clients → (threads, busy share); repeats of a step keep the most threads.
+    let mut pools: BTreeMap<&str, BTreeMap<u32, (f64, f64)>> = BTreeMap::new();
+    for step in steps {
+        let Some(observed) = &step.threads_by_pool else {
+            continue;
+        };
+        for pool in &observed.pools {
+            let seen = (pool.most.threads, busy_share(&pool.mean));
+            let entry = pools
+                .entry(pool.pool.as_str())
+                .or_default()
+                .entry(step.clients)
+                .or_insert(seen);
+            if seen.0 > entry.0 {
+                *entry = seen;
+            }
+        }
+    }
+    let every_client: Vec<u32> = {
+        let mut all: Vec<u32> = steps.iter().map(|s| s.clients).collect();
+        all.sort_unstable();
+        all.dedup();
+        all
+    };
+    pools
+        .into_iter()
+        // Seen at every step: a pool absent from some steps cannot show its growth.
+        .filter(|(_, by)| by.len() == every_client.len() && by.len() >= 2)
+        .filter_map(|(pool, by)| {
+            let (&largest, &(top, busy)) = by.last_key_value()?;
+            let below_knee = by.range(..knee_clients).next_back().map(|(_, v)| v.0)?;
+            let grew = by
+                .iter()
+                .all(|(&c, &(t, _))| t >= THREADS_PER_CLIENT * f64::from(c))
+                && f64::from(largest) >= PAST_THE_KNEE * f64::from(knee_clients)
+                && top >= GROWTH * below_knee
+                && busy >= BUSY_SHARE;
+            grew.then(|| Growth {
+                pool: pool.to_string(),
+                clients: by.keys().copied().collect(),
+                threads: by.values().map(|v| v.0).collect(),
+                busy_share: busy,
+            })
+        })
+        .max_by(|a, b| {
+            let last = |g: &Growth| g.threads.last().copied().unwrap_or(0.0);
+            last(a).total_cmp(&last(b))
+        })
+}
+
+/// Makes `finding` a `growing-pool` when a pool grew instead of queueing past its knee.
+pub fn reconsider(finding: &mut Finding, steps: &[Step], context: &SweepContext) {
+    let plateau_kind = match finding.kind {
+        Kind::BlockingPool | Kind::CpuBound | Kind::Contention | Kind::MachineSaturated => true,
+        Kind::ConnectionLimit => context.mock_max_connections.is_none(),
+        _ => false,
+    };
+    let Some(knee) = finding.knee_clients.filter(|_| plateau_kind) else {
+        return;
+    };
+    let Some(growth) = growing_pool(steps, knee) else {
+        return;
+    };
+    finding.facts.push(Fact::GrowingPool {
+        pool: growth.pool,
+        clients: growth.clients,
+        threads: growth.threads,
+        knee_clients: knee,
+        busy_share: growth.busy_share,
+        instead_of: finding.kind,
+    });
+    finding.kind = Kind::GrowingPool;
+}
+
+/// The growing pool's fact in `finding`.
+fn growth_of(finding: &Finding) -> Option<(&str, &[u32], &[f64], u32, f64, Kind)> {
+    finding.facts.iter().find_map(|fact| match fact {
+        Fact::GrowingPool {
+            pool,
+            clients,
+            threads,
+            knee_clients,
+            busy_share,
+            instead_of,
+        } => Some((
+            pool.as_str(),
+            clients.as_slice(),
+            threads.as_slice(),
+            *knee_clients,
+            *busy_share,
+            *instead_of,
+        )),
+        _ => None,
+    })
+}
+
+/// `2 → 3 → 5 threads at 1 → 2 → 4 clients`.
+fn by_step(clients: &[u32], threads: &[f64]) -> String {
+    let threads: Vec<String> = threads.iter().map(|t| count(*t)).collect();
+    let clients: Vec<String> = clients.iter().map(u32::to_string).collect();
+    format!(
+        "{} threads at {} clients",
+        threads.join(" → "),
+        clients.join(" → ")
+    )
+}
+
+/// What stopped the growing pool, from the kind the plateau alone gave.
+fn stopped_by(instead_of: Kind, limit: Option<f64>) -> String {
+    let size = limit.map_or(String::new(), |l| format!(" (about {})", count(l)));
+    match instead_of {
+        Kind::CpuBound => format!("the CPU{size}"),
+        Kind::MachineSaturated => "the machine's CPU".to_string(),
+        Kind::Contention => "contention between its own threads".to_string(),
+        _ => format!("a limit further on{size}"),
+    }
+}
+
+/// The evidence sentence of a [`Fact::GrowingPool`].
+pub fn sentence(fact: &Fact) -> Option<String> {
+    let Fact::GrowingPool {
+        pool,
+        clients,
+        threads,
+        knee_clients,
+        busy_share,
+        ..
+    } = fact
+    else {
+        return None;
+    };
+    let largest = clients.last()?;
+    Some(format!(
+        "Pool `{pool}` (from /proc) grew with the clients instead of queueing them: {}, about a thread \
+         per client in flight, and it kept growing past {}, where throughput stopped following; \
+         at {} clients {} of its threads were running or waiting on the network, not parked.",
+        by_step(clients, threads),
+        clients_words(*knee_clients),
+        largest,
+        percent(*busy_share),
+    ))
+}
+
+/// The summary of a `growing-pool` finding.
+pub fn summary(finding: &Finding) -> String {
+    let Some((pool, clients, threads, knee, _, instead_of)) = growth_of(finding) else {
+        return String::new();
+    };
+    let (Some(largest), Some(top)) = (clients.last(), threads.last()) else {
+        return String::new();
+    };
+    format!(
+        "Throughput stops following clients from {} on while pool `{pool}` grows a thread per client \
+         ({} threads at {largest} clients): a pool that grows instead of queueing, stopped by {}.",
+        clients_words(knee),
+        count(*top),
+        stopped_by(instead_of, finding.limit),
+    )
+}
+
+/// The key line of a `growing-pool` finding.
+pub fn short(fact: &Fact) -> Option<String> {
+    let Fact::GrowingPool {
+        pool,
+        clients,
+        threads,
+        ..
+    } = fact
+    else {
+        return None;
+    };
+    Some(format!("Pool `{pool}`: {}.", by_step(clients, threads)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chokepoint_result::{LoadReport, PoolThreads, ThreadsByPool};
+
+    /// A step at `clients` where `pool` had `threads` threads, `busy` of them at work.
+    fn step(clients: u32, pools: &[(&str, f64, f64)]) -> Step {
+        Step {
+            load: LoadReport {
+                clients,
+                ..LoadReport::default()
+            },
+            threads_by_pool: Some(ThreadsByPool {
+                interval_ms: 250,
+                samples: 12,
+                pools: pools
+                    .iter()
+                    .map(|&(pool, threads, busy)| PoolThreads {
+                        pool: pool.to_string(),
+                        most: ThreadCounts {
+                            threads,
+                            ..ThreadCounts::default()
+                        },
+                        mean: ThreadCounts {
+                            threads,
+                            running: busy / 2.0,
+                            socket_wait: busy / 2.0,
+                            lock_wait: threads - busy,
+                            ..ThreadCounts::default()
+                        },
+                        waits_on: Vec::new(),
+                    })
+                    .collect(),
+            }),
+            ..Step::default()
+        }
+    }
+
+    #[test]
+    fn a_cached_pool_that_grows_past_the_knee_is_named_with_its_threads_per_step() {
+        // java-pools /cached on the busy 2-core machine (threads: the most one sample saw, at
+        // work: running + socket wait, mean): the steps in the order the search ran them, a
+        // cached pool keeps idle threads 60 s, so 96 after 128 still has 129.
+        let steps = [
+            step(1, &[("pool-1-thread", 2.0, 1.0), ("GC Thread", 2.0, 0.0)]),
+            step(8, &[("pool-1-thread", 9.0, 8.0), ("GC Thread", 2.0, 0.0)]),
+            step(16, &[("pool-1-thread", 17.0, 15.5), ("GC Thread", 2.0, 0.0)]),
+            step(32, &[("pool-1-thread", 34.0, 29.6), ("GC Thread", 2.0, 0.0)]),
+            step(64, &[("pool-1-thread", 65.0, 49.8), ("GC Thread", 2.0, 0.0)]),
+            step(128, &[("pool-1-thread", 129.0, 97.5), ("GC Thread", 2.0, 0.0)]),
+            step(96, &[("pool-1-thread", 129.0, 32.5), ("GC Thread", 2.0, 0.0)]),
+        ];
+        let growth = growing_pool(&steps, 32).expect("the cached pool grew");
+        assert_eq!(growth.pool, "pool-1-thread");
+        assert_eq!(growth.clients, vec![1, 8, 16, 32, 64, 96, 128]);
+        assert_eq!(
+            growth.threads,
+            vec![2.0, 9.0, 17.0, 34.0, 65.0, 129.0, 129.0]
+        );
+        assert!((growth.busy_share - 97.5 / 129.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn pools_that_do_not_grow_past_the_knee_or_wait_behind_another_limit_are_not_named() {
+        // (why, steps, knee)
+        let table: Vec<(&str, Vec<Step>, u32)> = vec![
+            (
+                "a fixed pool of 20 (seed 000's actors)",
+                vec![
+                    step(10, &[("actor-pool", 20.0, 10.0)]),
+                    step(20, &[("actor-pool", 20.0, 20.0)]),
+                    step(40, &[("actor-pool", 20.0, 20.0)]),
+                    step(80, &[("actor-pool", 20.0, 20.0)]),
+                ],
+                20,
+            ),
+            (
+                "a fixed pool of 512, larger than the clients (java-thrash)",
+                vec![
+                    step(8, &[("pool-1-thread", 512.0, 8.0)]),
+                    step(16, &[("pool-1-thread", 512.0, 16.0)]),
+                    step(64, &[("pool-1-thread", 512.0, 64.0)]),
+                ],
+                16,
+            ),
+            (
+                "a thread per connection waiting for a ThreadPoolExecutor(6) (py-threadpool)",
+                vec![
+                    step(3, &[("python3", 10.0, 3.0)]),
+                    step(6, &[("python3", 13.0, 6.0)]),
+                    step(12, &[("python3", 19.0, 6.0)]),
+                    step(24, &[("python3", 31.0, 6.0)]),
+                ],
+                12,
+            ),
+            (
+                "a pool that grew up to the knee and stopped (a Tomcat at its maxThreads)",
+                vec![
+                    step(50, &[("http-nio-8080-e", 50.0, 45.0)]),
+                    step(100, &[("http-nio-8080-e", 100.0, 95.0)]),
+                    step(200, &[("http-nio-8080-e", 200.0, 190.0)]),
+                    step(400, &[("http-nio-8080-e", 200.0, 190.0)]),
+                ],
+                200,
+            ),
+            (
+                "the sweep stopped at the knee: no growth past it to see",
+                vec![
+                    step(16, &[("pool-1-thread", 17.0, 16.0)]),
+                    step(32, &[("pool-1-thread", 33.0, 32.0)]),
+                    step(40, &[("pool-1-thread", 41.0, 40.0)]),
+                ],
+                32,
+            ),
+            (
+                "a pool seen at some steps only",
+                vec![
+                    step(8, &[("other", 2.0, 1.0)]),
+                    step(32, &[("pool-1-thread", 33.0, 32.0)]),
+                    step(64, &[("pool-1-thread", 65.0, 64.0)]),
+                ],
+                8,
+            ),
+        ];
+        for (why, steps, knee) in table {
+            assert_eq!(growing_pool(&steps, knee), None, "{why}");
+        }
+    }
+
+    #[test]
+    fn the_finding_says_the_pool_grew_and_what_stopped_it() {
+        let steps = [
+            step(8, &[("pool-1-thread", 9.0, 8.0)]),
+            step(32, &[("pool-1-thread", 33.0, 30.0)]),
+            step(128, &[("pool-1-thread", 129.0, 100.0)]),
+        ];
+        let mut finding = Finding::bare(Kind::CpuBound, Vec::new());
+        finding.knee_clients = Some(32);
+        finding.limit = Some(1.6);
+        reconsider(&mut finding, &steps, &SweepContext::default());
+        assert_eq!(finding.kind, Kind::GrowingPool);
+        assert_eq!(finding.limit, Some(1.6));
+        let text = crate::describe(&finding);
+        assert!(
+            text.summary.contains("pool `pool-1-thread` grows a thread per client (129 threads at 128 clients)")
+                && text.summary.contains("stopped by the CPU (about 1.6)"),
+            "{}",
+            text.summary
+        );
+        let evidence = text.evidence.join(" ");
+        assert!(
+            evidence.contains("9 → 33 → 129 threads at 8 → 32 → 128 clients"),
+            "{evidence}"
+        );
+        assert!(text.key_evidence[0].contains("9 → 33 → 129 threads"), "{:?}", text.key_evidence);
+
+        // A finding without a plateau is left alone.
+        let mut none = Finding::bare(Kind::NoLimitFound, Vec::new());
+        reconsider(&mut none, &steps, &SweepContext::default());
+        assert_eq!(none.kind, Kind::NoLimitFound);
+    }
+}
