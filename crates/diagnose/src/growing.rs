@@ -12,8 +12,9 @@
 //! 2. the sweep went on to at least [`PAST_THE_KNEE`] × the knee's clients, and there the pool
 //!    had at least [`GROWTH`] × the threads of the largest step below the knee: it kept growing
 //!    after throughput stopped following;
-//! 3. at the largest step at least [`BUSY_SHARE`] of its threads were running (or ready to) or
-//!    waiting on the network or the disk, not parked on a lock: a thread per connection that
+//! 3. from the knee on, at least [`BUSY_SHARE`] of its threads were running (or ready to) or
+//!    waiting on the network or the disk, not parked on a lock (the median over those steps:
+//!    a step of a JVM with 500 threads can catch many at a safepoint): a thread per connection that
 //!    waits for a small pool elsewhere (Python's `ThreadingHTTPServer` in front of a
 //!    `ThreadPoolExecutor(6)`), or for a lock like the GIL, is queueing, only in threads.
 //!
@@ -21,7 +22,7 @@
 //! pool, the CPU, contention or a saturated machine (or stalls with no connection cap at the
 //! mock), and keep its limit: what stopped the growing pool.
 use crate::finding::Finding;
-use chokepoint_result::format::{clients as clients_words, count, percent};
+use chokepoint_result::format::{clients as clients_words, count, percent, rate};
 use chokepoint_result::{Fact, Kind, Step, SweepContext, ThreadCounts};
 use std::collections::BTreeMap;
 
@@ -31,8 +32,7 @@ pub const THREADS_PER_CLIENT: f64 = 0.8;
 pub const PAST_THE_KNEE: f64 = 1.5;
 /// The pool's threads at the largest step over those of the largest step below the knee.
 pub const GROWTH: f64 = 1.5;
-/// Share of the pool's threads at work (running, on the network or the disk) at the largest
-/// step.
+/// Share of the pool's threads at work (running, on the network or the disk) from the knee on.
 pub const BUSY_SHARE: f64 = 0.5;
 
 /// A pool that grew with the clients.
@@ -44,7 +44,7 @@ pub struct Growth {
     pub clients: Vec<u32>,
     /// Its threads at each (the most one sample saw).
     pub threads: Vec<f64>,
-    /// Its share of threads at work at the largest step.
+    /// Its share of threads at work from the knee on (the median over those steps).
     pub busy_share: f64,
 }
 
@@ -54,6 +54,16 @@ fn busy_share(mean: &ThreadCounts) -> f64 {
         return 0.0;
     }
     (mean.running + mean.socket_wait + mean.disk_wait) / mean.threads
+}
+
+fn median(mut values: Vec<f64>) -> Option<f64> {
+    values.sort_by(f64::total_cmp);
+    let mid = values.len() / 2;
+    match values.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(values[mid]),
+        _ => Some((values[mid - 1] + values[mid]) / 2.0),
+    }
 }
 
 /// The pool that grew instead of queueing over `steps`, with the knee at `knee_clients`; the
@@ -88,8 +98,9 @@ pub fn growing_pool(steps: &[Step], knee_clients: u32) -> Option<Growth> {
         // Seen at every step: a pool absent from some steps cannot show its growth.
         .filter(|(_, by)| by.len() == every_client.len() && by.len() >= 2)
         .filter_map(|(pool, by)| {
-            let (&largest, &(top, busy)) = by.last_key_value()?;
+            let (&largest, &(top, _)) = by.last_key_value()?;
             let below_knee = by.range(..knee_clients).next_back().map(|(_, v)| v.0)?;
+            let busy = median(by.range(knee_clients..).map(|(_, v)| v.1).collect())?;
             let grew = by
                 .iter()
                 .all(|(&c, &(t, _))| t >= THREADS_PER_CLIENT * f64::from(c))
@@ -109,20 +120,41 @@ pub fn growing_pool(steps: &[Step], knee_clients: u32) -> Option<Growth> {
         })
 }
 
-/// Makes `finding` a `growing-pool` when a pool grew instead of queueing past its knee.
-pub fn reconsider(finding: &mut Finding, steps: &[Step], context: &SweepContext) {
+/// The finding, made `growing-pool` when a pool grew instead of queueing past its knee.
+/// `counting_every_shortfall` decides again with the steps the mock saw all in flight counted
+/// as short of the ideal line: when a pool gives every call a thread, the mock sees them all
+/// in flight however far throughput falls (the threads wait for the CPU, not for a slot), so
+/// that first finding can be `no-limit-found` for a service whose throughput stopped.
+pub fn reconsider(
+    finding: Finding,
+    counting_every_shortfall: impl FnOnce() -> Finding,
+    steps: &[Step],
+    context: &SweepContext,
+) -> Finding {
+    let all_in_flight = finding
+        .facts
+        .iter()
+        .any(|fact| matches!(fact, Fact::AllInFlight { .. }));
+    if finding.kind == Kind::NoLimitFound && all_in_flight {
+        let strict = counting_every_shortfall();
+        if let Some(growing) = with_growing_pool(&strict, steps, context) {
+            return growing;
+        }
+    }
+    with_growing_pool(&finding, steps, context).unwrap_or(finding)
+}
+
+/// `finding` made `growing-pool`, when a pool grew instead of queueing past its knee.
+fn with_growing_pool(finding: &Finding, steps: &[Step], context: &SweepContext) -> Option<Finding> {
     let plateau_kind = match finding.kind {
         Kind::BlockingPool | Kind::CpuBound | Kind::Contention | Kind::MachineSaturated => true,
         Kind::ConnectionLimit => context.mock_max_connections.is_none(),
         _ => false,
     };
-    let Some(knee) = finding.knee_clients.filter(|_| plateau_kind) else {
-        return;
-    };
-    let Some(growth) = growing_pool(steps, knee) else {
-        return;
-    };
-    finding.facts.push(Fact::GrowingPool {
+    let knee = finding.knee_clients.filter(|_| plateau_kind)?;
+    let growth = growing_pool(steps, knee)?;
+    let mut growing = finding.clone();
+    growing.facts.push(Fact::GrowingPool {
         pool: growth.pool,
         clients: growth.clients,
         threads: growth.threads,
@@ -130,7 +162,8 @@ pub fn reconsider(finding: &mut Finding, steps: &[Step], context: &SweepContext)
         busy_share: growth.busy_share,
         instead_of: finding.kind,
     });
-    finding.kind = Kind::GrowingPool;
+    growing.kind = Kind::GrowingPool;
+    Some(growing)
 }
 
 /// The growing pool's fact in `finding`.
@@ -166,14 +199,18 @@ fn by_step(clients: &[u32], threads: &[f64]) -> String {
     )
 }
 
-/// What stopped the growing pool, from the kind the plateau alone gave.
+/// What stopped the growing pool, from the kind the plateau alone gave and its limit.
 fn stopped_by(instead_of: Kind, limit: Option<f64>) -> String {
-    let size = limit.map_or(String::new(), |l| format!(" (about {})", count(l)));
-    match instead_of {
-        Kind::CpuBound => format!("the CPU{size}"),
-        Kind::MachineSaturated => "the machine's CPU".to_string(),
-        Kind::Contention => "contention between its own threads".to_string(),
-        _ => format!("a limit further on{size}"),
+    match (instead_of, limit) {
+        (Kind::CpuBound, Some(cores)) => format!("the CPU, about {} cores busy", count(cores)),
+        (Kind::CpuBound, None) => "the CPU".to_string(),
+        (Kind::MachineSaturated, _) => "the machine's CPU".to_string(),
+        (Kind::Contention, _) => "contention between its own threads".to_string(),
+        (_, Some(held)) => format!(
+            "whatever its threads wait for, about {} requests in service at once by Little's law",
+            count(held)
+        ),
+        (_, None) => "whatever its threads wait for".to_string(),
     }
 }
 
@@ -190,14 +227,12 @@ pub fn sentence(fact: &Fact) -> Option<String> {
     else {
         return None;
     };
-    let largest = clients.last()?;
     Some(format!(
         "Pool `{pool}` (from /proc) grew with the clients instead of queueing them: {}, about a thread \
          per client in flight, and it kept growing past {}, where throughput stopped following; \
-         at {} clients {} of its threads were running or waiting on the network, not parked.",
+         from there on {} of its threads were running or waiting on the network, not parked.",
         by_step(clients, threads),
         clients_words(*knee_clients),
-        largest,
         percent(*busy_share),
     ))
 }
@@ -210,10 +245,20 @@ pub fn summary(finding: &Finding) -> String {
     let (Some(largest), Some(top)) = (clients.last(), threads.last()) else {
         return String::new();
     };
+    let stops = match &finding.plateau {
+        Some(plateau) => format!(
+            "Throughput stops at {} req/s from {} on",
+            rate(plateau.throughput_rps),
+            clients_words(knee)
+        ),
+        None => format!(
+            "Throughput stops following clients from {} on",
+            clients_words(knee)
+        ),
+    };
     format!(
-        "Throughput stops following clients from {} on while pool `{pool}` grows a thread per client \
-         ({} threads at {largest} clients): a pool that grows instead of queueing, stopped by {}.",
-        clients_words(knee),
+        "{stops} while pool `{pool}` grows a thread per client instead of queueing ({} threads at \
+         {largest} clients); what stops it is {}.",
         count(*top),
         stopped_by(instead_of, finding.limit),
     )
@@ -279,11 +324,26 @@ mod tests {
         let steps = [
             step(1, &[("pool-1-thread", 2.0, 1.0), ("GC Thread", 2.0, 0.0)]),
             step(8, &[("pool-1-thread", 9.0, 8.0), ("GC Thread", 2.0, 0.0)]),
-            step(16, &[("pool-1-thread", 17.0, 15.5), ("GC Thread", 2.0, 0.0)]),
-            step(32, &[("pool-1-thread", 34.0, 29.6), ("GC Thread", 2.0, 0.0)]),
-            step(64, &[("pool-1-thread", 65.0, 49.8), ("GC Thread", 2.0, 0.0)]),
-            step(128, &[("pool-1-thread", 129.0, 97.5), ("GC Thread", 2.0, 0.0)]),
-            step(96, &[("pool-1-thread", 129.0, 32.5), ("GC Thread", 2.0, 0.0)]),
+            step(
+                16,
+                &[("pool-1-thread", 17.0, 15.5), ("GC Thread", 2.0, 0.0)],
+            ),
+            step(
+                32,
+                &[("pool-1-thread", 34.0, 29.6), ("GC Thread", 2.0, 0.0)],
+            ),
+            step(
+                64,
+                &[("pool-1-thread", 65.0, 49.8), ("GC Thread", 2.0, 0.0)],
+            ),
+            step(
+                128,
+                &[("pool-1-thread", 129.0, 97.5), ("GC Thread", 2.0, 0.0)],
+            ),
+            step(
+                96,
+                &[("pool-1-thread", 129.0, 32.5), ("GC Thread", 2.0, 0.0)],
+            ),
         ];
         let growth = growing_pool(&steps, 32).expect("the cached pool grew");
         assert_eq!(growth.pool, "pool-1-thread");
@@ -292,7 +352,13 @@ mod tests {
             growth.threads,
             vec![2.0, 9.0, 17.0, 34.0, 65.0, 129.0, 129.0]
         );
-        assert!((growth.busy_share - 97.5 / 129.0).abs() < 1e-9);
+        // The median of the steps from the knee (32) on: 96's idle threads do not count alone.
+        let median = (97.5 / 129.0 + 49.8 / 65.0) / 2.0;
+        assert!(
+            (growth.busy_share - median).abs() < 1e-9,
+            "{}",
+            growth.busy_share
+        );
     }
 
     #[test]
@@ -369,16 +435,23 @@ mod tests {
             step(32, &[("pool-1-thread", 33.0, 30.0)]),
             step(128, &[("pool-1-thread", 129.0, 100.0)]),
         ];
-        let mut finding = Finding::bare(Kind::CpuBound, Vec::new());
-        finding.knee_clients = Some(32);
-        finding.limit = Some(1.6);
-        reconsider(&mut finding, &steps, &SweepContext::default());
+        let mut cpu = Finding::bare(Kind::CpuBound, Vec::new());
+        cpu.knee_clients = Some(32);
+        cpu.limit = Some(1.6);
+        let context = SweepContext::default();
+        let finding = reconsider(
+            cpu,
+            || unreachable!("no step was all in flight"),
+            &steps,
+            &context,
+        );
         assert_eq!(finding.kind, Kind::GrowingPool);
         assert_eq!(finding.limit, Some(1.6));
         let text = crate::describe(&finding);
         assert!(
-            text.summary.contains("pool `pool-1-thread` grows a thread per client (129 threads at 128 clients)")
-                && text.summary.contains("stopped by the CPU (about 1.6)"),
+            text.summary.contains(
+                "pool `pool-1-thread` grows a thread per client instead of queueing (129 threads at 128 clients)"
+            ) && text.summary.contains("what stops it is the CPU, about 1.6 cores busy"),
             "{}",
             text.summary
         );
@@ -387,11 +460,15 @@ mod tests {
             evidence.contains("9 → 33 → 129 threads at 8 → 32 → 128 clients"),
             "{evidence}"
         );
-        assert!(text.key_evidence[0].contains("9 → 33 → 129 threads"), "{:?}", text.key_evidence);
+        assert!(
+            text.key_evidence[0].contains("9 → 33 → 129 threads"),
+            "{:?}",
+            text.key_evidence
+        );
 
         // A finding without a plateau is left alone.
-        let mut none = Finding::bare(Kind::NoLimitFound, Vec::new());
-        reconsider(&mut none, &steps, &SweepContext::default());
+        let none = Finding::bare(Kind::NoLimitFound, Vec::new());
+        let none = reconsider(none, || unreachable!(), &steps, &context);
         assert_eq!(none.kind, Kind::NoLimitFound);
     }
 }

@@ -92,10 +92,12 @@ pub fn diagnose(steps: &[Step], context: &SweepContext) -> Finding {
     if pts.iter().all(|p| p.ok_x <= 0.0) {
         return finding::nothing_succeeded(&pts);
     }
-    let mut finding = analysis::Analysis::new(&pts, context).finish();
-    saturation::reconsider_a_pool(&mut finding, steps, context);
-    let observed = observed::facts(steps, &finding, context);
-    finding.facts.extend(observed);
-    growing::reconsider(&mut finding, steps, context);
-    finding
+    let decide = |all_in_flight_follows: bool| {
+        let mut finding = analysis::Analysis::new(&pts, context, all_in_flight_follows).finish();
+        saturation::reconsider_a_pool(&mut finding, steps, context);
+        let observed = observed::facts(steps, &finding, context);
+        finding.facts.extend(observed);
+        finding
+    };
+    growing::reconsider(decide(true), || decide(false), steps, context)
 }

@@ -421,8 +421,9 @@ pub enum Fact {
         threads: Vec<f64>,
         /// The step where throughput stopped following clients.
         knee_clients: u32,
-        /// At the largest step, the share of its threads running or waiting on the network or
-        /// the disk (mean over the samples), not parked behind something else.
+        /// From the knee on, the share of its threads running or waiting on the network or the
+        /// disk (the median over those steps of the mean over the samples), not parked behind
+        /// something else.
         busy_share: f64,
         /// The kind the plateau alone gave (what stops the pool's threads: the CPU, ...).
         instead_of: Kind,
