@@ -20,7 +20,9 @@
 //!
 //! The rules read the finding's knee and kind; they change only a finding whose plateau says a
 //! pool, the CPU, contention or a saturated machine (or stalls with no connection cap at the
-//! mock), and keep its limit: what stopped the growing pool.
+//! mock), and keep its limit: what stopped the growing pool (none for stalls). When the mock
+//! saw every call in flight at once, the first finding may have no knee at all; it is decided
+//! again counting those steps short (see [`reconsider`]).
 use crate::finding::Finding;
 use chokepoint_result::format::{clients as clients_words, count, percent, rate};
 use chokepoint_result::{Fact, Kind, Step, SweepContext, ThreadCounts};
@@ -124,24 +126,27 @@ pub fn growing_pool(steps: &[Step], knee_clients: u32) -> Option<Growth> {
 /// `counting_every_shortfall` decides again with the steps the mock saw all in flight counted
 /// as short of the ideal line: when a pool gives every call a thread, the mock sees them all
 /// in flight however far throughput falls (the threads wait for the CPU, not for a slot), so
-/// that first finding can be `no-limit-found` for a service whose throughput stopped.
+/// the first finding can miss the knee (`no-limit-found`, or stalls found at a later step).
 pub fn reconsider(
     finding: Finding,
     counting_every_shortfall: impl FnOnce() -> Finding,
     steps: &[Step],
     context: &SweepContext,
 ) -> Finding {
+    if let Some(growing) = with_growing_pool(&finding, steps, context) {
+        return growing;
+    }
     let all_in_flight = finding
         .facts
         .iter()
         .any(|fact| matches!(fact, Fact::AllInFlight { .. }));
-    if finding.kind == Kind::NoLimitFound && all_in_flight {
+    if all_in_flight {
         let strict = counting_every_shortfall();
         if let Some(growing) = with_growing_pool(&strict, steps, context) {
             return growing;
         }
     }
-    with_growing_pool(&finding, steps, context).unwrap_or(finding)
+    finding
 }
 
 /// `finding` made `growing-pool`, when a pool grew instead of queueing past its knee.
@@ -163,6 +168,10 @@ fn with_growing_pool(finding: &Finding, steps: &[Step], context: &SweepContext) 
         instead_of: finding.kind,
     });
     growing.kind = Kind::GrowingPool;
+    // Stalls' limit is the requests between two stalls, no size of this pool.
+    if finding.kind == Kind::ConnectionLimit {
+        growing.limit = None;
+    }
     Some(growing)
 }
 
@@ -206,6 +215,9 @@ fn stopped_by(instead_of: Kind, limit: Option<f64>) -> String {
         (Kind::CpuBound, None) => "the CPU".to_string(),
         (Kind::MachineSaturated, _) => "the machine's CPU".to_string(),
         (Kind::Contention, _) => "contention between its own threads".to_string(),
+        (Kind::ConnectionLimit, _) => {
+            "something that stalls them all at once, every so often (the stalls below)".to_string()
+        }
         (_, Some(held)) => format!(
             "whatever its threads wait for, about {} requests in service at once by Little's law",
             count(held)
