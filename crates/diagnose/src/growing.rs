@@ -11,12 +11,16 @@
 //!    client in flight);
 //! 2. the sweep went on to at least [`PAST_THE_KNEE`] × the knee's clients, and there the pool
 //!    had at least [`GROWTH`] × the threads of the largest step below the knee: it kept growing
-//!    after throughput stopped following;
-//! 3. from the knee on, at least [`BUSY_SHARE`] of its threads were running (or ready to) or
-//!    waiting on the network or the disk, not parked on a lock (the median over those steps:
-//!    a step of a JVM with 500 threads can catch many at a safepoint): a thread per connection that
-//!    waits for a small pool elsewhere (Python's `ThreadingHTTPServer` in front of a
-//!    `ThreadPoolExecutor(6)`), or for a lock like the GIL, is queueing, only in threads.
+//!    long after throughput stopped following. Near the knee a pool that grew a thread per
+//!    client may still stop a little further (Tomcat's 200, tokio's `spawn_blocking` 512: the
+//!    demo's `/cpu`, 17 threads at 11 clients, knee at 4, is named `cpu-bound`);
+//! 3. its threads at work (running or ready to, waiting on the network or the disk; the mean
+//!    over the samples) grew with it: at the largest step at least [`GROWTH`] × those at the
+//!    knee, and at least [`AT_WORK_PER_CLIENT`] per client. Threads parked on a lock behind a
+//!    fixed limit are queueing, only in threads: the demo's `/blocking` (an elastic pool, 25 of
+//!    its threads in the downstream client at once, the rest waiting for a connection), a
+//!    thread per connection waiting for a `ThreadPoolExecutor(6)` (py-threadpool), for the GIL
+//!    or a semaphore.
 //!
 //! The rules read the finding's knee and kind; they change only a finding whose plateau says a
 //! pool, the CPU, contention or a saturated machine (or stalls with no connection cap at the
@@ -31,11 +35,12 @@ use std::collections::BTreeMap;
 /// Threads of the pool per client, at every step.
 pub const THREADS_PER_CLIENT: f64 = 0.8;
 /// The largest step's clients over the knee's.
-pub const PAST_THE_KNEE: f64 = 1.5;
-/// The pool's threads at the largest step over those of the largest step below the knee.
+pub const PAST_THE_KNEE: f64 = 4.0;
+/// The pool's threads at the largest step over those of the largest step below the knee, and
+/// its threads at work at the largest step over those at the knee.
 pub const GROWTH: f64 = 1.5;
-/// Share of the pool's threads at work (running, on the network or the disk) from the knee on.
-pub const BUSY_SHARE: f64 = 0.5;
+/// The pool's threads at work per client at the largest step.
+pub const AT_WORK_PER_CLIENT: f64 = 0.25;
 
 /// A pool that grew with the clients.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,39 +51,26 @@ pub struct Growth {
     pub clients: Vec<u32>,
     /// Its threads at each (the most one sample saw).
     pub threads: Vec<f64>,
-    /// Its share of threads at work from the knee on (the median over those steps).
+    /// Its threads at work at the largest step over all its threads there.
     pub busy_share: f64,
 }
 
-/// The share of `counts`' threads running or waiting on the network or the disk.
-fn busy_share(mean: &ThreadCounts) -> f64 {
-    if mean.threads <= 0.0 {
-        return 0.0;
-    }
-    (mean.running + mean.socket_wait + mean.disk_wait) / mean.threads
-}
-
-fn median(mut values: Vec<f64>) -> Option<f64> {
-    values.sort_by(f64::total_cmp);
-    let mid = values.len() / 2;
-    match values.len() {
-        0 => None,
-        n if n % 2 == 1 => Some(values[mid]),
-        _ => Some((values[mid - 1] + values[mid]) / 2.0),
-    }
+/// The threads of `mean` running or waiting on the network or the disk.
+fn at_work(mean: &ThreadCounts) -> f64 {
+    mean.running + mean.socket_wait + mean.disk_wait
 }
 
 /// The pool that grew instead of queueing over `steps`, with the knee at `knee_clients`; the
 /// one with the most threads at the largest step when several did.
 pub fn growing_pool(steps: &[Step], knee_clients: u32) -> Option<Growth> {
-    // pool → clients → (threads, busy share); repeats of a step keep the most threads.
+    // pool → clients → (threads, threads at work); repeats of a step keep the most threads.
     let mut pools: BTreeMap<&str, BTreeMap<u32, (f64, f64)>> = BTreeMap::new();
     for step in steps {
         let Some(observed) = &step.threads_by_pool else {
             continue;
         };
         for pool in &observed.pools {
-            let seen = (pool.most.threads, busy_share(&pool.mean));
+            let seen = (pool.most.threads, at_work(&pool.mean));
             let entry = pools
                 .entry(pool.pool.as_str())
                 .or_default()
@@ -100,20 +92,21 @@ pub fn growing_pool(steps: &[Step], knee_clients: u32) -> Option<Growth> {
         // Seen at every step: a pool absent from some steps cannot show its growth.
         .filter(|(_, by)| by.len() == every_client.len() && by.len() >= 2)
         .filter_map(|(pool, by)| {
-            let (&largest, &(top, _)) = by.last_key_value()?;
+            let (&largest, &(top, working)) = by.last_key_value()?;
             let below_knee = by.range(..knee_clients).next_back().map(|(_, v)| v.0)?;
-            let busy = median(by.range(knee_clients..).map(|(_, v)| v.1).collect())?;
+            let working_at_knee = by.range(..=knee_clients).next_back().map(|(_, v)| v.1)?;
             let grew = by
                 .iter()
                 .all(|(&c, &(t, _))| t >= THREADS_PER_CLIENT * f64::from(c))
                 && f64::from(largest) >= PAST_THE_KNEE * f64::from(knee_clients)
                 && top >= GROWTH * below_knee
-                && busy >= BUSY_SHARE;
+                && working >= GROWTH * working_at_knee
+                && working >= AT_WORK_PER_CLIENT * f64::from(largest);
             grew.then(|| Growth {
                 pool: pool.to_string(),
                 clients: by.keys().copied().collect(),
                 threads: by.values().map(|v| v.0).collect(),
-                busy_share: busy,
+                busy_share: if top > 0.0 { working / top } else { 0.0 },
             })
         })
         .max_by(|a, b| {
@@ -242,7 +235,7 @@ pub fn sentence(fact: &Fact) -> Option<String> {
     Some(format!(
         "Pool `{pool}` (from /proc) grew with the clients instead of queueing them: {}, about a thread \
          per client in flight, and it kept growing past {}, where throughput stopped following; \
-         from there on {} of its threads were running or waiting on the network, not parked.",
+         at the last step {} of its threads were running or waiting on the network, not parked.",
         by_step(clients, threads),
         clients_words(*knee_clients),
         percent(*busy_share),
@@ -364,10 +357,8 @@ mod tests {
             growth.threads,
             vec![2.0, 9.0, 17.0, 34.0, 65.0, 129.0, 129.0]
         );
-        // The median of the steps from the knee (32) on: 96's idle threads do not count alone.
-        let median = (97.5 / 129.0 + 49.8 / 65.0) / 2.0;
         assert!(
-            (growth.busy_share - median).abs() < 1e-9,
+            (growth.busy_share - 97.5 / 129.0).abs() < 1e-9,
             "{}",
             growth.busy_share
         );
@@ -424,6 +415,41 @@ mod tests {
                     step(40, &[("pool-1-thread", 41.0, 40.0)]),
                 ],
                 32,
+            ),
+            (
+                "the demo's /blocking: an elastic pool, 25 of its threads in the downstream \
+                 client, the others parked waiting for one of its connections",
+                vec![
+                    step(8, &[("elastic-pool", 9.0, 8.0)]),
+                    step(16, &[("elastic-pool", 17.0, 16.0)]),
+                    step(32, &[("elastic-pool", 33.0, 25.0)]),
+                    step(50, &[("elastic-pool", 51.0, 25.0)]),
+                    step(128, &[("elastic-pool", 129.0, 25.0)]),
+                ],
+                32,
+            ),
+            (
+                "the demo's /cpu: tokio's spawn_blocking pool grew a thread per client, all \
+                 running, but the sweep stopped at 2.75× its knee",
+                vec![
+                    step(1, &[("cp-demo", 3.0, 1.0)]),
+                    step(2, &[("cp-demo", 4.0, 2.0)]),
+                    step(4, &[("cp-demo", 6.0, 4.0)]),
+                    step(8, &[("cp-demo", 10.0, 8.0)]),
+                    step(11, &[("cp-demo", 17.0, 11.0)]),
+                ],
+                4,
+            ),
+            (
+                "a thread per connection, 8 of them sleeping in a slot, the rest parked on a \
+                 semaphore (py-pool-timeout)",
+                vec![
+                    step(4, &[("python3", 5.0, 0.0)]),
+                    step(8, &[("python3", 9.0, 0.0)]),
+                    step(32, &[("python3", 33.0, 0.0)]),
+                    step(64, &[("python3", 65.0, 0.0)]),
+                ],
+                8,
             ),
             (
                 "a pool seen at some steps only",
