@@ -168,28 +168,6 @@ fn with_growing_pool(finding: &Finding, steps: &[Step], context: &SweepContext) 
     Some(growing)
 }
 
-/// The growing pool's fact in `finding`.
-fn growth_of(finding: &Finding) -> Option<(&str, &[u32], &[f64], u32, f64, Kind)> {
-    finding.facts.iter().find_map(|fact| match fact {
-        Fact::GrowingPool {
-            pool,
-            clients,
-            threads,
-            knee_clients,
-            busy_share,
-            instead_of,
-        } => Some((
-            pool.as_str(),
-            clients.as_slice(),
-            threads.as_slice(),
-            *knee_clients,
-            *busy_share,
-            *instead_of,
-        )),
-        _ => None,
-    })
-}
-
 /// `2 → 3 → 5 threads at 1 → 2 → 4 clients`.
 fn by_step(clients: &[u32], threads: &[f64]) -> String {
     let threads: Vec<String> = threads.iter().map(|t| count(*t)).collect();
@@ -244,9 +222,21 @@ pub fn sentence(fact: &Fact) -> Option<String> {
 
 /// The summary of a `growing-pool` finding.
 pub fn summary(finding: &Finding) -> String {
-    let Some((pool, clients, threads, knee, _, instead_of)) = growth_of(finding) else {
+    let Some(Fact::GrowingPool {
+        pool,
+        clients,
+        threads,
+        knee_clients,
+        instead_of,
+        ..
+    }) = finding
+        .facts
+        .iter()
+        .find(|fact| matches!(fact, Fact::GrowingPool { .. }))
+    else {
         return String::new();
     };
+    let (knee, instead_of) = (*knee_clients, *instead_of);
     let (Some(largest), Some(top)) = (clients.last(), threads.last()) else {
         return String::new();
     };
