@@ -6,19 +6,21 @@
 //! the machine's share of it).
 //!
 //! - Java: `tests/targets/java-pools` `/common`, `ForkJoinPool.commonPool()` (cores − 1);
-//! - Python: `tests/targets/py-gunicorn`, gunicorn's default one sync worker;
+//! - Python: `tests/targets/py-gunicorn`, gunicorn's default one sync worker; and
+//!   `tests/targets/py-threadpool --default-executor`, a `ThreadPoolExecutor()` (min(32, cores
+//!   + 4) workers), whose threads only py-spy names (all are `python3` in /proc);
 //! - PHP: `tests/targets/php-fpm-nginx`, PHP-FPM with the www.conf PHP ships (5 children)
 //!   behind nginx;
 //! - Apache httpd: `tests/targets/apache-proxy`, prefork as a reverse proxy.
 //!
-//! Each needs its tool (java; gunicorn from PyPI; Debian's php-fpm, nginx-light, apache2):
+//! Each needs its tool (java; gunicorn and py-spy from PyPI; Debian's php-fpm, nginx-light, apache2):
 //! `.ci/run` installs them, and a missing one fails the test under CI.
 
 mod common;
 
 use chokepoint_diagnose::catalogue::setting_for;
 use chokepoint_experiment::SweepConfig;
-use chokepoint_result::{Setting, SweepResult};
+use chokepoint_result::{Setting, SweepResult, WaitKind};
 use common::*;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -340,4 +342,70 @@ fn apache_says_its_max_request_workers() {
     assert_eq!(setting.setting, "MaxRequestWorkers (with ServerLimit)");
     // Far from its 256 children, prefork gives each of the 8 clients its own.
     assert!(waiting >= 7.0, "{waiting} waiting");
+}
+
+/// CPython's ThreadPoolExecutor with its defaults: /proc shows every thread as `python3`, so
+/// the pool is the one py-spy names (`ThreadPoolExecutor-0_3` → `ThreadPoolExecutor-0`).
+#[test]
+fn a_python_thread_pool_executor_says_its_max_workers() {
+    if !toolchain_present("python3", "--version") || !toolchain_present("py-spy", "--version") {
+        return;
+    }
+    let _one = one_at_a_time();
+    let mock = mock_with_delay();
+    let mut command = Command::new("python3");
+    command
+        .arg(targets_dir().join("py-threadpool/server.py"))
+        .args([
+            "--port",
+            "0",
+            "--downstream",
+            &mock.url(),
+            "--default-executor",
+        ]);
+    let target = Target::launch("py-threadpool", command);
+    let config = SweepConfig::new(&target.url())
+        .expect("a valid URL")
+        .with_target_pid(target.pid());
+    // The entry's default, min(32, cores + 4), with the cores as this Python counts them.
+    let counted = Command::new("python3")
+        .args(["-c", "import os; print(os.cpu_count() or 1)"])
+        .output()
+        .expect("python3 runs");
+    let cores: usize = String::from_utf8_lossy(&counted.stdout)
+        .trim()
+        .parse()
+        .expect("a CPU count");
+    let workers = (cores + 4).min(32);
+    let clients = vec![1, 2 * workers as u32];
+    let result = sweep_with(
+        "py-threadpool",
+        config,
+        Some(clients),
+        STEP,
+        64,
+        Some(&mock),
+    );
+    let (pool, most_threads, downstream) = result
+        .steps
+        .iter()
+        .filter_map(|step| step.stacks.as_ref())
+        .flat_map(|stacks| stacks.pools.iter())
+        .map(|p| {
+            (
+                p.pool.clone(),
+                p.most_threads,
+                p.threads_in(WaitKind::Downstream),
+            )
+        })
+        .max_by(|a, b| a.2.total_cmp(&b.2))
+        .expect("py-spy's stacks were read");
+    let setting = setting_for(&pool);
+    println!("py-threadpool: pool `{pool}` ({downstream} of {most_threads} in the downstream call): {setting:?}");
+    assert_eq!(pool, "ThreadPoolExecutor-0");
+    let setting = setting.expect("the catalogue knows ThreadPoolExecutor");
+    assert_eq!(setting.setting, "ThreadPoolExecutor(max_workers=N)");
+    assert_eq!(setting.default, "min(32, cores + 4)");
+    // The default, seen: min(32, cores + 4) workers at twice as many clients.
+    assert_eq!(most_threads as usize, workers);
 }

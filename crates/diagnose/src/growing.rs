@@ -12,9 +12,12 @@
 //! 2. the sweep went on to at least [`PAST_THE_KNEE`] × the knee's clients, and there the pool
 //!    had at least [`GROWTH`] × the threads of the largest step below the knee: it kept growing
 //!    long after throughput stopped following. Near the knee a pool that grew a thread per
-//!    client may still stop a little further (Tomcat's 200, tokio's `spawn_blocking` 512: the
-//!    demo's `/cpu`, 17 threads at 11 clients, knee at 4, is named `cpu-bound`);
-//! 3. its threads at work (running or ready to, waiting on the network or the disk; the mean
+//!    client may still stop a little further (Tomcat's 200, tokio's `spawn_blocking` 512);
+//! 3. it is a pool for blocking calls: from the knee on, at least [`BLOCKED_THREADS`] of its
+//!    threads (the mean over the samples) waited on the network or the disk. A pool that
+//!    grows a thread per request for CPU work alone is the CPU's limit with many threads (the
+//!    demo's `/cpu` on tokio's `spawn_blocking` pool, 40 threads at 32 clients, is `cpu-bound`);
+//! 4. its threads at work (running or ready to, waiting on the network or the disk; the mean
 //!    over the samples) grew with it: at the largest step at least [`GROWTH`] × those at the
 //!    knee, and at least [`AT_WORK_PER_CLIENT`] per client. Threads parked on a lock behind a
 //!    fixed limit are queueing, only in threads: the demo's `/blocking` (an elastic pool, 25 of
@@ -41,6 +44,9 @@ pub const PAST_THE_KNEE: f64 = 4.0;
 pub const GROWTH: f64 = 1.5;
 /// The pool's threads at work per client at the largest step.
 pub const AT_WORK_PER_CLIENT: f64 = 0.25;
+/// The pool's threads waiting on the network or the disk at once (mean), at some step from the
+/// knee on.
+pub const BLOCKED_THREADS: f64 = 1.0;
 
 /// A pool that grew with the clients.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,20 +63,26 @@ pub struct Growth {
 
 /// The threads of `mean` running or waiting on the network or the disk.
 fn at_work(mean: &ThreadCounts) -> f64 {
-    mean.running + mean.socket_wait + mean.disk_wait
+    mean.running + blocked(mean)
+}
+
+/// The threads of `mean` waiting on the network or the disk.
+fn blocked(mean: &ThreadCounts) -> f64 {
+    mean.socket_wait + mean.disk_wait
 }
 
 /// The pool that grew instead of queueing over `steps`, with the knee at `knee_clients`; the
 /// one with the most threads at the largest step when several did.
 pub fn growing_pool(steps: &[Step], knee_clients: u32) -> Option<Growth> {
-    // pool → clients → (threads, threads at work); repeats of a step keep the most threads.
-    let mut pools: BTreeMap<&str, BTreeMap<u32, (f64, f64)>> = BTreeMap::new();
+    // pool → clients → (threads, threads at work, threads blocked); repeats of a step keep the
+    // most threads.
+    let mut pools: BTreeMap<&str, BTreeMap<u32, (f64, f64, f64)>> = BTreeMap::new();
     for step in steps {
         let Some(observed) = &step.threads_by_pool else {
             continue;
         };
         for pool in &observed.pools {
-            let seen = (pool.most.threads, at_work(&pool.mean));
+            let seen = (pool.most.threads, at_work(&pool.mean), blocked(&pool.mean));
             let entry = pools
                 .entry(pool.pool.as_str())
                 .or_default()
@@ -92,14 +104,19 @@ pub fn growing_pool(steps: &[Step], knee_clients: u32) -> Option<Growth> {
         // Seen at every step: a pool absent from some steps cannot show its growth.
         .filter(|(_, by)| by.len() == every_client.len() && by.len() >= 2)
         .filter_map(|(pool, by)| {
-            let (&largest, &(top, working)) = by.last_key_value()?;
+            let (&largest, &(top, working, _)) = by.last_key_value()?;
+            let most_blocked = by
+                .range(knee_clients..)
+                .map(|(_, v)| v.2)
+                .fold(0.0, f64::max);
             let below_knee = by.range(..knee_clients).next_back().map(|(_, v)| v.0)?;
             let working_at_knee = by.range(..=knee_clients).next_back().map(|(_, v)| v.1)?;
             let grew = by
                 .iter()
-                .all(|(&c, &(t, _))| t >= THREADS_PER_CLIENT * f64::from(c))
+                .all(|(&c, &(t, _, _))| t >= THREADS_PER_CLIENT * f64::from(c))
                 && f64::from(largest) >= PAST_THE_KNEE * f64::from(knee_clients)
                 && top >= GROWTH * below_knee
+                && most_blocked >= BLOCKED_THREADS
                 && working >= GROWTH * working_at_knee
                 && working >= AT_WORK_PER_CLIENT * f64::from(largest);
             grew.then(|| Growth {
@@ -311,6 +328,15 @@ mod tests {
         }
     }
 
+    /// A step where `pool`'s `threads` threads are all computing, `running` at once.
+    fn cpu_step(clients: u32, pool: &str, threads: f64, running: f64) -> Step {
+        let mut step = step(clients, &[(pool, threads, 0.0)]);
+        let observed = step.threads_by_pool.as_mut().unwrap();
+        observed.pools[0].mean.running = running;
+        observed.pools[0].mean.lock_wait = 0.0;
+        step
+    }
+
     #[test]
     fn a_cached_pool_that_grows_past_the_knee_is_named_with_its_threads_per_step() {
         // java-pools /cached on the busy 2-core machine (threads: the most one sample saw, at
@@ -429,6 +455,18 @@ mod tests {
                     step(11, &[("cp-demo", 17.0, 11.0)]),
                 ],
                 4,
+            ),
+            (
+                "the demo's /cpu on a quiet machine: tokio's spawn_blocking pool grew to 40 \
+                 threads at 32 clients, knee at 2, all of them computing, none blocked",
+                vec![
+                    cpu_step(1, "cp-demo", 3.0, 1.0),
+                    cpu_step(2, "cp-demo", 4.0, 2.0),
+                    cpu_step(8, "cp-demo", 10.0, 8.0),
+                    cpu_step(16, "cp-demo", 20.0, 16.0),
+                    cpu_step(32, "cp-demo", 40.0, 32.0),
+                ],
+                2,
             ),
             (
                 "a thread per connection, 8 of them sleeping in a slot, the rest parked on a \
