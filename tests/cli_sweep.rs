@@ -49,6 +49,38 @@ fn sweep_refuses_bad_input_in_one_line() {
 }
 
 #[test]
+fn a_catalogue_of_ones_own_that_cannot_be_used_is_refused_in_one_line() {
+    let dead = format!("http://127.0.0.1:{}/", dead_port());
+    let dir = std::env::temp_dir().join(format!("cp-catalogue-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let no_source = dir.join("no-source.toml");
+    std::fs::write(
+        &no_source,
+        "[[pool]]\nframework = \"ours\"\nthreads = [\"ours-#\"]\nsetting = \"ours.size\"\ndefault = \"4\"\nsource = \"\"\n",
+    )
+    .unwrap();
+    let not_toml = dir.join("not-toml.toml");
+    std::fs::write(&not_toml, "[[pool]\n").unwrap();
+    let missing = dir.join("missing.toml");
+    let (no_source, not_toml, missing) = (
+        no_source.to_str().unwrap(),
+        not_toml.to_str().unwrap(),
+        missing.to_str().unwrap(),
+    );
+    assert_one_line_error(
+        &["sweep", &dead, "--catalogue", no_source],
+        "its source is empty",
+    );
+    assert_one_line_error(
+        &["sweep", &dead, "--catalogue", not_toml],
+        "not a catalogue of pools",
+    );
+    assert_one_line_error(&["sweep", &dead, "--catalogue", missing], "cannot read it");
+    assert_one_line_error(&["merge", "x.json", "--catalogue", missing], "--catalogue");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn sweep_of_a_dead_port_says_nobody_listens_and_writes_nothing() {
     let dir = std::env::temp_dir().join(format!("cp-sweep-dead-{}", std::process::id()));
     let dead = format!("http://127.0.0.1:{}/", dead_port());

@@ -277,3 +277,33 @@ mod tests {
         assert!(header(": v").is_err());
     }
 }
+
+/// `--catalogue FILE` of `sweep` and `merge`: entries of the user's own for the catalogue of
+/// known pools (`catalogue/pools.toml`), put in front of the built-in ones.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CatalogueArgs {
+    /// Known pools of your own, in the form of chokepoint's catalogue/pools.toml: the finding
+    /// names their setting, before the built-in entries' (default: $CHOKEPOINT_CATALOGUE)
+    #[arg(long, value_name = "FILE", env = "CHOKEPOINT_CATALOGUE")]
+    pub catalogue: Option<PathBuf>,
+}
+
+impl CatalogueArgs {
+    /// Reads the file, if one was given, and puts its entries in use; a file that cannot be
+    /// read or is not a catalogue is refused in one line naming it.
+    pub fn put_in_use(&self) -> anyhow::Result<()> {
+        use chokepoint_diagnose::catalogue::{use_user_entries, Catalogue};
+        let Some(path) = &self.catalogue else {
+            return Ok(());
+        };
+        let name = path.display();
+        let text = std::fs::read_to_string(path).with_context(|| {
+            format!("--catalogue {name}: cannot read it (give a TOML file of [[pool]] entries)")
+        })?;
+        let user = Catalogue::parse(&text).map_err(|err| {
+            anyhow::anyhow!("--catalogue {name}: {err} (see catalogue/pools.toml for the form)")
+        })?;
+        use_user_entries(&user);
+        Ok(())
+    }
+}

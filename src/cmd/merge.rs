@@ -23,6 +23,8 @@ pub struct Args {
     /// Sweeps: write result.json and report.html of the merge into this folder
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub catalogue: super::common::CatalogueArgs,
 }
 
 /// One file as read: its name for messages, and its JSON.
@@ -69,6 +71,7 @@ fn shard_file<T: serde::de::DeserializeOwned>(read: Read) -> anyhow::Result<Shar
 
 /// Runs the subcommand.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    args.catalogue.put_in_use()?;
     if args.files.is_empty() {
         anyhow::bail!("no FILES: give every shard's result file, chokepoint merge FILES...");
     }

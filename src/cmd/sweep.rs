@@ -62,6 +62,8 @@ pub struct Args {
     pub request: common::RequestArgs,
     #[command(flatten)]
     pub sharding: super::shard::ShardArgs,
+    #[command(flatten)]
+    pub catalogue: common::CatalogueArgs,
     /// With --start-at: from one step's start to the next (ramp, step and drain fit in it;
     /// default 2 × --step + 2s)
     #[arg(long, value_parser = common::positive_duration, allow_hyphen_values = true)]
@@ -110,6 +112,7 @@ fn pid_choice(text: &str) -> Result<PidChoice, String> {
 
 /// Runs the sweep, prints a line per step, the finding, and checks the gates.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    args.catalogue.put_in_use()?;
     let base = args.request.config(args.url.as_deref())?;
     base.validate()?;
     let mut config = SweepConfig::new(&base.url)?;

@@ -5,7 +5,7 @@
 
 use crate::finding::Finding;
 use crate::models::models;
-use crate::points::{shape, Point, Shape};
+use crate::points::{shape_with, Point, Shape};
 use chokepoint_result::{Fact, Kind, Overload, Plateau, Service, SweepContext};
 
 /// What the decisions share.
@@ -30,11 +30,13 @@ pub(crate) struct Decision {
 }
 
 impl<'p, 'a> Analysis<'p, 'a> {
-    pub fn new(pts: &'p [Point<'a>], ctx: &'p SweepContext) -> Self {
+    /// The analysis of `pts`; a step the mock saw all in flight counts as following clients
+    /// only when `all_in_flight_follows` (see [`crate::points::shape_with`]).
+    pub fn new(pts: &'p [Point<'a>], ctx: &'p SweepContext, all_in_flight_follows: bool) -> Self {
         let delay = ctx
             .downstream_delay_ms
             .filter(|d| d.is_finite() && *d > 0.0);
-        let sh = shape(pts, delay);
+        let sh = shape_with(pts, delay, all_in_flight_follows);
         let calls = pts.iter().find_map(|p| p.calls_per_request());
         Analysis {
             pts,

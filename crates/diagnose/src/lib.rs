@@ -37,7 +37,9 @@
 //!    generator's ([`saturation`], a [`Fact::MachineSaturated`]).
 //! 5. **What /proc showed** (`observed`): the pool whose threads all wait on the network at the
 //!    plateau ([`Fact::PoolWaiting`]), the connections to the mock by step
-//!    ([`Fact::DownstreamConnections`]).
+//!    ([`Fact::DownstreamConnections`]); and (`growing`) a pool that grew a thread per client
+//!    past the knee instead of queueing makes the finding `growing-pool`
+//!    ([`Fact::GrowingPool`]), its limit what stopped it.
 //!
 //! Deciding and describing are apart: `analysis` runs the decisions in order and collects the
 //! facts; `describe` and `summary` only read a [`Finding`].
@@ -48,10 +50,12 @@
 #![deny(missing_docs)]
 
 mod analysis;
+pub mod catalogue;
 mod describe;
 mod finding;
 mod fit;
 mod gates;
+mod growing;
 mod ideal;
 mod kinds;
 mod models;
@@ -59,6 +63,7 @@ mod observed;
 mod overload;
 mod plateau_kind;
 mod points;
+mod pool_pattern;
 pub mod saturation;
 mod search;
 mod settle;
@@ -87,9 +92,12 @@ pub fn diagnose(steps: &[Step], context: &SweepContext) -> Finding {
     if pts.iter().all(|p| p.ok_x <= 0.0) {
         return finding::nothing_succeeded(&pts);
     }
-    let mut finding = analysis::Analysis::new(&pts, context).finish();
-    saturation::reconsider_a_pool(&mut finding, steps, context);
-    let observed = observed::facts(steps, &finding, context);
-    finding.facts.extend(observed);
-    finding
+    let decide = |all_in_flight_follows: bool| {
+        let mut finding = analysis::Analysis::new(&pts, context, all_in_flight_follows).finish();
+        saturation::reconsider_a_pool(&mut finding, steps, context);
+        let observed = observed::facts(steps, &finding, context);
+        finding.facts.extend(observed);
+        finding
+    };
+    growing::reconsider(decide(true), || decide(false), steps, context)
 }

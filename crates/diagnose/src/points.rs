@@ -149,6 +149,17 @@ pub(crate) struct Shape {
 /// client, a known downstream delay `delay_ms`, and a latency above 1.5× that delay, that step
 /// was already queued and L0 is the delay itself.
 pub(crate) fn shape(points: &[Point<'_>], delay_ms: Option<f64>) -> Shape {
+    shape_with(points, delay_ms, true)
+}
+
+/// [`shape`], where a step the mock saw all in flight counts as following clients only when
+/// `all_in_flight_follows` (a pool that gives every call a thread lets them all through while
+/// its threads wait for the CPU: see `crate::growing`).
+pub(crate) fn shape_with(
+    points: &[Point<'_>],
+    delay_ms: Option<f64>,
+    all_in_flight_follows: bool,
+) -> Shape {
     let mut base_ms = points
         .iter()
         .take(2)
@@ -186,7 +197,8 @@ pub(crate) fn shape(points: &[Point<'_>], delay_ms: Option<f64>) -> Shape {
         let one_call = p
             .calls_per_request()
             .is_some_and(|c| (0.8..=1.25).contains(&c));
-        if efficiency[i] < KNEE_EFFICIENCY
+        if all_in_flight_follows
+            && efficiency[i] < KNEE_EFFICIENCY
             && one_call
             && p.clients > 1
             && p.inflight_max.is_some_and(|m| m >= p.clients as f64)

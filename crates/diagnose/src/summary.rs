@@ -138,6 +138,7 @@ pub(crate) fn summary(f: &Finding) -> String {
         })
         .unwrap_or_default(),
         Kind::Contention => contention(f),
+        Kind::GrowingPool => crate::growing::summary(f),
     }
 }
 
@@ -318,6 +319,9 @@ fn rank(kind: Kind, fact: &Fact) -> Option<u8> {
         (Kind::Contention, Fact::Overload { .. }) => Some(0),
         (Kind::Contention, Fact::BetterModel { .. }) => Some(1),
         (Kind::Contention, Fact::CpuNotLimit { .. } | Fact::CoresBusy { .. }) => Some(3),
+        (Kind::GrowingPool, Fact::GrowingPool { .. }) => Some(0),
+        (Kind::GrowingPool, Fact::Plateau { .. } | Fact::Overload { .. }) => Some(1),
+        (Kind::GrowingPool, Fact::CpuSaturated { .. } | Fact::CoresBusy { .. }) => Some(2),
         _ => None,
     };
     specific.or(general)
@@ -558,6 +562,7 @@ fn short(fact: &Fact, f: &Finding) -> Option<String> {
             "The mock served at most {most_served} of the target's connections at once{}.",
             mock_cap.map(|cap| format!(" (its cap: {cap})")).unwrap_or_default()
         ),
+        Fact::GrowingPool { .. } => return crate::growing::short(fact),
         _ => return None,
     };
     Some(line)

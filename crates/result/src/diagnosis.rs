@@ -24,6 +24,9 @@ pub enum Kind {
     /// Throughput peaked and fell as clients grew: more clients cost throughput (lock
     /// contention, thrashing; the USL's κ).
     Contention,
+    /// A pool that starts a thread per blocked call instead of queueing: its threads grew with
+    /// the clients past the point where throughput stopped following them.
+    GrowingPool,
 }
 
 impl Kind {
@@ -38,11 +41,12 @@ impl Kind {
             Kind::NoLimitFound => "no-limit-found",
             Kind::MachineSaturated => "machine-saturated",
             Kind::Contention => "contention",
+            Kind::GrowingPool => "growing-pool",
         }
     }
 
     /// Every kind, in the order DESIGN.md lists them.
-    pub const ALL: [Kind; 8] = [
+    pub const ALL: [Kind; 9] = [
         Kind::BlockingPool,
         Kind::CpuBound,
         Kind::ConnectionLimit,
@@ -51,6 +55,7 @@ impl Kind {
         Kind::NoLimitFound,
         Kind::MachineSaturated,
         Kind::Contention,
+        Kind::GrowingPool,
     ];
 
     /// Parses a kind's name (`blocking-pool`, ...).

@@ -7,7 +7,7 @@
 //! (`{"kind": "little", "clients": [20, 40, 100], ...}`); new kinds may be added, so readers skip
 //! kinds they do not know.
 
-use crate::{ErrorCounts, Overload};
+use crate::{ErrorCounts, Kind, Overload};
 use serde::{Deserialize, Serialize};
 
 /// One thing the diagnosis read from the steps, with its numbers. Latencies are in ms, rates
@@ -408,6 +408,25 @@ pub enum Fact {
         mean_running: f64,
         /// Milliseconds between samples.
         interval_ms: u64,
+    },
+    /// A pool of the target's threads (read from /proc) that grew with the clients, about a
+    /// thread per client in flight, past the point where throughput stopped following them:
+    /// it starts a thread per blocked call instead of queueing.
+    GrowingPool {
+        /// The pool's name.
+        pool: String,
+        /// The steps, fewest clients first.
+        clients: Vec<u32>,
+        /// The pool's threads at each step (the most one sample saw).
+        threads: Vec<f64>,
+        /// The step where throughput stopped following clients.
+        knee_clients: u32,
+        /// From the knee on, the share of its threads running or waiting on the network or the
+        /// disk (the median over those steps of the mean over the samples), not parked behind
+        /// something else.
+        busy_share: f64,
+        /// The kind the plateau alone gave (what stops the pool's threads: the CPU, ...).
+        instead_of: Kind,
     },
     /// The target's connections to the mock, step by step (read from /proc).
     DownstreamConnections {

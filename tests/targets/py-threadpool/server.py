@@ -7,7 +7,9 @@ result, so the hidden limit is the executor: 6 downstream calls in flight at onc
 blocking-pool).
 
 Usage: python3 server.py --port 0 --downstream http://127.0.0.1:9999/
-       [--tls-cert cert.pem --tls-key key.pem] [--downstream-ca ca.pem]
+       [--tls-cert cert.pem --tls-key key.pem] [--downstream-ca ca.pem] [--default-executor]
+With --default-executor the executor takes the standard library's defaults instead:
+ThreadPoolExecutor() has min(32, cores + 4) workers named ThreadPoolExecutor-N_M.
 With --tls-cert/--tls-key it serves HTTPS (the handshake in the connection's thread); an https://
 downstream is checked against --downstream-ca (a new TLS connection per call, as urllib does).
 The first stdout line is "listening on 127.0.0.1:PORT".
@@ -77,11 +79,19 @@ def main():
     parser.add_argument("--tls-cert", help="serve HTTPS with this certificate (PEM)")
     parser.add_argument("--tls-key", help="the certificate's private key (PEM)")
     parser.add_argument("--downstream-ca", help="CA certificate (PEM) of an https:// downstream")
+    parser.add_argument(
+        "--default-executor",
+        action="store_true",
+        help="ThreadPoolExecutor() with its defaults (min(32, cores + 4) workers)",
+    )
     args = parser.parse_args()
     downstream_tls = None
     if args.downstream_ca:
         downstream_tls = ssl.create_default_context(cafile=args.downstream_ca)
-    executor = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="worker")
+    if args.default_executor:
+        executor = ThreadPoolExecutor()
+    else:
+        executor = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="worker")
     server = Server(
         ("127.0.0.1", args.port), make_handler(executor, args.downstream, downstream_tls)
     )

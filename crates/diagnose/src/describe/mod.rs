@@ -98,6 +98,7 @@ fn fact_sentences(fact: &Fact, finding: &Finding) -> Vec<String> {
     match fact {
         Fact::Batch { .. } => size::batch_sentences(fact),
         Fact::Overload { overload } => vec![past_the_knee(overload)],
+        Fact::GrowingPool { .. } => crate::growing::sentence(fact).into_iter().collect(),
         _ => curve::sentence(fact, finding)
             .or_else(|| size::sentence(fact, finding))
             .or_else(|| cpu::sentence(fact, finding))

@@ -1,0 +1,407 @@
+//! The catalogue of known pools: which framework default sizes a pool chokepoint observed, and
+//! the setting that changes it (`ForkJoinPool.commonPool-worker-*` → cores − 1,
+//! `-Djava.util.concurrent.ForkJoinPool.common.parallelism`).
+//!
+//! The entries are data, `catalogue/pools.toml` at the repository's root, built into the
+//! binary; each one names its pool by thread names, process names or frames
+//! ([`crate::pool_pattern`] says how a pattern meets a name the observer cut or stripped of its
+//! counter) and cites where the project's own code or documentation sets the default. A user's
+//! file in the same form ([`Catalogue::parse`], `chokepoint sweep --catalogue FILE`) is put in
+//! front of it once, by the binary, with [`use_user_entries`]; [`setting_for`] then reads both.
+//! Parsing refuses an entry without a source, a setting or a pattern, so the finding says
+//! nothing it cannot back.
+use crate::pool_pattern::Pattern;
+use chokepoint_result::Setting;
+use serde::Deserialize;
+use std::sync::OnceLock;
+
+/// The catalogue built into chokepoint.
+pub const BUILT_IN: &str = include_str!("../../../catalogue/pools.toml");
+
+/// One entry as the file writes it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EntryText {
+    framework: String,
+    #[serde(default)]
+    threads: Vec<String>,
+    #[serde(default)]
+    processes: Vec<String>,
+    #[serde(default)]
+    frames: Vec<String>,
+    setting: String,
+    default: String,
+    source: String,
+}
+
+/// The file: `[[pool]]` tables.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileText {
+    #[serde(default)]
+    pool: Vec<EntryText>,
+}
+
+/// One known pool.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// The framework default and the setting that changes it.
+    pub setting: Setting,
+    /// Thread and process name patterns.
+    names: Vec<Pattern>,
+    /// Frame patterns.
+    frames: Vec<Pattern>,
+}
+
+impl Entry {
+    /// Whether `pool` (a thread or process name as observed) is this entry's.
+    pub fn matches_pool(&self, pool: &str) -> bool {
+        self.names.iter().any(|p| p.matches_pool(pool))
+    }
+
+    /// Whether one of `frames` is this entry's.
+    pub fn matches_frames(&self, frames: &[String]) -> bool {
+        frames
+            .iter()
+            .any(|frame| self.frames.iter().any(|p| p.matches_frame(frame)))
+    }
+
+    /// The patterns as written: names, then frames.
+    pub fn patterns(&self) -> impl Iterator<Item = &str> {
+        self.names.iter().chain(&self.frames).map(Pattern::as_str)
+    }
+}
+
+/// Why a catalogue file was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CatalogueError {
+    /// Not TOML of the catalogue's form.
+    #[error("not a catalogue of pools: {0}")]
+    Form(String),
+    /// An entry that lacks something or has a bad pattern.
+    #[error("entry {index} ({framework:?}): {problem}")]
+    Entry {
+        /// Its position in the file, from 1.
+        index: usize,
+        /// Its framework, as written.
+        framework: String,
+        /// What is wrong.
+        problem: String,
+    },
+}
+
+/// Known pools, the first match wins.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Catalogue {
+    entries: Vec<Entry>,
+}
+
+impl Catalogue {
+    /// Reads a catalogue in the form of `catalogue/pools.toml`.
+    pub fn parse(text: &str) -> Result<Catalogue, CatalogueError> {
+        let file: FileText =
+            toml::from_str(text).map_err(|err| CatalogueError::Form(one_line(&err.to_string())))?;
+        let entries = file
+            .pool
+            .into_iter()
+            .enumerate()
+            .map(|(i, entry)| {
+                let framework = entry.framework.clone();
+                checked(entry).map_err(|problem| CatalogueError::Entry {
+                    index: i + 1,
+                    framework,
+                    problem,
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Catalogue { entries })
+    }
+
+    /// The catalogue built into chokepoint.
+    pub fn built_in() -> &'static Catalogue {
+        static BUILT: OnceLock<Catalogue> = OnceLock::new();
+        BUILT.get_or_init(|| {
+            Catalogue::parse(BUILT_IN).expect("catalogue/pools.toml parses (a unit test checks)")
+        })
+    }
+
+    /// Its entries, in order.
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// The setting behind `pool` (a thread name without its counter, maybe cut at 15 bytes, or
+    /// a process name), when an entry knows it.
+    pub fn setting_for(&self, pool: &str) -> Option<Setting> {
+        self.entries
+            .iter()
+            .find(|e| e.matches_pool(pool))
+            .map(|e| e.setting.clone())
+    }
+
+    /// The setting behind a pool whose waiting threads stand in `frames`.
+    pub fn setting_for_frames(&self, frames: &[String]) -> Option<Setting> {
+        self.entries
+            .iter()
+            .find(|e| e.matches_frames(frames))
+            .map(|e| e.setting.clone())
+    }
+
+    /// This catalogue's entries, then `later`'s.
+    pub fn then(mut self, later: &Catalogue) -> Catalogue {
+        self.entries.extend(later.entries.iter().cloned());
+        self
+    }
+}
+
+/// An entry with every field it needs and its patterns compiled.
+fn checked(entry: EntryText) -> Result<Entry, String> {
+    for (field, value) in [
+        ("framework", &entry.framework),
+        ("setting", &entry.setting),
+        ("default", &entry.default),
+        ("source", &entry.source),
+    ] {
+        if value.trim().is_empty() {
+            return Err(format!(
+                "its {field} is empty: every entry names the framework, the setting, its default and the source that documents it"
+            ));
+        }
+    }
+    if entry.threads.is_empty() && entry.processes.is_empty() && entry.frames.is_empty() {
+        return Err(
+            "no threads, processes or frames: the entry must say which pool it is".to_string(),
+        );
+    }
+    let compile = |patterns: &[String]| -> Result<Vec<Pattern>, String> {
+        patterns.iter().map(|p| Pattern::new(p)).collect()
+    };
+    let mut names = compile(&entry.threads)?;
+    names.extend(compile(&entry.processes)?);
+    Ok(Entry {
+        names,
+        frames: compile(&entry.frames)?,
+        setting: Setting {
+            framework: entry.framework.trim().to_string(),
+            setting: entry.setting.trim().to_string(),
+            default: entry.default.trim().to_string(),
+            source: entry.source.trim().to_string(),
+        },
+    })
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The user's entries, in front of the built-in ones, once [`use_user_entries`] ran.
+static IN_USE: OnceLock<Catalogue> = OnceLock::new();
+
+/// Puts `user`'s entries in front of the built-in catalogue for the rest of the process; the
+/// binary calls it once, before any sweep. `false` when a catalogue was already in use.
+pub fn use_user_entries(user: &Catalogue) -> bool {
+    IN_USE.set(user.clone().then(Catalogue::built_in())).is_ok()
+}
+
+/// The catalogue [`setting_for`] reads: the user's entries first, when given, then the
+/// built-in ones.
+pub fn in_use() -> &'static Catalogue {
+    IN_USE.get().unwrap_or_else(|| Catalogue::built_in())
+}
+
+/// The framework default behind `pool` and the setting that changes it, when the catalogue
+/// knows the pool. `pool` is a pool name as `/proc` or a runtime gives it: a thread name
+/// without its counter (`ForkJoinPool.commonPool-worker`, or `ForkJoinPool.co` cut at 15
+/// bytes), or a process name (`php-fpm8.2`).
+pub fn setting_for(pool: &str) -> Option<Setting> {
+    in_use().setting_for(pool)
+}
+
+/// The setting behind a pool whose waiting threads stand in one of `frames` (a connection
+/// pool's `getConnection`), when the catalogue knows it.
+pub fn setting_for_frames(frames: &[String]) -> Option<Setting> {
+    in_use().setting_for_frames(frames)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_built_in_entry_parses_and_cites_a_pinned_source() {
+        let catalogue = Catalogue::parse(BUILT_IN).expect("catalogue/pools.toml parses");
+        assert!(
+            catalogue.entries().len() >= 20,
+            "{}",
+            catalogue.entries().len()
+        );
+        for entry in catalogue.entries() {
+            let s = &entry.setting;
+            // A source is a repository file at a commit (40 hex digits), not a branch.
+            let pinned = s.source.starts_with("https://github.com/")
+                && s.source
+                    .split('/')
+                    .any(|part| part.len() == 40 && part.chars().all(|c| c.is_ascii_hexdigit()));
+            assert!(pinned, "{}: source {:?}", s.framework, s.source);
+            assert!(entry.patterns().count() > 0, "{}", s.framework);
+        }
+    }
+
+    #[test]
+    fn known_pools_say_their_setting_and_others_say_nothing() {
+        // (pool name as observed, the framework it must name; None: must match no entry).
+        let table = [
+            (
+                "ForkJoinPool.commonPool-worker",
+                Some("ForkJoinPool.commonPool"),
+            ),
+            ("ForkJoinPool.co", Some("ForkJoinPool.commonPool")),
+            ("scala-execution", Some("Scala's global ExecutionContext")),
+            (
+                "scala-execution-context-global",
+                Some("Scala's global ExecutionContext"),
+            ),
+            ("MySystem-akka.a", Some("Akka's default dispatcher")),
+            ("HikariPool-1 ho", Some("HikariCP")),
+            ("qtp1734325451", Some("Jetty's QueuedThreadPool")),
+            ("http-nio-8080-e", Some("Tomcat")),
+            ("https-jsse-nio-8443-exec", Some("Tomcat")),
+            ("XNIO-1 task", Some("Undertow")),
+            ("nioEventLoopGro", Some("Netty")),
+            ("epollEventLoopG", Some("Netty")),
+            ("reactor-http-ni", Some("Reactor Netty")),
+            ("boundedElastic", Some("Project Reactor")),
+            ("RxComputationTh", Some("RxJava 3's Schedulers.computation")),
+            ("RxCachedThreadS", Some("RxJava 3's Schedulers.io")),
+            ("task", Some("Spring Boot")),
+            ("ThreadPoolExecutor-0", Some("Python's concurrent.futures")),
+            ("asyncio", Some("asyncio's default executor")),
+            ("gunicorn", Some("gunicorn")),
+            ("uvicorn", Some("uvicorn")),
+            ("waitress", Some("waitress")),
+            ("libuv-worker", Some("libuv")),
+            ("puma srv tp", Some("Puma")),
+            ("sidekiq.default", Some("Sidekiq")),
+            ("php-fpm8", Some("PHP-FPM")),
+            ("php-fpm8.2", Some("PHP-FPM")),
+            ("php-fpm", Some("PHP-FPM")),
+            ("apache2", Some("Apache httpd")),
+            ("httpd", Some("Apache httpd")),
+            ("nginx", Some("nginx")),
+            // Pools no framework sizes by default: nothing to say.
+            ("ForkJoinPool-1-worker", None),
+            ("ForkJoinPool-1", None),
+            ("pool-1-thread", None),
+            ("http-nio-8080-P", None),
+            ("http-nio-8080-A", None),
+            ("sidekiq.heartbe", None),
+            ("GC Thread", None),
+            ("C2 CompilerThre", None),
+            ("VM Thread", None),
+            ("actor-pool", None),
+            ("blocking-dispat", None),
+            ("cp-demo-actors", None),
+            ("tokio-runtime-w", None),
+            ("python3", None),
+            ("node", None),
+            ("java", None),
+            ("go-semaphore", None),
+            ("", None),
+        ];
+        let catalogue = Catalogue::built_in();
+        for (pool, framework) in table {
+            let found = catalogue.setting_for(pool);
+            match framework {
+                Some(name) => {
+                    let found = found.unwrap_or_else(|| panic!("{pool:?}: no entry"));
+                    assert!(
+                        found.framework.starts_with(name) || found.framework.contains(name),
+                        "{pool:?}: {found:?}"
+                    );
+                }
+                None => assert_eq!(found, None, "{pool:?}"),
+            }
+        }
+        let common = catalogue.setting_for("ForkJoinPool.co").unwrap();
+        assert_eq!(
+            common.setting,
+            "-Djava.util.concurrent.ForkJoinPool.common.parallelism=N"
+        );
+        assert_eq!(common.default, "cores − 1 (at least 1)");
+        assert_eq!(
+            catalogue.setting_for("php-fpm8").unwrap().default,
+            "5 (the www.conf PHP ships)"
+        );
+    }
+
+    #[test]
+    fn a_connection_pool_is_known_by_the_frame_its_threads_wait_in() {
+        let catalogue = Catalogue::built_in();
+        let frames = vec![
+            "java.util.concurrent.locks.LockSupport.parkNanos".to_string(),
+            "com.zaxxer.hikari.pool.HikariPool.getConnection".to_string(),
+        ];
+        let hikari = catalogue.setting_for_frames(&frames).unwrap();
+        assert_eq!(
+            (hikari.setting.as_str(), hikari.default.as_str()),
+            ("maximumPoolSize", "10")
+        );
+        assert_eq!(
+            catalogue.setting_for_frames(&["java.net.http.HttpClient.send".to_string()]),
+            None
+        );
+    }
+
+    #[test]
+    fn a_users_entries_come_first_and_bad_ones_are_refused_with_the_reason() {
+        let user = Catalogue::parse(
+            r#"
+            [[pool]]
+            framework = "our order service's pool"
+            threads = ["ForkJoinPool.commonPool-worker-#", "orders-#"]
+            setting = "orders.pool.size"
+            default = "16"
+            source = "docs/orders.md"
+            "#,
+        )
+        .unwrap();
+        let both = user.then(Catalogue::built_in());
+        assert_eq!(both.setting_for("orders").unwrap().default, "16");
+        assert_eq!(
+            both.setting_for("ForkJoinPool.co").unwrap().setting,
+            "orders.pool.size"
+        );
+        assert_eq!(
+            both.setting_for("php-fpm8").unwrap().framework,
+            "PHP-FPM (one request at a time per child process)"
+        );
+
+        let no_source = r#"
+            [[pool]]
+            framework = "x"
+            threads = ["xpool-#"]
+            setting = "x.size"
+            default = "4"
+            source = " "
+        "#;
+        let err = Catalogue::parse(no_source).unwrap_err().to_string();
+        assert!(
+            err.starts_with("entry 1 (\"x\"): its source is empty"),
+            "{err}"
+        );
+        let no_pattern = no_source
+            .replace("threads = [\"xpool-#\"]", "")
+            .replace("\" \"", "\"a\"");
+        let err = Catalogue::parse(&no_pattern).unwrap_err().to_string();
+        assert!(err.contains("no threads, processes or frames"), "{err}");
+        let wildcard = no_source.replace("xpool-#", "*").replace("\" \"", "\"a\"");
+        let err = Catalogue::parse(&wildcard).unwrap_err().to_string();
+        assert!(err.contains("fewer than 3 plain characters"), "{err}");
+        let typo = no_source.replace("threads", "thread");
+        let err = Catalogue::parse(&typo).unwrap_err().to_string();
+        assert!(
+            err.starts_with("not a catalogue of pools:") && !err.contains('\n'),
+            "{err}"
+        );
+    }
+}

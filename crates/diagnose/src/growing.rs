@@ -1,0 +1,540 @@
+//! A pool that grows instead of queueing (a `newCachedThreadPool`, RxJava's
+//! `Schedulers.io()`, Akka's `blocking { }`, a thread per connection): it starts a thread per
+//! blocked call, so it keeps up with the clients until the threads cost more than the work, and
+//! throughput stops following clients while the pool goes on growing. The plateau alone reads
+//! as the CPU or a pool; the threads per pool of each step (`threads_by_pool`, from `/proc`)
+//! tell it apart, and the finding becomes `growing-pool` with the pool's thread count per step
+//! ([`Fact::GrowingPool`]).
+//!
+//! A pool grows instead of queueing when, over the steps by clients:
+//! 1. it had at least [`THREADS_PER_CLIENT`] threads per client at every step (a thread per
+//!    client in flight);
+//! 2. the sweep went on to at least [`PAST_THE_KNEE`] × the knee's clients, and there the pool
+//!    had at least [`GROWTH`] × the threads of the largest step below the knee: it kept growing
+//!    long after throughput stopped following. Near the knee a pool that grew a thread per
+//!    client may still stop a little further (Tomcat's 200, tokio's `spawn_blocking` 512);
+//! 3. it is a pool for blocking calls: from the knee on, at least [`BLOCKED_THREADS`] of its
+//!    threads (the mean over the samples) waited on the network or the disk. A pool that
+//!    grows a thread per request for CPU work alone is the CPU's limit with many threads (the
+//!    demo's `/cpu` on tokio's `spawn_blocking` pool, 40 threads at 32 clients, is `cpu-bound`);
+//! 4. its threads at work (running or ready to, waiting on the network or the disk; the mean
+//!    over the samples) grew with it: at the largest step at least [`GROWTH`] × those at the
+//!    knee, and at least [`AT_WORK_PER_CLIENT`] per client. Threads parked on a lock behind a
+//!    fixed limit are queueing, only in threads: the demo's `/blocking` (an elastic pool, 25 of
+//!    its threads in the downstream client at once, the rest waiting for a connection), a
+//!    thread per connection waiting for a `ThreadPoolExecutor(6)` (py-threadpool), for the GIL
+//!    or a semaphore.
+//!
+//! The rules read the finding's knee and kind; they change only a finding whose plateau says a
+//! pool, the CPU, contention or a saturated machine (or stalls with no connection cap at the
+//! mock), and keep its limit: what stopped the growing pool (none for stalls). When the mock
+//! saw every call in flight at once, the first finding may have no knee at all; it is decided
+//! again counting those steps short (see [`reconsider`]).
+use crate::finding::Finding;
+use chokepoint_result::format::{clients as clients_words, count, percent, rate};
+use chokepoint_result::{Fact, Kind, Step, SweepContext, ThreadCounts};
+use std::collections::BTreeMap;
+
+/// Threads of the pool per client, at every step.
+pub const THREADS_PER_CLIENT: f64 = 0.8;
+/// The largest step's clients over the knee's.
+pub const PAST_THE_KNEE: f64 = 4.0;
+/// The pool's threads at the largest step over those of the largest step below the knee, and
+/// its threads at work at the largest step over those at the knee.
+pub const GROWTH: f64 = 1.5;
+/// The pool's threads at work per client at the largest step.
+pub const AT_WORK_PER_CLIENT: f64 = 0.25;
+/// The pool's threads waiting on the network or the disk at once (mean), at some step from the
+/// knee on.
+pub const BLOCKED_THREADS: f64 = 1.0;
+
+/// A pool that grew with the clients.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Growth {
+    /// The pool.
+    pub pool: String,
+    /// The steps, fewest clients first.
+    pub clients: Vec<u32>,
+    /// Its threads at each (the most one sample saw).
+    pub threads: Vec<f64>,
+    /// Its threads at work at the largest step over all its threads there.
+    pub busy_share: f64,
+}
+
+/// The threads of `mean` running or waiting on the network or the disk.
+fn at_work(mean: &ThreadCounts) -> f64 {
+    mean.running + blocked(mean)
+}
+
+/// The threads of `mean` waiting on the network or the disk.
+fn blocked(mean: &ThreadCounts) -> f64 {
+    mean.socket_wait + mean.disk_wait
+}
+
+/// The pool that grew instead of queueing over `steps`, with the knee at `knee_clients`; the
+/// one with the most threads at the largest step when several did.
+pub fn growing_pool(steps: &[Step], knee_clients: u32) -> Option<Growth> {
+    // pool → clients → (threads, threads at work, threads blocked); repeats of a step keep the
+    // most threads.
+    let mut pools: BTreeMap<&str, BTreeMap<u32, (f64, f64, f64)>> = BTreeMap::new();
+    for step in steps {
+        let Some(observed) = &step.threads_by_pool else {
+            continue;
+        };
+        for pool in &observed.pools {
+            let seen = (pool.most.threads, at_work(&pool.mean), blocked(&pool.mean));
+            let entry = pools
+                .entry(pool.pool.as_str())
+                .or_default()
+                .entry(step.clients)
+                .or_insert(seen);
+            if seen.0 > entry.0 {
+                *entry = seen;
+            }
+        }
+    }
+    let every_client: Vec<u32> = {
+        let mut all: Vec<u32> = steps.iter().map(|s| s.clients).collect();
+        all.sort_unstable();
+        all.dedup();
+        all
+    };
+    pools
+        .into_iter()
+        // Seen at every step: a pool absent from some steps cannot show its growth.
+        .filter(|(_, by)| by.len() == every_client.len() && by.len() >= 2)
+        .filter_map(|(pool, by)| {
+            let (&largest, &(top, working, _)) = by.last_key_value()?;
+            let most_blocked = by
+                .range(knee_clients..)
+                .map(|(_, v)| v.2)
+                .fold(0.0, f64::max);
+            let below_knee = by.range(..knee_clients).next_back().map(|(_, v)| v.0)?;
+            let working_at_knee = by.range(..=knee_clients).next_back().map(|(_, v)| v.1)?;
+            let grew = by
+                .iter()
+                .all(|(&c, &(t, _, _))| t >= THREADS_PER_CLIENT * f64::from(c))
+                && f64::from(largest) >= PAST_THE_KNEE * f64::from(knee_clients)
+                && top >= GROWTH * below_knee
+                && most_blocked >= BLOCKED_THREADS
+                && working >= GROWTH * working_at_knee
+                && working >= AT_WORK_PER_CLIENT * f64::from(largest);
+            grew.then(|| Growth {
+                pool: pool.to_string(),
+                clients: by.keys().copied().collect(),
+                threads: by.values().map(|v| v.0).collect(),
+                busy_share: if top > 0.0 { working / top } else { 0.0 },
+            })
+        })
+        .max_by(|a, b| {
+            let last = |g: &Growth| g.threads.last().copied().unwrap_or(0.0);
+            last(a).total_cmp(&last(b))
+        })
+}
+
+/// The finding, made `growing-pool` when a pool grew instead of queueing past its knee.
+/// `counting_every_shortfall` decides again with the steps the mock saw all in flight counted
+/// as short of the ideal line: when a pool gives every call a thread, the mock sees them all
+/// in flight however far throughput falls (the threads wait for the CPU, not for a slot), so
+/// the first finding can miss the knee (`no-limit-found`, or stalls found at a later step).
+pub fn reconsider(
+    finding: Finding,
+    counting_every_shortfall: impl FnOnce() -> Finding,
+    steps: &[Step],
+    context: &SweepContext,
+) -> Finding {
+    if let Some(growing) = with_growing_pool(&finding, steps, context) {
+        return growing;
+    }
+    let all_in_flight = finding
+        .facts
+        .iter()
+        .any(|fact| matches!(fact, Fact::AllInFlight { .. }));
+    if all_in_flight {
+        let strict = counting_every_shortfall();
+        if let Some(growing) = with_growing_pool(&strict, steps, context) {
+            return growing;
+        }
+    }
+    finding
+}
+
+/// `finding` made `growing-pool`, when a pool grew instead of queueing past its knee.
+fn with_growing_pool(finding: &Finding, steps: &[Step], context: &SweepContext) -> Option<Finding> {
+    let plateau_kind = match finding.kind {
+        Kind::BlockingPool | Kind::CpuBound | Kind::Contention | Kind::MachineSaturated => true,
+        Kind::ConnectionLimit => context.mock_max_connections.is_none(),
+        _ => false,
+    };
+    let knee = finding.knee_clients.filter(|_| plateau_kind)?;
+    let growth = growing_pool(steps, knee)?;
+    let mut growing = finding.clone();
+    growing.facts.push(Fact::GrowingPool {
+        pool: growth.pool,
+        clients: growth.clients,
+        threads: growth.threads,
+        knee_clients: knee,
+        busy_share: growth.busy_share,
+        instead_of: finding.kind,
+    });
+    growing.kind = Kind::GrowingPool;
+    // Stalls' limit is the requests between two stalls, no size of this pool.
+    if finding.kind == Kind::ConnectionLimit {
+        growing.limit = None;
+    }
+    Some(growing)
+}
+
+/// `2 → 3 → 5 threads at 1 → 2 → 4 clients`.
+fn by_step(clients: &[u32], threads: &[f64]) -> String {
+    let threads: Vec<String> = threads.iter().map(|t| count(*t)).collect();
+    let clients: Vec<String> = clients.iter().map(u32::to_string).collect();
+    format!(
+        "{} threads at {} clients",
+        threads.join(" → "),
+        clients.join(" → ")
+    )
+}
+
+/// What stopped the growing pool, from the kind the plateau alone gave and its limit.
+fn stopped_by(instead_of: Kind, limit: Option<f64>) -> String {
+    match (instead_of, limit) {
+        (Kind::CpuBound, Some(cores)) => format!("the CPU, about {} cores busy", count(cores)),
+        (Kind::CpuBound, None) => "the CPU".to_string(),
+        (Kind::MachineSaturated, _) => "the machine's CPU".to_string(),
+        (Kind::Contention, _) => "contention between its own threads".to_string(),
+        (Kind::ConnectionLimit, _) => {
+            "something that stalls them all at once, every so often (the stalls below)".to_string()
+        }
+        (_, Some(held)) => format!(
+            "whatever its threads wait for, about {} requests in service at once by Little's law",
+            count(held)
+        ),
+        (_, None) => "whatever its threads wait for".to_string(),
+    }
+}
+
+/// The evidence sentence of a [`Fact::GrowingPool`].
+pub fn sentence(fact: &Fact) -> Option<String> {
+    let Fact::GrowingPool {
+        pool,
+        clients,
+        threads,
+        knee_clients,
+        busy_share,
+        ..
+    } = fact
+    else {
+        return None;
+    };
+    Some(format!(
+        "Pool `{pool}` (from /proc) grew with the clients instead of queueing them: {}, about a thread \
+         per client in flight, and it kept growing past {}, where throughput stopped following; \
+         at the last step {} of its threads were running or waiting on the network, not parked.",
+        by_step(clients, threads),
+        clients_words(*knee_clients),
+        percent(*busy_share),
+    ))
+}
+
+/// The summary of a `growing-pool` finding.
+pub fn summary(finding: &Finding) -> String {
+    let Some(Fact::GrowingPool {
+        pool,
+        clients,
+        threads,
+        knee_clients,
+        instead_of,
+        ..
+    }) = finding
+        .facts
+        .iter()
+        .find(|fact| matches!(fact, Fact::GrowingPool { .. }))
+    else {
+        return String::new();
+    };
+    let (knee, instead_of) = (*knee_clients, *instead_of);
+    let (Some(largest), Some(top)) = (clients.last(), threads.last()) else {
+        return String::new();
+    };
+    let stops = match &finding.plateau {
+        Some(plateau) => format!(
+            "Throughput stops at {} req/s from {} on",
+            rate(plateau.throughput_rps),
+            clients_words(knee)
+        ),
+        None => format!(
+            "Throughput stops following clients from {} on",
+            clients_words(knee)
+        ),
+    };
+    format!(
+        "{stops} while pool `{pool}` grows a thread per client instead of queueing ({} threads at \
+         {largest} clients); what stops it is {}.",
+        count(*top),
+        stopped_by(instead_of, finding.limit),
+    )
+}
+
+/// The key line of a `growing-pool` finding.
+pub fn short(fact: &Fact) -> Option<String> {
+    let Fact::GrowingPool {
+        pool,
+        clients,
+        threads,
+        ..
+    } = fact
+    else {
+        return None;
+    };
+    Some(format!("Pool `{pool}`: {}.", by_step(clients, threads)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chokepoint_result::{LoadReport, PoolThreads, ThreadsByPool};
+
+    /// A step at `clients` where `pool` had `threads` threads, `busy` of them at work.
+    fn step(clients: u32, pools: &[(&str, f64, f64)]) -> Step {
+        Step {
+            load: LoadReport {
+                clients,
+                ..LoadReport::default()
+            },
+            threads_by_pool: Some(ThreadsByPool {
+                interval_ms: 250,
+                samples: 12,
+                pools: pools
+                    .iter()
+                    .map(|&(pool, threads, busy)| PoolThreads {
+                        pool: pool.to_string(),
+                        most: ThreadCounts {
+                            threads,
+                            ..ThreadCounts::default()
+                        },
+                        mean: ThreadCounts {
+                            threads,
+                            running: busy / 2.0,
+                            socket_wait: busy / 2.0,
+                            lock_wait: threads - busy,
+                            ..ThreadCounts::default()
+                        },
+                        waits_on: Vec::new(),
+                    })
+                    .collect(),
+            }),
+            ..Step::default()
+        }
+    }
+
+    /// A step where `pool`'s `threads` threads are all computing, `running` at once.
+    fn cpu_step(clients: u32, pool: &str, threads: f64, running: f64) -> Step {
+        let mut step = step(clients, &[(pool, threads, 0.0)]);
+        let observed = step.threads_by_pool.as_mut().unwrap();
+        observed.pools[0].mean.running = running;
+        observed.pools[0].mean.lock_wait = 0.0;
+        step
+    }
+
+    #[test]
+    fn a_cached_pool_that_grows_past_the_knee_is_named_with_its_threads_per_step() {
+        // java-pools /cached on the busy 2-core machine (threads: the most one sample saw, at
+        // work: running + socket wait, mean): the steps in the order the search ran them, a
+        // cached pool keeps idle threads 60 s, so 96 after 128 still has 129.
+        let steps = [
+            step(1, &[("pool-1-thread", 2.0, 1.0), ("GC Thread", 2.0, 0.0)]),
+            step(8, &[("pool-1-thread", 9.0, 8.0), ("GC Thread", 2.0, 0.0)]),
+            step(
+                16,
+                &[("pool-1-thread", 17.0, 15.5), ("GC Thread", 2.0, 0.0)],
+            ),
+            step(
+                32,
+                &[("pool-1-thread", 34.0, 29.6), ("GC Thread", 2.0, 0.0)],
+            ),
+            step(
+                64,
+                &[("pool-1-thread", 65.0, 49.8), ("GC Thread", 2.0, 0.0)],
+            ),
+            step(
+                128,
+                &[("pool-1-thread", 129.0, 97.5), ("GC Thread", 2.0, 0.0)],
+            ),
+            step(
+                96,
+                &[("pool-1-thread", 129.0, 32.5), ("GC Thread", 2.0, 0.0)],
+            ),
+        ];
+        let growth = growing_pool(&steps, 32).expect("the cached pool grew");
+        assert_eq!(growth.pool, "pool-1-thread");
+        assert_eq!(growth.clients, vec![1, 8, 16, 32, 64, 96, 128]);
+        assert_eq!(
+            growth.threads,
+            vec![2.0, 9.0, 17.0, 34.0, 65.0, 129.0, 129.0]
+        );
+        assert!(
+            (growth.busy_share - 97.5 / 129.0).abs() < 1e-9,
+            "{}",
+            growth.busy_share
+        );
+    }
+
+    #[test]
+    fn pools_that_do_not_grow_past_the_knee_or_wait_behind_another_limit_are_not_named() {
+        // (why, steps, knee)
+        let table: Vec<(&str, Vec<Step>, u32)> = vec![
+            (
+                "a fixed pool of 20 (seed 000's actors)",
+                vec![
+                    step(10, &[("actor-pool", 20.0, 10.0)]),
+                    step(20, &[("actor-pool", 20.0, 20.0)]),
+                    step(40, &[("actor-pool", 20.0, 20.0)]),
+                    step(80, &[("actor-pool", 20.0, 20.0)]),
+                ],
+                20,
+            ),
+            (
+                "a fixed pool of 512, larger than the clients (java-thrash)",
+                vec![
+                    step(8, &[("pool-1-thread", 512.0, 8.0)]),
+                    step(16, &[("pool-1-thread", 512.0, 16.0)]),
+                    step(64, &[("pool-1-thread", 512.0, 64.0)]),
+                ],
+                16,
+            ),
+            (
+                "a thread per connection waiting for a ThreadPoolExecutor(6) (py-threadpool)",
+                vec![
+                    step(3, &[("python3", 10.0, 3.0)]),
+                    step(6, &[("python3", 13.0, 6.0)]),
+                    step(12, &[("python3", 19.0, 6.0)]),
+                    step(24, &[("python3", 31.0, 6.0)]),
+                ],
+                12,
+            ),
+            (
+                "a pool that grew up to the knee and stopped (a Tomcat at its maxThreads)",
+                vec![
+                    step(50, &[("http-nio-8080-e", 50.0, 45.0)]),
+                    step(100, &[("http-nio-8080-e", 100.0, 95.0)]),
+                    step(200, &[("http-nio-8080-e", 200.0, 190.0)]),
+                    step(400, &[("http-nio-8080-e", 200.0, 190.0)]),
+                ],
+                200,
+            ),
+            (
+                "the sweep stopped at the knee: no growth past it to see",
+                vec![
+                    step(16, &[("pool-1-thread", 17.0, 16.0)]),
+                    step(32, &[("pool-1-thread", 33.0, 32.0)]),
+                    step(40, &[("pool-1-thread", 41.0, 40.0)]),
+                ],
+                32,
+            ),
+            (
+                "the demo's /blocking: an elastic pool, 25 of its threads in the downstream \
+                 client, the others parked waiting for one of its connections",
+                vec![
+                    step(8, &[("elastic-pool", 9.0, 8.0)]),
+                    step(16, &[("elastic-pool", 17.0, 16.0)]),
+                    step(32, &[("elastic-pool", 33.0, 25.0)]),
+                    step(50, &[("elastic-pool", 51.0, 25.0)]),
+                    step(128, &[("elastic-pool", 129.0, 25.0)]),
+                ],
+                32,
+            ),
+            (
+                "the demo's /cpu: tokio's spawn_blocking pool grew a thread per client, all \
+                 running, but the sweep stopped at 2.75× its knee",
+                vec![
+                    step(1, &[("cp-demo", 3.0, 1.0)]),
+                    step(2, &[("cp-demo", 4.0, 2.0)]),
+                    step(4, &[("cp-demo", 6.0, 4.0)]),
+                    step(8, &[("cp-demo", 10.0, 8.0)]),
+                    step(11, &[("cp-demo", 17.0, 11.0)]),
+                ],
+                4,
+            ),
+            (
+                "the demo's /cpu on a quiet machine: tokio's spawn_blocking pool grew to 40 \
+                 threads at 32 clients, knee at 2, all of them computing, none blocked",
+                vec![
+                    cpu_step(1, "cp-demo", 3.0, 1.0),
+                    cpu_step(2, "cp-demo", 4.0, 2.0),
+                    cpu_step(8, "cp-demo", 10.0, 8.0),
+                    cpu_step(16, "cp-demo", 20.0, 16.0),
+                    cpu_step(32, "cp-demo", 40.0, 32.0),
+                ],
+                2,
+            ),
+            (
+                "a thread per connection, 8 of them sleeping in a slot, the rest parked on a \
+                 semaphore (py-pool-timeout)",
+                vec![
+                    step(4, &[("python3", 5.0, 0.0)]),
+                    step(8, &[("python3", 9.0, 0.0)]),
+                    step(32, &[("python3", 33.0, 0.0)]),
+                    step(64, &[("python3", 65.0, 0.0)]),
+                ],
+                8,
+            ),
+            (
+                "a pool seen at some steps only",
+                vec![
+                    step(8, &[("other", 2.0, 1.0)]),
+                    step(32, &[("pool-1-thread", 33.0, 32.0)]),
+                    step(64, &[("pool-1-thread", 65.0, 64.0)]),
+                ],
+                8,
+            ),
+        ];
+        for (why, steps, knee) in table {
+            assert_eq!(growing_pool(&steps, knee), None, "{why}");
+        }
+    }
+
+    #[test]
+    fn the_finding_says_the_pool_grew_and_what_stopped_it() {
+        let steps = [
+            step(8, &[("pool-1-thread", 9.0, 8.0)]),
+            step(32, &[("pool-1-thread", 33.0, 30.0)]),
+            step(128, &[("pool-1-thread", 129.0, 100.0)]),
+        ];
+        let mut cpu = Finding::bare(Kind::CpuBound, Vec::new());
+        cpu.knee_clients = Some(32);
+        cpu.limit = Some(1.6);
+        let context = SweepContext::default();
+        let finding = reconsider(
+            cpu,
+            || unreachable!("no step was all in flight"),
+            &steps,
+            &context,
+        );
+        assert_eq!(finding.kind, Kind::GrowingPool);
+        assert_eq!(finding.limit, Some(1.6));
+        let text = crate::describe(&finding);
+        assert!(
+            text.summary.contains(
+                "pool `pool-1-thread` grows a thread per client instead of queueing (129 threads at 128 clients)"
+            ) && text.summary.contains("what stops it is the CPU, about 1.6 cores busy"),
+            "{}",
+            text.summary
+        );
+        let evidence = text.evidence.join(" ");
+        assert!(
+            evidence.contains("9 → 33 → 129 threads at 8 → 32 → 128 clients"),
+            "{evidence}"
+        );
+        assert!(
+            text.key_evidence[0].contains("9 → 33 → 129 threads"),
+            "{:?}",
+            text.key_evidence
+        );
+
+        // A finding without a plateau is left alone.
+        let none = Finding::bare(Kind::NoLimitFound, Vec::new());
+        let none = reconsider(none, || unreachable!(), &steps, &context);
+        assert_eq!(none.kind, Kind::NoLimitFound);
+    }
+}

@@ -1,0 +1,411 @@
+//! The catalogue of known pools (`catalogue/pools.toml`) against real processes: each target
+//! runs with its framework's defaults behind the chokepoint mock, is swept with its processes
+//! observed, and the pool whose threads (or processes) wait on the network, as chokepoint's
+//! `/proc` observer names it, must be the catalogue entry's, with the setting and the default
+//! the entry states (the pool's size is checked against that default where the test controls
+//! the machine's share of it).
+//!
+//! - Java: `tests/targets/java-pools` `/common`, `ForkJoinPool.commonPool()` (cores − 1);
+//! - Python: `tests/targets/py-gunicorn`, gunicorn's default one sync worker; and
+//!   `tests/targets/py-threadpool --default-executor`, a `ThreadPoolExecutor()` (min(32, cores
+//!   + 4) workers), whose threads only py-spy names (all are `python3` in /proc);
+//! - PHP: `tests/targets/php-fpm-nginx`, PHP-FPM with the www.conf PHP ships (5 children)
+//!   behind nginx;
+//! - Apache httpd: `tests/targets/apache-proxy`, prefork as a reverse proxy.
+//!
+//! Each needs its tool (java; gunicorn and py-spy from PyPI; Debian's php-fpm, nginx-light, apache2):
+//! `.ci/run` installs them, and a missing one fails the test under CI.
+
+mod common;
+
+use chokepoint_diagnose::catalogue::setting_for;
+use chokepoint_experiment::SweepConfig;
+use chokepoint_result::{Setting, SweepResult, WaitKind};
+use common::*;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The steps of these sweeps: a client, then more than any of these pools holds.
+const CLIENTS: [u32; 2] = [1, 8];
+
+/// A scratch folder, removed at the end.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("cp-catalogue-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a scratch folder");
+        Scratch(dir)
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+
+    /// `tests/targets/<from>` with `{KEY}` replaced by each value, written to `name`.
+    fn fill(&self, from: &str, name: &str, values: &[(&str, String)]) -> PathBuf {
+        let mut text = std::fs::read_to_string(targets_dir().join(from))
+            .unwrap_or_else(|e| panic!("tests/targets/{from}: {e}"));
+        for (key, value) in values {
+            text = text.replace(&format!("{{{key}}}"), value);
+        }
+        let path = self.path(name);
+        std::fs::write(&path, text).expect("a scratch file");
+        path
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A server started here that does not print its port: killed when dropped.
+struct Server(Child);
+
+impl Server {
+    /// Starts `command` and waits until `port` accepts connections.
+    fn start(name: &str, mut command: Command, port: u16) -> Server {
+        command.stdout(Stdio::null()).stderr(Stdio::null());
+        let child = command
+            .spawn()
+            .unwrap_or_else(|e| panic!("{name}: cannot start {command:?}: {e}"));
+        let server = Server(child);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "{name} did not listen on {port}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        server
+    }
+
+    fn pid(&self) -> i32 {
+        self.0.id() as i32
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The first of `candidates` that exists; `None` (the test is skipped) when none does, which
+/// fails the test under CI: `.ci/run` installs it.
+fn installed(candidates: &[&str], install: &str) -> Option<PathBuf> {
+    let found = candidates.iter().map(Path::new).find(|p| p.exists());
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{candidates:?} missing ({install}): .ci/run installs it; a CI run must not skip this test"
+        );
+        println!("SKIPPED: {candidates:?} missing ({install})");
+    }
+    found.map(Path::to_path_buf)
+}
+
+/// The pool whose threads (or processes) waited on the network the most at once, over the
+/// sweep's steps, as chokepoint's /proc observer named it, with its threads at that step.
+fn waiting_pool(result: &SweepResult) -> (String, f64, f64) {
+    result
+        .steps
+        .iter()
+        .filter_map(|step| step.threads_by_pool.as_ref())
+        .flat_map(|threads| threads.pools.iter())
+        .max_by(|a, b| a.most.socket_wait.total_cmp(&b.most.socket_wait))
+        .map(|pool| (pool.pool.clone(), pool.most.threads, pool.most.socket_wait))
+        .expect("the target's threads were observed")
+}
+
+/// Sweeps `url` with `roots` observed, prints the pools, and returns the waiting pool and the
+/// catalogue's setting for it.
+fn sweep_and_look_up(
+    name: &str,
+    url: &str,
+    roots: Vec<i32>,
+    mock: &chokepoint_mock::RunningMock,
+) -> (String, f64, f64, Option<Setting>) {
+    let config = SweepConfig::new(url)
+        .expect("a valid URL")
+        .with_target_pids(roots);
+    let result = sweep_with(name, config, Some(CLIENTS.to_vec()), STEP, 8, Some(mock));
+    for step in &result.steps {
+        if let Some(threads) = &step.threads_by_pool {
+            let pools: Vec<String> = threads
+                .pools
+                .iter()
+                .map(|p| format!("{} {}/{}", p.pool, p.most.socket_wait, p.most.threads))
+                .collect();
+            println!("{name}: {} clients: {}", step.clients, pools.join(", "));
+        }
+    }
+    let (pool, threads, waiting) = waiting_pool(&result);
+    let setting = setting_for(&pool);
+    println!("{name}: pool `{pool}` ({waiting} of {threads} waiting): {setting:?}");
+    (pool, threads, waiting, setting)
+}
+
+/// The JVM's common ForkJoinPool: `ForkJoinPool.commonPool-worker-N`, which /proc cuts to
+/// `ForkJoinPool.co`; cores − 1 workers (at least 1).
+#[test]
+fn the_jvm_common_pool_says_its_parallelism_property() {
+    if !toolchain_present("java", "-version") {
+        return;
+    }
+    let _one = one_at_a_time();
+    let mock = mock_with_delay();
+    let mut command = Command::new("java");
+    command
+        .args([
+            "PoolsServer.java",
+            "--port",
+            "0",
+            "--downstream",
+            &mock.url(),
+        ])
+        .current_dir(targets_dir().join("java-pools"));
+    let target = Target::launch("java-pools", command);
+    let (pool, threads, waiting, setting) = sweep_and_look_up(
+        "java-pools /common",
+        &target.url_of("/common"),
+        vec![target.pid()],
+        &mock,
+    );
+    assert_eq!(pool, "ForkJoinPool.co");
+    let setting = setting.expect("the catalogue knows the common pool");
+    assert_eq!(
+        setting.setting,
+        "-Djava.util.concurrent.ForkJoinPool.common.parallelism=N"
+    );
+    assert_eq!(setting.default, "cores − 1 (at least 1)");
+    // The default, seen: this JVM's common pool has cores − 1 workers, all of them waiting.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let parallelism = cores.saturating_sub(1).max(1) as f64;
+    assert_eq!((threads, waiting), (parallelism, parallelism));
+}
+
+/// gunicorn with its defaults: a master and one sync worker, both processes named `gunicorn`.
+#[test]
+fn gunicorn_says_its_workers_flag() {
+    if !toolchain_present("gunicorn", "--version") {
+        return;
+    }
+    let _one = one_at_a_time();
+    let mock = mock_with_delay();
+    let port = free_port();
+    let mut command = Command::new("gunicorn");
+    command
+        .args(["--bind", &format!("127.0.0.1:{port}"), "app:app"])
+        .env("DOWNSTREAM", mock.url())
+        .current_dir(targets_dir().join("py-gunicorn"));
+    let server = Server::start("gunicorn", command, port);
+    let (pool, threads, waiting, setting) = sweep_and_look_up(
+        "py-gunicorn",
+        &format!("http://127.0.0.1:{port}/"),
+        vec![server.pid()],
+        &mock,
+    );
+    assert_eq!(pool, "gunicorn");
+    let setting = setting.expect("the catalogue knows gunicorn");
+    assert!(setting.setting.starts_with("--workers N"), "{setting:?}");
+    // The default, seen: one sync worker, so one request waits on the downstream at a time
+    // however many clients there are.
+    println!("py-gunicorn: {threads} threads in the pool");
+    assert_eq!(waiting, 1.0);
+}
+
+/// PHP-FPM behind nginx, with the pool settings PHP ships: processes `php-fpm8.2`, pooled as
+/// `php-fpm8` (the observer takes `.2` for a counter).
+#[test]
+fn php_fpm_says_its_max_children() {
+    let Some(fpm) = installed(
+        &[
+            "/usr/sbin/php-fpm8.2",
+            "/usr/sbin/php-fpm8.3",
+            "/usr/sbin/php-fpm8.4",
+            "/usr/sbin/php-fpm",
+        ],
+        "apt-get install php-fpm",
+    ) else {
+        return;
+    };
+    let Some(nginx) = installed(
+        &["/usr/sbin/nginx", "/usr/bin/nginx"],
+        "apt-get install nginx-light",
+    ) else {
+        return;
+    };
+    let _one = one_at_a_time();
+    let mock = mock_with_delay();
+    let scratch = Scratch::new("php-fpm");
+    let dir = scratch.0.display().to_string();
+    let (fpm_port, port) = (free_port(), free_port());
+    std::fs::copy(
+        targets_dir().join("php-fpm-nginx/index.php"),
+        scratch.path("index.php"),
+    )
+    .expect("index.php copied");
+    std::fs::write(scratch.path("downstream.txt"), format!("{}/", mock.url()))
+        .expect("downstream.txt");
+    let fpm_conf = scratch.fill(
+        "php-fpm-nginx/php-fpm.conf",
+        "php-fpm.conf",
+        &[("DIR", dir.clone()), ("PORT", fpm_port.to_string())],
+    );
+    let nginx_conf = scratch.fill(
+        "php-fpm-nginx/nginx.conf",
+        "nginx.conf",
+        &[
+            ("DIR", dir.clone()),
+            ("PORT", port.to_string()),
+            ("FPM_PORT", fpm_port.to_string()),
+            ("SCRIPT", scratch.path("index.php").display().to_string()),
+        ],
+    );
+    let mut command = Command::new(&fpm);
+    command.arg("-R").arg("-F").arg("-y").arg(&fpm_conf);
+    let fpm = Server::start("php-fpm", command, fpm_port);
+    let mut command = Command::new(&nginx);
+    command
+        .arg("-c")
+        .arg(&nginx_conf)
+        .arg("-p")
+        .arg(format!("{dir}/"));
+    let nginx = Server::start("nginx", command, port);
+    let (pool, threads, waiting, setting) = sweep_and_look_up(
+        "php-fpm-nginx",
+        &format!("http://127.0.0.1:{port}/"),
+        vec![nginx.pid(), fpm.pid()],
+        &mock,
+    );
+    assert!(pool.starts_with("php-fpm"), "{pool}");
+    let setting = setting.expect("the catalogue knows PHP-FPM");
+    assert_eq!(
+        setting.setting,
+        "pm.max_children in the pool's config (www.conf)"
+    );
+    assert_eq!(setting.default, "5 (the www.conf PHP ships)");
+    // The default, seen: at 8 clients the master and never more than 5 children (dynamic pm
+    // starts them as the load comes), several of them waiting on the downstream at once.
+    assert!(
+        threads <= 6.0 && (2.0..=5.0).contains(&waiting),
+        "{threads} threads, {waiting} waiting"
+    );
+}
+
+/// Apache httpd's prefork children, named `apache2` by Debian (`httpd` elsewhere).
+#[test]
+fn apache_says_its_max_request_workers() {
+    let Some(apache) = installed(
+        &["/usr/sbin/apache2", "/usr/sbin/httpd"],
+        "apt-get install apache2",
+    ) else {
+        return;
+    };
+    let _one = one_at_a_time();
+    let mock = mock_with_delay();
+    let scratch = Scratch::new("apache");
+    let port = free_port();
+    let conf = scratch.fill(
+        "apache-proxy/httpd.conf",
+        "httpd.conf",
+        &[
+            ("DIR", scratch.0.display().to_string()),
+            ("PORT", port.to_string()),
+            ("DOWNSTREAM", format!("{}/", mock.url())),
+        ],
+    );
+    let mut command = Command::new(&apache);
+    command.arg("-f").arg(&conf).arg("-DFOREGROUND");
+    let server = Server::start("apache2", command, port);
+    let (pool, _threads, waiting, setting) = sweep_and_look_up(
+        "apache-proxy",
+        &format!("http://127.0.0.1:{port}/"),
+        vec![server.pid()],
+        &mock,
+    );
+    assert!(pool == "apache2" || pool == "httpd", "{pool}");
+    let setting = setting.expect("the catalogue knows Apache httpd");
+    assert_eq!(setting.setting, "MaxRequestWorkers (with ServerLimit)");
+    // Far from its 256 children, prefork gives each of the 8 clients its own.
+    assert!(waiting >= 7.0, "{waiting} waiting");
+}
+
+/// CPython's ThreadPoolExecutor with its defaults: /proc shows every thread as `python3`, so
+/// the pool is the one py-spy names (`ThreadPoolExecutor-0_3` → `ThreadPoolExecutor-0`).
+#[test]
+fn a_python_thread_pool_executor_says_its_max_workers() {
+    if !toolchain_present("python3", "--version") || !toolchain_present("py-spy", "--version") {
+        return;
+    }
+    let _one = one_at_a_time();
+    let mock = mock_with_delay();
+    let mut command = Command::new("python3");
+    command
+        .arg(targets_dir().join("py-threadpool/server.py"))
+        .args([
+            "--port",
+            "0",
+            "--downstream",
+            &mock.url(),
+            "--default-executor",
+        ]);
+    let target = Target::launch("py-threadpool", command);
+    let config = SweepConfig::new(&target.url())
+        .expect("a valid URL")
+        .with_target_pid(target.pid());
+    // The entry's default, min(32, cores + 4), with the cores as this Python counts them.
+    let counted = Command::new("python3")
+        .args(["-c", "import os; print(os.cpu_count() or 1)"])
+        .output()
+        .expect("python3 runs");
+    let cores: usize = String::from_utf8_lossy(&counted.stdout)
+        .trim()
+        .parse()
+        .expect("a CPU count");
+    let workers = (cores + 4).min(32);
+    let clients = vec![1, 2 * workers as u32];
+    let result = sweep_with(
+        "py-threadpool",
+        config,
+        Some(clients),
+        STEP,
+        64,
+        Some(&mock),
+    );
+    let (pool, most_threads, downstream) = result
+        .steps
+        .iter()
+        .filter_map(|step| step.stacks.as_ref())
+        .flat_map(|stacks| stacks.pools.iter())
+        .map(|p| {
+            (
+                p.pool.clone(),
+                p.most_threads,
+                p.threads_in(WaitKind::Downstream),
+            )
+        })
+        .max_by(|a, b| a.2.total_cmp(&b.2))
+        .expect("py-spy's stacks were read");
+    let setting = setting_for(&pool);
+    println!("py-threadpool: pool `{pool}` ({downstream} of {most_threads} in the downstream call): {setting:?}");
+    assert_eq!(pool, "ThreadPoolExecutor-0");
+    let setting = setting.expect("the catalogue knows ThreadPoolExecutor");
+    assert_eq!(setting.setting, "ThreadPoolExecutor(max_workers=N)");
+    assert_eq!(setting.default, "min(32, cores + 4)");
+    // The default, seen: min(32, cores + 4) workers at twice as many clients.
+    assert_eq!(most_threads as usize, workers);
+}

@@ -1,0 +1,81 @@
+//! A pool that grows instead of queueing, swept live: `tests/targets/java-pools` `/cached`, a
+//! `newCachedThreadPool` whose thread per request makes a blocking call to the mock (50 ms)
+//! and burns 2 ms of CPU. Swept as a user sweeps it (adaptive, the target's PID observed), the
+//! finding must be `growing-pool`, naming the pool with its threads per step, not a plain
+//! `cpu-bound` (what the diagnosis said of such a service before).
+//!
+//! Needs java (`.ci/run` installs it; its absence fails the test under CI).
+
+mod common;
+
+use chokepoint_result::{Fact, Kind};
+use common::*;
+use std::process::Command;
+
+#[test]
+fn a_cached_thread_pool_is_named_a_growing_pool_with_its_threads_per_step() {
+    if !toolchain_present("java", "-version") {
+        return;
+    }
+    let _one = one_at_a_time();
+    let mock = mock_with_delay();
+    let mut command = Command::new("java");
+    command
+        .args([
+            "PoolsServer.java",
+            "--port",
+            "0",
+            "--downstream",
+            &mock.url(),
+        ])
+        .current_dir(targets_dir().join("java-pools"));
+    let target = Target::launch("java-pools", command);
+    let config = chokepoint_experiment::SweepConfig::new(&target.url_of("/cached"))
+        .expect("a valid target URL")
+        .with_target_pid(target.pid());
+    let result = sweep_with(
+        "java-pools /cached",
+        config,
+        None,
+        ADAPTIVE_STEP,
+        256,
+        Some(&mock),
+    );
+    let diagnosis = assert_kind("java-pools /cached", &result, Kind::GrowingPool);
+    let (pool, clients, threads, instead_of) = diagnosis
+        .facts
+        .iter()
+        .find_map(|fact| match fact {
+            Fact::GrowingPool {
+                pool,
+                clients,
+                threads,
+                instead_of,
+                ..
+            } => Some((pool, clients, threads, instead_of)),
+            _ => None,
+        })
+        .expect("the finding carries the growing pool's fact");
+    println!("{pool}: {threads:?} threads at {clients:?} clients, instead of {instead_of}");
+    // Executors.newCachedThreadPool's default factory names its threads pool-N-thread-M.
+    assert_eq!(pool, "pool-1-thread");
+    // A thread per client in flight at every step (and idle ones kept 60 s after larger ones).
+    for (c, t) in clients.iter().zip(threads) {
+        assert!(*t >= f64::from(*c) * 0.8, "{c} clients: {t} threads");
+    }
+    let largest = *clients.last().expect("steps");
+    assert!(largest >= 128, "the sweep went on growing: {clients:?}");
+    assert!(
+        diagnosis.summary.contains("grows a thread per client"),
+        "{}",
+        diagnosis.summary
+    );
+    assert!(
+        diagnosis
+            .key_evidence
+            .iter()
+            .any(|line| line.starts_with("Pool `pool-1-thread`")),
+        "{:?}",
+        diagnosis.key_evidence
+    );
+}
