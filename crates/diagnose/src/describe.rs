@@ -25,6 +25,9 @@ pub fn describe(finding: &Finding) -> Description {
         .iter()
         .flat_map(|fact| match fact {
             Fact::Batch { .. } => batch_sentences(fact),
+            Fact::Place { .. } | Fact::PlaceUnclear { .. } => {
+                crate::describe_place::sentence(fact, finding).into_iter().collect()
+            }
             _ => sentence(fact, finding).into_iter().collect(),
         })
         .collect();

@@ -38,6 +38,11 @@
 //! 5. **What /proc showed** (`observed`): the pool whose threads all wait on the network at the
 //!    plateau ([`Fact::PoolWaiting`]), the connections to the mock by step
 //!    ([`Fact::DownstreamConnections`]).
+//! 6. **Where the limit sits** (`place`): from the steps at or past the knee, the pool whose
+//!    held threads match the limit (the runtime's stacks first, then `/proc`), the connections
+//!    to the downstream for a connection limit, the CPU and its busiest pool
+//!    ([`Fact::Place`], `diagnosis.place`); or what was seen when that names no one place
+//!    ([`Fact::PlaceUnclear`]).
 //!
 //! Deciding and describing are apart: `analysis` runs the decisions in order and collects the
 //! facts; `describe` and `summary` only read a [`Finding`].
@@ -48,7 +53,9 @@
 #![deny(missing_docs)]
 
 mod analysis;
+mod catalogue;
 mod describe;
+mod describe_place;
 mod finding;
 mod fit;
 mod gates;
@@ -57,6 +64,7 @@ mod kinds;
 mod models;
 mod observed;
 mod overload;
+mod place;
 mod plateau_kind;
 mod points;
 pub mod saturation;
@@ -91,5 +99,7 @@ pub fn diagnose(steps: &[Step], context: &SweepContext) -> Finding {
     saturation::reconsider_a_pool(&mut finding, steps, context);
     let observed = observed::facts(steps, &finding, context);
     finding.facts.extend(observed);
+    let place = place::facts(steps, &finding);
+    finding.facts.extend(place);
     finding
 }
