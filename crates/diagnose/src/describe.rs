@@ -26,7 +26,9 @@ pub fn describe(finding: &Finding) -> Description {
         .flat_map(|fact| match fact {
             Fact::Batch { .. } => batch_sentences(fact),
             Fact::Place { .. } | Fact::PlaceUnclear { .. } => {
-                crate::describe_place::sentence(fact, finding).into_iter().collect()
+                crate::describe_place::sentence(fact, finding)
+                    .into_iter()
+                    .collect()
             }
             _ => sentence(fact, finding).into_iter().collect(),
         })

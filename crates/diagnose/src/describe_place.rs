@@ -6,8 +6,7 @@
 use crate::finding::Finding;
 use chokepoint_result::format::{clients, concurrency, count};
 use chokepoint_result::{
-    Fact, Place, PlaceKind, PlaceSource, PlaceUnclearWhy, PoolSeen, Setting, StackSource,
-    WaitKind,
+    Fact, Place, PlaceKind, PlaceSource, PlaceUnclearWhy, PoolSeen, Setting, StackSource, WaitKind,
 };
 
 /// Frames named in a sentence, innermost first.
@@ -25,10 +24,16 @@ pub fn attribution(place: &Place) -> String {
     line
 }
 
+/// Whether the place says more than the CPU facts already do: a CPU place without a pool is
+/// only the CPU figure, told in their sentences.
+fn tells_more(place: &Place) -> bool {
+    place.kind != Some(PlaceKind::Cpu) || place.pool.is_some()
+}
+
 /// The evidence sentence of a place fact; `None` for any other fact.
 pub(crate) fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
     match fact {
-        Fact::Place { place } => {
+        Fact::Place { place } if tells_more(place) => {
             let mut s = format!("Where the limit sits: {}", where_line(place));
             if place.kind == Some(PlaceKind::ConnectionPool) && place.pool.is_none() {
                 s.push_str(&connection_owner(place, finding));
@@ -57,7 +62,9 @@ pub(crate) fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
 /// The short line of a place fact, for the first screen.
 pub(crate) fn short(fact: &Fact) -> Option<String> {
     match fact {
-        Fact::Place { place } => Some(format!("Where: {}.", attribution(place))),
+        Fact::Place { place } if tells_more(place) => {
+            Some(format!("Where: {}.", attribution(place)))
+        }
         Fact::PlaceUnclear { why, seen, .. } => Some(match why {
             PlaceUnclearWhy::SeveralMatch => format!(
                 "Where: unclear, {} pools match the limit ({}).",
@@ -140,7 +147,10 @@ fn where_line(place: &Place) -> String {
 /// How `/proc` saw the held threads wait.
 fn proc_wait_words(place: &Place) -> String {
     match place.waiting {
-        Some(WaitKind::Lock) => "parked in `futex` (a lock, a condition or a future: /proc cannot tell which)".to_string(),
+        Some(WaitKind::Lock) => {
+            "parked in `futex` (a lock, a condition or a future: /proc cannot tell which)"
+                .to_string()
+        }
         _ => match &place.syscall {
             Some(call) => format!("blocked on the network, in `{call}`"),
             None => "blocked on the network".to_string(),

@@ -120,10 +120,7 @@ impl Held {
 
 /// For each pool, the step where `held` counted most of its threads (the fewest clients on a
 /// tie), with what `held` read there; pools that held none are left out.
-fn most_held<'s>(
-    plateau: &[&'s Step],
-    held: impl Fn(&'s Step) -> Vec<Held>,
-) -> Vec<Held> {
+fn most_held<'s>(plateau: &[&'s Step], held: impl Fn(&'s Step) -> Vec<Held>) -> Vec<Held> {
     let mut best: Vec<Held> = Vec::new();
     for step in plateau {
         for one in held(step) {
@@ -262,7 +259,11 @@ fn background(name: &str, before: &[&Step]) -> f64 {
         .min_by_key(|(clients, _)| *clients)
         .and_then(|(clients, threads)| {
             let pool = threads.pools.iter().find(|p| p.pool == name)?;
-            Some((pool.mean.socket_wait - f64::from(clients)).round().max(0.0))
+            Some(
+                (pool.mean.socket_wait - f64::from(clients))
+                    .round()
+                    .max(0.0),
+            )
         })
         .unwrap_or(0.0)
 }
