@@ -160,15 +160,7 @@ fn proc_wait_words(place: &Place) -> String {
 
 /// A wait as the stacks read it.
 fn waiting_words(waiting: Option<WaitKind>) -> &'static str {
-    match waiting {
-        Some(WaitKind::Downstream) => "waiting on a downstream call",
-        Some(WaitKind::Lock) => "waiting for a lock",
-        Some(WaitKind::PoolAcquire) => "waiting for a pool's resource",
-        Some(WaitKind::Idle) => "idle",
-        Some(WaitKind::Sleep) => "sleeping",
-        Some(WaitKind::Running) => "running",
-        Some(WaitKind::Other) | None => "waiting",
-    }
+    waiting.map_or("waiting", WaitKind::as_words)
 }
 
 /// `` `a` ← `b` ← `c` ``: the first frames, innermost first.
