@@ -49,8 +49,8 @@ dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 18px;background:#f
 dt{color:#5a6272}
 dd{margin:0}
 .where{font-size:16px;background:#fff;padding:10px 16px;border-radius:4px;box-shadow:0 1px 3px #0002}
-table.pools td{text-align:left;white-space:normal}
-table.pools td:nth-child(2){text-align:right}
+table.pools td,table.pools th{text-align:left;white-space:normal}
+table.pools td:nth-child(2),table.pools th:nth-child(2){text-align:right}
 tr.place td{background:#fdecea}
 ";
 
