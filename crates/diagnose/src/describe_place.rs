@@ -279,7 +279,7 @@ fn unclear(
             concurrency(limit)
         ),
         PlaceUnclearWhy::NoneMatch if seen.is_empty() => format!(
-            "Where the limit sits is unclear: at {} no pool of the target had threads waiting.",
+            "Where the limit sits is unclear: at {} no pool of the target had threads held waiting on the network.",
             clients(at)
         ),
         PlaceUnclearWhy::NoneMatch => format!(

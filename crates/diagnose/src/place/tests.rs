@@ -429,7 +429,7 @@ fn go_without_pprof_says_what_it_saw_and_what_it_could_not_tell() {
     let fact = facts(&steps, &found).remove(0);
     let said = crate::describe_place::sentence(&fact, &found).expect("a sentence");
     assert!(
-        said.contains("no pool of the target had threads waiting")
+        said.contains("no pool of the target had threads held waiting on the network")
             && said.contains("at most 12 connections to the downstream at once, about the limit")
             && said.contains("--pprof"),
         "{said}"

@@ -1,0 +1,167 @@
+//! Where the limit sits (issue 12), on real processes, from `/proc` alone (`--stacks off`, the
+//! target found with `--pid auto`): the JVM twin's routes in their pools by name, a CPython
+//! thread pool in its process's threads (CPython names no OS thread), and Go's goroutines, which
+//! `/proc` cannot see, told as what it saw and what it could not. A missing tool fails the test
+//! (`.ci/run` installs them).
+mod common;
+
+use chokepoint_experiment::SweepConfig;
+use chokepoint_mock::MockConfig;
+use chokepoint_observe::stacks::StackOptions;
+use chokepoint_result::{Diagnosis, Fact, Kind, PlaceKind, PlaceSource, SweepResult};
+use common::*;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+fn require(tool: &str, version_arg: &str) {
+    assert!(
+        toolchain_present(tool, version_arg),
+        "`{tool}` is needed by this test: install it (.ci/run does)"
+    );
+}
+
+/// The sweep of `url` with `--pid auto` and `/proc` only, over `clients`.
+fn sweep_from_proc(
+    name: &str,
+    url: &str,
+    clients: Vec<u32>,
+    mock: &chokepoint_mock::RunningMock,
+) -> SweepResult {
+    let config = SweepConfig::new(url).expect("a valid URL");
+    let found = config.listening_target();
+    assert_eq!(found.len(), 1, "{name}: --pid auto finds one process");
+    let mut config = config.with_target_pids(found);
+    config.stacks = StackOptions {
+        enabled: false,
+        ..StackOptions::default()
+    };
+    let most = clients.iter().copied().max().unwrap_or(1);
+    sweep_with(name, config, Some(clients), STEP, most, Some(mock))
+}
+
+/// The diagnosis's place, checked against the pool `/proc` shows holding `size` threads.
+fn assert_proc_place(name: &str, result: &SweepResult, pool: &str, held: f64) -> Diagnosis {
+    let diagnosis = assert_kind(name, result, Kind::BlockingPool).clone();
+    println!(
+        "{name}: {}",
+        diagnosis.attribution.as_deref().unwrap_or("no place")
+    );
+    let place = diagnosis
+        .place
+        .as_ref()
+        .unwrap_or_else(|| panic!("{name}: no place: {:?}", diagnosis.evidence));
+    assert_eq!(place.kind, Some(PlaceKind::ThreadPool), "{name}");
+    assert_eq!(place.pool.as_deref(), Some(pool), "{name}");
+    assert_eq!(place.source, Some(PlaceSource::Proc), "{name}");
+    let got = place.held.unwrap_or(0.0);
+    assert!(
+        (got - held).abs() <= 0.15 * held + 0.5,
+        "{name}: {got} threads held, the pool is {held}"
+    );
+    diagnosis
+}
+
+#[test]
+fn the_jvm_twins_routes_are_placed_in_their_pools_from_proc() {
+    require("java", "-version");
+    let _one = one_at_a_time();
+    let mock = chokepoint_mock::start(
+        "127.0.0.1:0".parse().expect("an address"),
+        MockConfig {
+            fixed_delay: Some(Duration::from_millis(150)),
+            ..Default::default()
+        },
+    )
+    .expect("the mock starts");
+    let mut command = Command::new("java");
+    command
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jvm/BlockingDemo.java"))
+        .args(["--port", "0", "--downstream", &mock.url()])
+        .args(["--actors", "20", "--dispatcher", "16"]);
+    let jvm = Target::launch("jvm-twin", command);
+    // `/global` runs on a pool sized to the cores, as a global ExecutionContext is.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    for (route, pool, size) in [
+        ("/actors", "actor-pool", 20),
+        ("/dispatcher", "blocking-dispat", 16), // blocking-dispatcher-N, cut to 15 bytes
+        ("/global", "cpu-pool", cores),
+    ] {
+        let mut clients = vec![1, (size / 2).max(1), 2 * size, 4 * size];
+        clients.dedup();
+        let result = sweep_from_proc(route, &jvm.url_of(route), clients, &mock);
+        let diagnosis = assert_proc_place(route, &result, pool, f64::from(size));
+        let place = diagnosis.place.expect("checked");
+        assert_eq!(
+            place.size,
+            Some(f64::from(size)),
+            "{route}: the pool's size"
+        );
+        assert_eq!(
+            place.background, None,
+            "{route}: every waiting actor is held"
+        );
+    }
+    drop(jvm);
+}
+
+#[test]
+fn a_python_thread_pool_is_placed_in_its_process_threads_from_proc_alone() {
+    require("python3", "--version");
+    let _one = one_at_a_time();
+    let mock = mock_with_delay();
+    let mut command = Command::new("python3");
+    command
+        .arg(targets_dir().join("py-threadpool/server.py"))
+        .args(["--port", "0", "--downstream", &mock.url()]);
+    let target = Target::launch("py-threadpool", command);
+    // CPython names no OS thread: /proc shows every thread under the process's own name.
+    let comm = std::fs::read_to_string(format!("/proc/{}/comm", target.pid()))
+        .expect("the target's comm")
+        .trim()
+        .to_string();
+    let result = sweep_from_proc("py-threadpool", &target.url(), vec![1, 3, 12, 24], &mock);
+    drop(target);
+    let diagnosis = assert_proc_place("py-threadpool", &result, &comm, 6.0);
+    let attribution = diagnosis.attribution.expect("an attribution");
+    assert!(
+        attribution.contains(&format!("threads of `{comm}` blocked on the network")),
+        "{attribution}"
+    );
+}
+
+#[test]
+fn go_goroutines_are_not_placed_from_proc_and_the_finding_says_what_it_saw() {
+    require("go", "version");
+    let _one = one_at_a_time();
+    let mock = mock_with_delay();
+    let target = launch_go_semaphore(&mock);
+    let result = sweep_from_proc("go-semaphore", &target.url(), vec![3, 6, 24, 48], &mock);
+    drop(target);
+    let diagnosis = assert_kind("go-semaphore", &result, Kind::BlockingPool);
+    assert_eq!(diagnosis.place, None, "goroutines are no OS threads");
+    let unclear = diagnosis.facts.iter().find_map(|f| match f {
+        Fact::PlaceUnclear {
+            downstream_connections,
+            ..
+        } => Some(*downstream_connections),
+        _ => None,
+    });
+    let connections = unclear
+        .unwrap_or_else(|| panic!("a place-unclear fact: {:?}", diagnosis.evidence))
+        .expect("the connections to the mock were observed");
+    assert!(
+        (11..=13).contains(&connections),
+        "12 goroutines hold the semaphore, each with its connection: {connections}"
+    );
+    let said = diagnosis
+        .evidence
+        .iter()
+        .find(|s| s.starts_with("Where the limit sits is unclear"))
+        .expect("the sentence");
+    println!("go-semaphore: {said}");
+    assert!(
+        said.contains("about the limit") && said.contains("--pprof"),
+        "{said}"
+    );
+}
