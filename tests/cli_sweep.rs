@@ -107,3 +107,40 @@ fn sweep_of_a_service_that_answers_nothing_stops_at_once_and_writes_nothing() {
         "nothing is written for a target that never answered"
     );
 }
+
+#[test]
+fn a_sweep_into_a_pipe_prints_its_rows_and_no_live_line() {
+    // The target: a mock in this process, each answer after 10 ms.
+    let target = chokepoint_mock::start(
+        "127.0.0.1:0".parse().unwrap(),
+        chokepoint_mock::MockConfig {
+            fixed_delay: Some(std::time::Duration::from_millis(10)),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let url = target.url();
+    let output = Command::new(env!("CARGO_BIN_EXE_chokepoint"))
+        .args(["sweep", &format!("{url}/x"), "-c", "1,3", "--step", "500ms"])
+        .args(["--pid", "none"])
+        .output()
+        .expect("the binary runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{output:?}");
+    // The table: its header, then one row per step, each a line of its own.
+    let table: Vec<&str> = stdout.lines().take_while(|l| !l.is_empty()).collect();
+    assert_eq!(table.len(), 3, "{stdout}");
+    assert!(table[0].starts_with("clients"), "{stdout}");
+    for (row, clients) in table[1..].iter().zip(["1", "3"]) {
+        assert_eq!(row.split_whitespace().next(), Some(clients), "{stdout}");
+    }
+    // Nothing of the live line of a step under way: no redraws, no escapes, not its words.
+    assert!(
+        !stdout.contains('\r') && !stdout.contains('\x1b'),
+        "{stdout:?}"
+    );
+    assert!(
+        !stdout.contains(" left ·") && !stdout.contains("ramping up"),
+        "{stdout}"
+    );
+}

@@ -1,7 +1,8 @@
 //! `chokepoint demo`: the main job. Mock, demo service and a sweep of every scenario, in one
 //! process, with embedded defaults: no flags needed.
 use super::common;
-use chokepoint_experiment::demo::{run_demo, DemoOptions};
+use super::live::{step_text, LiveLine};
+use chokepoint_experiment::demo::{run_demo, DemoEvent, DemoOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -52,7 +53,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     println!("chokepoint demo: mock + demo service on loopback, one sweep per scenario");
     let cancel = common::cancel_on_ctrl_c();
-    let result = run_demo(&options, cancel, &mut |scenario, _| {
+    let mut live = LiveLine::for_steps();
+    let result = run_demo(&options, cancel, &mut |event| {
+        let scenario = match event {
+            DemoEvent::Progress { scenario, step } => {
+                return live.show(format!("  {scenario:<16} {}", step_text(&step)))
+            }
+            DemoEvent::Scenario(scenario, _) => scenario,
+        };
+        live.clear();
         println!(
             "  {:<16} {:<16} found {:<6} {} ({:.1} s)",
             scenario.name,
@@ -64,7 +73,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             if scenario.ok { "ok" } else { "WRONG" },
             scenario.seconds
         );
-    })?;
+    });
+    live.clear();
+    let result = result?;
     println!();
     print!("{}", chokepoint_report::demo_text::render(&result));
     println!();

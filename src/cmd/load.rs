@@ -1,9 +1,9 @@
 //! `chokepoint load URL`: one load run with live summariser lines and an ab-like final report.
 use super::common;
+use super::live::LiveLine;
 use super::shard::{wait_for_start, ShardArgs, Sharding};
 use anyhow::Context;
 use chokepoint_load::hdrhistogram::serialization::{interval_log, V2DeflateSerializer};
-use chokepoint_load::progress::RunProgress;
 use chokepoint_load::{LoadConfig, LoadEvent};
 use chokepoint_report::load_text;
 use std::path::{Path, PathBuf};
@@ -180,7 +180,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         None => None,
     };
 
-    let progress = RunProgress::new(config.duration, config.requests, !args.no_progress);
+    let progress = LiveLine::run_bar(config.duration, config.requests, !args.no_progress);
     let mut hdr_error = None;
     let mut started = std::time::SystemTime::now();
     for event in run.events() {
@@ -211,7 +211,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    progress.finish();
+    drop(progress);
     let report = run.finish()?;
 
     println!();

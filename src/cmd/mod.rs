@@ -5,6 +5,7 @@
 pub mod common;
 pub mod demo;
 pub mod demo_service;
+pub mod live;
 pub mod load;
 pub mod merge;
 pub mod mock;

@@ -1,7 +1,8 @@
 //! `chokepoint sweep URL`: the experiment and the finding.
 use super::common;
+use super::live::{step_text, LiveLine};
 use chokepoint_diagnose::Gate;
-use chokepoint_experiment::SweepConfig;
+use chokepoint_experiment::{SweepConfig, SweepEvent};
 use chokepoint_observe::stacks::StackOptions;
 use chokepoint_report::sweep_text;
 use std::path::PathBuf;
@@ -172,9 +173,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     let mut first = true;
+    let mut live = LiveLine::for_steps();
     // The header waits for the first step, so that a target that cannot be reached gets its
-    // one-line error alone.
-    let result = chokepoint_experiment::sweep(&config, cancel, &mut |step| {
+    // one-line error alone. The live line of a step under way is cleared before its row.
+    let result = chokepoint_experiment::sweep(&config, cancel, &mut |event| {
+        let step = match event {
+            SweepEvent::Progress(progress) => return live.show(step_text(&progress)),
+            SweepEvent::Step(step) => step,
+        };
+        live.clear();
         if std::mem::take(&mut first) {
             if let Some(note) = observe_note.take() {
                 eprintln!("{note}");
@@ -187,7 +194,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             println!("{}", sweep_text::step_header());
         }
         println!("{}", sweep_text::step_line(step));
-    })?;
+    });
+    live.clear();
+    let result = result?;
     println!();
     print!("{}", sweep_text::after_table(&result));
     if let (Some(sharding), Some(dir), Some(clock)) = (&sharding, &config.out, &config.clock) {

@@ -3,7 +3,7 @@
 //! and the checks on a finding.
 #![allow(dead_code)] // each test binary uses its own part of it
 
-use chokepoint_experiment::{sweep, SweepConfig};
+use chokepoint_experiment::{sweep, SweepConfig, SweepEvent};
 use chokepoint_mock::{MockConfig, RunningMock};
 use chokepoint_result::{Diagnosis, Kind, Step, SweepResult};
 use std::io::{BufRead, BufReader};
@@ -203,8 +203,10 @@ pub fn sweep_with(
     config.base.timeout = Duration::from_secs(10);
     config.mock = mock.map(RunningMock::url);
     let started = std::time::Instant::now();
-    let result = sweep(&config, CancellationToken::new(), &mut |step: &Step| {
-        println!("{name}: step done: {}", step_line(step));
+    let result = sweep(&config, CancellationToken::new(), &mut |event| {
+        if let SweepEvent::Step(step) = event {
+            println!("{name}: step done: {}", step_line(step));
+        }
     })
     .unwrap_or_else(|err| panic!("{name}: the sweep failed: {err:#}"));
     println!(

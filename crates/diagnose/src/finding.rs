@@ -74,7 +74,7 @@ impl Finding {
             pool: self.pool,
             better_model: self.better_model.map(|m| m.as_str().to_string()),
             fan_out: self.fan_out.map(|f| f.as_str().to_string()),
-            attribution: place.as_ref().map(crate::describe_place::attribution),
+            attribution: place.as_ref().map(crate::describe::place::attribution),
             place,
             base_latency_ms: self.base_latency_ms,
             plateau: self.plateau,

@@ -55,7 +55,6 @@
 mod analysis;
 mod catalogue;
 mod describe;
-mod describe_place;
 mod finding;
 mod fit;
 mod gates;

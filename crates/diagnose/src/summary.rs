@@ -329,7 +329,7 @@ fn rank(kind: Kind, fact: &Fact) -> Option<u8> {
 fn short(fact: &Fact, f: &Finding) -> Option<String> {
     let line = match fact {
         Fact::NothingMeasured => "No step with clients was measured.".to_string(),
-        Fact::Place { .. } | Fact::PlaceUnclear { .. } => crate::describe_place::short(fact)?,
+        Fact::Place { .. } | Fact::PlaceUnclear { .. } => crate::describe::place::short(fact)?,
         Fact::Overload { overload } => crate::describe::past_the_knee(overload),
         Fact::NoSuccess {
             clients: c,

@@ -3,6 +3,7 @@
 //! Starts two mocks (one plain, one that caps connections and holds idle ones open, as seed
 //! 001's Apache did) and a demo service in front of each, all on free loopback ports, then sweeps
 //! each route of the demo service and compares the finding with what the route is built with.
+use crate::progress::{StepProgress, SweepEvent};
 use crate::sweep::{sweep, SweepConfig};
 use anyhow::Context;
 use chokepoint_observe::CpuScope;
@@ -146,11 +147,26 @@ fn capped_mock_mappings() -> String {
     .to_string()
 }
 
-/// Runs every scenario (or those in `options.only`); `on_scenario` sees each as it ends.
+/// What [`run_demo`] tells its caller as it goes.
+#[derive(Debug, Clone, Copy)]
+pub enum DemoEvent<'a> {
+    /// A step of the scenario `scenario`'s sweep under way.
+    Progress {
+        /// The scenario's name.
+        scenario: &'static str,
+        /// The step.
+        step: StepProgress,
+    },
+    /// A scenario has ended: its row, and the sweep it came from.
+    Scenario(&'a DemoScenario, &'a SweepResult),
+}
+
+/// Runs every scenario (or those in `options.only`); `on_event` sees each step's progress and
+/// each scenario as it ends.
 pub fn run_demo(
     options: &DemoOptions,
     cancel: CancellationToken,
-    on_scenario: &mut dyn FnMut(&DemoScenario, &SweepResult),
+    on_event: &mut dyn FnMut(DemoEvent<'_>),
 ) -> anyhow::Result<DemoResult> {
     let started = Instant::now();
     let loopback: std::net::SocketAddr = "127.0.0.1:0".parse().expect("a valid address");
@@ -221,8 +237,15 @@ pub fn run_demo(
             pid: std::process::id() as i32,
             prefixes: vec!["cp-load".into(), "cp-mock".into()],
         });
-        let result = sweep(&config, cancel.clone(), &mut |_| {})
-            .with_context(|| format!("scenario {}", scenario.name))?;
+        let result = sweep(&config, cancel.clone(), &mut |event| {
+            if let SweepEvent::Progress(step) = event {
+                on_event(DemoEvent::Progress {
+                    scenario: scenario.name,
+                    step,
+                });
+            }
+        })
+        .with_context(|| format!("scenario {}", scenario.name))?;
         if result.interrupted {
             break;
         }
@@ -247,7 +270,7 @@ pub fn run_demo(
             seconds: scenario_started.elapsed().as_secs_f64(),
             summary: diagnosis.summary.clone(),
         };
-        on_scenario(&entry, &result);
+        on_event(DemoEvent::Scenario(&entry, &result));
         results.push(entry);
     }
     leaky_service.stop();

@@ -6,11 +6,14 @@
 //! ([`downstream::MockClient`]), measures the target's CPU (`chokepoint-observe`), and turns all
 //! of it into a [`chokepoint_result::Step`]. Each finished step is saved at once (result.json),
 //! so an interrupted sweep keeps what it measured; at the end the diagnosis reads the steps.
+//! While a step runs the sweep reports its [`progress`] as typed figures; the caller renders them.
 //!
 //! [`demo::run_demo`] is `chokepoint demo`: it starts mocks and the demo service in this process
 //! on free loopback ports and sweeps each of the seeds' scenarios.
 pub mod demo;
 pub mod downstream;
+pub mod progress;
 pub mod sweep;
 
+pub use progress::{StepProgress, SweepEvent};
 pub use sweep::{sweep, StepClock, SweepConfig};

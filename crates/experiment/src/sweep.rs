@@ -1,6 +1,7 @@
 //! `chokepoint sweep`: one load step per client count, each measured with what the mock and the
 //! observer saw, saved as it ends, then diagnosed.
 use crate::downstream::MockClient;
+use crate::progress::{StepProgress, SweepEvent};
 use anyhow::Context;
 use chokepoint_diagnose::{assess, SettleRule};
 use chokepoint_load::{LoadConfig, LoadEvent};
@@ -153,13 +154,13 @@ fn host_and_port(url: &str) -> Option<(String, u16)> {
     Some((host.to_string(), uri.port_u16().unwrap_or(default)))
 }
 
-/// Runs the sweep. `on_step` sees each step as it ends. Cancelling `cancel` ends the step under
-/// way (it is dropped: only finished steps count) and returns the result of the finished steps,
-/// marked interrupted, diagnosed and saved.
+/// Runs the sweep. `on_event` sees each step's progress while it runs and each step as it ends.
+/// Cancelling `cancel` ends the step under way (it is dropped: only finished steps count) and
+/// returns the result of the finished steps, marked interrupted, diagnosed and saved.
 pub fn sweep(
     config: &SweepConfig,
     cancel: CancellationToken,
-    on_step: &mut dyn FnMut(&Step),
+    on_event: &mut dyn FnMut(SweepEvent<'_>),
 ) -> anyhow::Result<SweepResult> {
     let mock = config.mock.as_deref().map(MockClient::new).transpose()?;
     let first_stats = match &mock {
@@ -208,11 +209,11 @@ pub fn sweep(
                 break;
             }
         }
-        match run_step(config, clients, mock.as_ref(), &cancel) {
+        match run_step(config, clients, mock.as_ref(), &cancel, on_event) {
             Ok(Some(mut step)) => {
                 step.chosen_because = Some(why);
                 result.steps.push(step);
-                on_step(result.steps.last().expect("just pushed"));
+                on_event(SweepEvent::Step(result.steps.last().expect("just pushed")));
                 save(config, &result, false)?;
             }
             Ok(None) => {
@@ -272,13 +273,15 @@ fn on_the_clock(
     true
 }
 
-/// One step: the load run, with the mock's window reset when the measured part begins.
-/// `Ok(None)` when the step was cancelled before it finished.
+/// One step: the load run, with the mock's window reset when the measured part begins, its
+/// progress sent to `on_event` as it goes. `Ok(None)` when the step was cancelled before it
+/// finished.
 fn run_step(
     config: &SweepConfig,
     clients: u32,
     mock: Option<&MockClient>,
     cancel: &CancellationToken,
+    on_event: &mut dyn FnMut(SweepEvent<'_>),
 ) -> anyhow::Result<Option<Step>> {
     let mut load = config.base.clone();
     load.clients = clients;
@@ -287,15 +290,19 @@ fn run_step(
     load.rate = None;
     load.exclude_ramp = true;
     load.ramp_limit = config.ramp_limit;
-    // Steps that may end early read the timeline as it grows, one interval per bucket.
-    load.interval = if config.step_fixed {
-        config.step + config.ramp_limit + Duration::from_secs(1)
-    } else {
-        load.timeline_bucket
-    };
+    // One interval per timeline bucket: the progress, and for steps that may end early the
+    // timeline as it grows.
+    load.interval = load.timeline_bucket;
     let bucket_s = load.timeline_bucket.as_secs_f64();
     let run =
         chokepoint_load::start(load, cancel.child_token()).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut progress = StepProgress {
+        clients,
+        so_far: None,
+        ceiling: config.step,
+        may_end_early: !config.step_fixed,
+    };
+    on_event(SweepEvent::Progress(progress));
 
     let mut target_meter = config
         .target_cpu
@@ -310,6 +317,8 @@ fn run_step(
     let mut settled = false;
     for event in run.events() {
         if let LoadEvent::Interval(summary) = &event {
+            progress.so_far = Some(summary.total);
+            on_event(SweepEvent::Progress(progress));
             if config.step_fixed || settled || summary.last {
                 continue;
             }

@@ -1,5 +1,5 @@
 //! `chokepoint demo` end to end: every scenario's kind and limit (this is the main job).
-use chokepoint_experiment::demo::{run_demo, DemoOptions};
+use chokepoint_experiment::demo::{run_demo, DemoEvent, DemoOptions};
 use tokio_util::sync::CancellationToken;
 
 #[test]
@@ -8,7 +8,10 @@ fn the_demo_finds_every_scenario() {
     let result = run_demo(
         &DemoOptions::default(),
         CancellationToken::new(),
-        &mut |s, r| {
+        &mut |event| {
+            let DemoEvent::Scenario(s, r) = event else {
+                return;
+            };
             let steps: Vec<_> = r
                 .steps
                 .iter()
@@ -35,7 +38,11 @@ fn the_leaky_route_shows_its_connections_to_the_downstream_growing_to_the_mocks_
             ..DemoOptions::default()
         },
         CancellationToken::new(),
-        &mut |_, result| leaky = Some(result.clone()),
+        &mut |event| {
+            if let DemoEvent::Scenario(_, result) = event {
+                leaky = Some(result.clone());
+            }
+        },
     )
     .unwrap();
     let result = leaky.expect("the leaky scenario ran");

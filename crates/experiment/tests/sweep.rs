@@ -1,6 +1,6 @@
 //! The sweep end to end, in-process: the demo service's pools behind a chokepoint mock.
 //! Tests here share the two cores, so they take turns (one sweep at a time).
-use chokepoint_experiment::{sweep, SweepConfig};
+use chokepoint_experiment::{sweep, SweepConfig, SweepEvent};
 use chokepoint_result::Kind;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -107,10 +107,12 @@ fn an_interrupted_sweep_keeps_its_finished_steps_and_writes_the_report() {
     let cancel = CancellationToken::new();
     let stop_after_two = cancel.clone();
     let mut seen = 0;
-    let result = sweep(&config, cancel, &mut |_| {
-        seen += 1;
-        if seen == 2 {
-            stop_after_two.cancel();
+    let result = sweep(&config, cancel, &mut |event| {
+        if let SweepEvent::Step(_) = event {
+            seen += 1;
+            if seen == 2 {
+                stop_after_two.cancel();
+            }
         }
     })
     .unwrap();

@@ -31,7 +31,6 @@ pub mod failure;
 mod handle;
 pub mod hdr;
 pub mod pacer;
-pub mod progress;
 pub mod recorder;
 mod request;
 mod response;

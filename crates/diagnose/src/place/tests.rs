@@ -3,7 +3,7 @@
 //! shows `python3` for every thread), Go goroutines behind a semaphore (pprof), and pools that
 //! match nothing or match twice.
 use super::*;
-use crate::describe_place::attribution;
+use crate::describe::place::attribution;
 use chokepoint_result::{
     ConnectionCounts, Connections, PeerConnections, PoolThreads, SharedStack, SocketCounts,
     StackEvidence, StackSource, ThreadCounts, ThreadsByPool, WaitReason,
@@ -427,7 +427,7 @@ fn go_without_pprof_says_what_it_saw_and_what_it_could_not_tell() {
         (PlaceUnclearWhy::NoneMatch, 0, Some(12))
     );
     let fact = facts(&steps, &found).remove(0);
-    let said = crate::describe_place::sentence(&fact, &found).expect("a sentence");
+    let said = crate::describe::place::sentence(&fact, &found).expect("a sentence");
     assert!(
         said.contains("no pool of the target had threads held waiting on the network")
             && said.contains("at most 12 connections to the downstream at once, about the limit")
@@ -455,7 +455,7 @@ fn a_pool_that_matches_nothing_names_no_place_and_keeps_what_it_saw() {
     assert_eq!((seen[0].pool.as_str(), seen[0].held), ("worker", 8.0));
     assert_eq!(connections, Some(8));
     let fact = facts(&steps, &found).remove(0);
-    let said = crate::describe_place::sentence(&fact, &found).expect("a sentence");
+    let said = crate::describe::place::sentence(&fact, &found).expect("a sentence");
     assert!(
         said.contains("came near the limit of 20")
             && said.contains("`worker` (8 of 8 threads blocked on the network, /proc)")
@@ -588,8 +588,8 @@ fn a_cpu_limit_names_the_cpu_figure_and_the_busiest_pool_when_it_leads() {
     );
     // That figure is the CPU facts' own: no sentence of its own repeats it.
     let fact = Fact::Place { place };
-    assert_eq!(crate::describe_place::sentence(&fact, &found), None);
-    assert_eq!(crate::describe_place::short(&fact), None);
+    assert_eq!(crate::describe::place::sentence(&fact, &found), None);
+    assert_eq!(crate::describe::place::short(&fact), None);
 }
 
 #[test]

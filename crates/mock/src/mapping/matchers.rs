@@ -1,6 +1,6 @@
 //! WireMock's value matchers, as used on headers, query parameters and bodies (`bodyPatterns`):
 //! the typed matcher and how it is read from a mapping.
-use super::parse::Parser;
+use super::parser::Parser;
 use regex::Regex;
 use serde_json::Value;
 

@@ -1,17 +1,18 @@
 //! WireMock's JSON stub mappings: the typed stub, and how files become stubs.
 //!
-//! Text flows `source` (files and folders in WireMock's load order, comments stripped, each
-//! `jsonBody`'s text kept in the file's key order) → `parse` (the mapping and request fields)
-//! with `matchers` (header, query and body matchers) and `response` (the response fields) →
-//! [`Mapping`]. A mapping the mock cannot honour is refused at load, never served differently
-//! from WireMock without a word: every problem of every file is collected and reported
-//! together, each with the file, the JSON path, the reason and the fix. Fields that do not
-//! change what is served (`persistent`, `metadata`, `insertionIndex`) are accepted and kept for
-//! the admin API.
+//! Text flows `source` (files and folders in WireMock's load order) → `json_text` (comments
+//! stripped, each `jsonBody`'s text kept in the file's key order) → `parse` (the mapping and
+//! request fields, read through `parser`, which collects every problem) with `matchers`
+//! (header, query and body matchers) and `response` (the response fields) → [`Mapping`]. A
+//! mapping the mock cannot honour is refused at load, never served differently from WireMock
+//! without a word: every problem of every file is collected and reported together, each with
+//! the file, the JSON path, the reason and the fix. Fields that do not change what is served
+//! (`persistent`, `metadata`, `insertionIndex`) are accepted and kept for the admin API.
 mod delay;
+mod json_text;
 mod matchers;
 mod parse;
-
+mod parser;
 mod response;
 mod source;
 

@@ -1,22 +1,20 @@
 //! Load-time validation: one file's text to its mappings, every problem collected.
 //!
-//! The text is read as WireMock's Jackson reads it: `//` and `/* */` comments allowed, numbers
-//! and booleans written as strings (`"status": "200"`) accepted where a number or boolean is
-//! expected. A field that is wrong is recorded (file, JSON path, reason and fix) and parsing goes
-//! on, so one run names every problem; a wrong type is called a type error.
+//! The text is read as WireMock's Jackson reads it ([`json_text`](super::json_text)), then the
+//! mapping and request fields here, the matchers in [`matchers`](super::matchers) and the
+//! response in [`response`](super::response), all through one [`Parser`] that records each
+//! problem (file, JSON path, reason and fix) and goes on; a wrong type is called a type error.
+use super::json_text::{json_body_texts, strip_comments, strip_position};
+use super::parser::Parser;
 use super::{response, Mapping, RequestPattern, ScenarioStep, UrlMatcher, DEFAULT_PRIORITY};
 use crate::MockError;
-use regex::Regex;
-use serde::Deserialize;
-use serde_json::value::RawValue;
-use serde_json::{Map, Value};
-use std::cell::RefCell;
+use serde_json::Value;
 use std::path::Path;
 
 /// Parses one file's text: a single mapping or `{"mappings": [...]}`. `source` names the text in
 /// errors. `bodyFileName` is refused (there is no `__files` folder): see
 /// [`parse_mappings_with_files`].
-pub fn parse_mappings(json: &str, source: &str) -> Result<Vec<super::Mapping>, MockError> {
+pub fn parse_mappings(json: &str, source: &str) -> Result<Vec<Mapping>, MockError> {
     parse_mappings_with_files(json, source, None)
 }
 
@@ -33,12 +31,7 @@ pub fn parse_mappings_with_files(
         column: err.column(),
         message: strip_position(&err.to_string()),
     })?;
-    let parser = Parser {
-        source,
-        files_root,
-        json_bodies: json_body_texts(&text),
-        problems: RefCell::new(Vec::new()),
-    };
+    let parser = Parser::new(source, files_root, json_body_texts(&text));
     let mappings = match &value {
         Value::Object(obj) if obj.contains_key("mappings") => match obj.get("mappings") {
             Some(Value::Array(list)) => list
@@ -58,111 +51,15 @@ pub fn parse_mappings_with_files(
             Vec::new()
         }
     };
-    match MockError::from_problems(parser.problems.into_inner()) {
-        Some(err) => Err(err),
-        None => Ok(mappings),
-    }
+    parser.finish(mappings)
 }
 
 /// A request pattern alone (as the admin API's `requests/count` and `requests/find` take it).
 pub fn parse_request_pattern(value: &Value, source: &str) -> Result<RequestPattern, MockError> {
-    let parser = Parser {
-        source,
-        files_root: None,
-        json_bodies: Vec::new(),
-        problems: RefCell::new(Vec::new()),
-    };
+    let parser = Parser::new(source, None, Vec::new());
     let pattern = parser.request(value, "$");
-    match MockError::from_problems(parser.problems.into_inner()) {
-        Some(err) => Err(err),
-        None => Ok(pattern.unwrap_or_default()),
-    }
+    parser.finish(pattern.unwrap_or_default())
 }
-
-/// The text with `//` and `/* */` comments turned into spaces (outside strings), so that line
-/// and column numbers stay right.
-fn strip_comments(json: &str) -> String {
-    use std::io::Read;
-    if !json.contains("//") && !json.contains("/*") {
-        return json.to_string();
-    }
-    let mut text = String::with_capacity(json.len());
-    let settings = json_comments::CommentSettings::c_style();
-    match settings
-        .strip_comments(json.as_bytes())
-        .read_to_string(&mut text)
-    {
-        Ok(_) => text,
-        // An unclosed comment: let the JSON parser name the place.
-        Err(_) => json.to_string(),
-    }
-}
-
-/// serde_json appends " at line L column C"; the error names those separately.
-fn strip_position(message: &str) -> String {
-    match message.rfind(" at line ") {
-        Some(index) => message[..index].to_string(),
-        None => message.to_string(),
-    }
-}
-
-/// The text of each mapping's `jsonBody` as written (WireMock serves it in the file's key order
-/// and number spelling), whitespace removed; by mapping index.
-fn json_body_texts(text: &str) -> Vec<Option<String>> {
-    #[derive(Deserialize)]
-    struct File<'a> {
-        #[serde(borrow, default)]
-        mappings: Option<Vec<One<'a>>>,
-        #[serde(borrow, default)]
-        response: Option<Response<'a>>,
-    }
-    #[derive(Deserialize)]
-    struct One<'a> {
-        #[serde(borrow, default)]
-        response: Option<Response<'a>>,
-    }
-    #[derive(Deserialize)]
-    struct Response<'a> {
-        #[serde(borrow, default, rename = "jsonBody")]
-        json_body: Option<&'a RawValue>,
-    }
-    let Ok(file) = serde_json::from_str::<File<'_>>(text) else {
-        return Vec::new();
-    };
-    let raw = |response: Option<Response<'_>>| {
-        response
-            .and_then(|r| r.json_body)
-            .map(|raw| compact(raw.get()))
-    };
-    match file.mappings {
-        Some(list) => list.into_iter().map(|one| raw(one.response)).collect(),
-        None => vec![raw(file.response)],
-    }
-}
-
-/// JSON text without the whitespace between tokens (strings untouched).
-fn compact(json: &str) -> String {
-    let mut out = String::with_capacity(json.len());
-    let (mut in_string, mut escaped) = (false, false);
-    for c in json.chars() {
-        if in_string {
-            out.push(c);
-            match (escaped, c) {
-                (true, _) => escaped = false,
-                (false, '\\') => escaped = true,
-                (false, '"') => in_string = false,
-                _ => {}
-            }
-        } else if c == '"' {
-            in_string = true;
-            out.push(c);
-        } else if !c.is_whitespace() {
-            out.push(c);
-        }
-    }
-    out
-}
-
 /// WireMock request fields this mock does not support yet.
 const UNSUPPORTED_REQUEST: &[&str] = &[
     "cookies",
@@ -184,157 +81,7 @@ const UNSUPPORTED_REQUEST: &[&str] = &[
 /// WireMock mapping fields this mock does not support yet.
 const UNSUPPORTED_MAPPING: &[&str] = &["postServeActions", "serveEventListeners"];
 
-/// One file's parse: where problems are collected.
-pub(super) struct Parser<'a> {
-    pub source: &'a str,
-    pub files_root: Option<&'a Path>,
-    /// Each mapping's `jsonBody` as written (see [`json_body_texts`]).
-    json_bodies: Vec<Option<String>>,
-    problems: RefCell<Vec<MockError>>,
-}
-
-/// The JSON type of a value, for type errors.
-fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
-    }
-}
-
 impl Parser<'_> {
-    pub fn error(&self, path: &str, reason: impl Into<String>) -> MockError {
-        MockError::Mapping {
-            source_name: self.source.to_string(),
-            json_path: path.to_string(),
-            reason: reason.into(),
-        }
-    }
-
-    /// Records a problem and goes on.
-    pub fn problem(&self, path: &str, reason: impl Into<String>) {
-        let error = self.error(path, reason);
-        self.problems.borrow_mut().push(error);
-    }
-
-    /// Records a type error: what was expected and what was found.
-    pub fn type_error(&self, path: &str, expected: &str, found: &Value) {
-        self.problem(
-            path,
-            format!(
-                "type error: expected {expected}, found {}",
-                type_name(found)
-            ),
-        );
-    }
-
-    /// How many problems are recorded so far.
-    pub fn problem_count(&self) -> usize {
-        self.problems.borrow().len()
-    }
-
-    pub fn object<'v>(&self, value: &'v Value, path: &str) -> Option<&'v Map<String, Value>> {
-        let obj = value.as_object();
-        if obj.is_none() {
-            self.type_error(path, "an object", value);
-        }
-        obj
-    }
-
-    pub fn string<'v>(&self, value: &'v Value, path: &str) -> Option<&'v str> {
-        let text = value.as_str();
-        if text.is_none() {
-            self.type_error(path, "a string", value);
-        }
-        text
-    }
-
-    /// A number, or a string holding one (as Jackson coerces it).
-    fn any_number(value: &Value) -> Option<f64> {
-        match value {
-            Value::Number(n) => n.as_f64(),
-            Value::String(s) => s.trim().parse::<f64>().ok(),
-            _ => None,
-        }
-    }
-
-    /// A number >= 0 (or a string holding one).
-    pub fn number(&self, value: &Value, path: &str) -> Option<f64> {
-        match Self::any_number(value) {
-            Some(n) if n.is_finite() && n >= 0.0 => Some(n),
-            Some(_) => {
-                self.problem(path, "must be a number >= 0");
-                None
-            }
-            None => {
-                self.type_error(path, "a number", value);
-                None
-            }
-        }
-    }
-
-    /// A whole number (or a string holding one).
-    pub fn integer(&self, value: &Value, path: &str) -> Option<i64> {
-        let whole = match value {
-            Value::Number(n) => n.as_i64(),
-            Value::String(s) => s.trim().parse::<i64>().ok(),
-            _ => None,
-        };
-        if whole.is_none() {
-            self.type_error(path, "a whole number", value);
-        }
-        whole
-    }
-
-    /// `true` or `false` (or the string `"true"` / `"false"`).
-    pub fn boolean(&self, value: &Value, path: &str) -> Option<bool> {
-        let flag = match value {
-            Value::Bool(b) => Some(*b),
-            Value::String(s) if s == "true" => Some(true),
-            Value::String(s) if s == "false" => Some(false),
-            _ => None,
-        };
-        if flag.is_none() {
-            self.type_error(path, "true or false", value);
-        }
-        flag
-    }
-
-    pub fn regex(&self, pattern: &str, path: &str) -> Option<Regex> {
-        match Regex::new(&format!("^(?:{pattern})$")) {
-            Ok(re) => Some(re),
-            Err(err) => {
-                let detail = err
-                    .to_string()
-                    .lines()
-                    .map(str::trim)
-                    .filter(|line| !line.is_empty())
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                self.problem(path, format!("the regex does not compile: {detail}"));
-                None
-            }
-        }
-    }
-
-    /// Records an unknown field, or one of WireMock's that this mock does not support yet.
-    pub fn unknown(&self, key: &str, path: &str, unsupported: &[&str], what: &str) {
-        let at = format!("{path}.{key}");
-        if unsupported.contains(&key) {
-            self.problem(
-                &at,
-                format!(
-                    "WireMock's {what} '{key}' is not supported by chokepoint mock yet: remove it"
-                ),
-            );
-        } else {
-            self.problem(&at, format!("unknown {what} '{key}'"));
-        }
-    }
-
     /// One mapping; `None` when it has a problem (recorded).
     fn mapping(&self, value: &Value, path: &str, index: usize) -> Option<Mapping> {
         let before = self.problem_count();
@@ -382,7 +129,7 @@ impl Parser<'_> {
                 None
             }
         };
-        let json_body = self.json_bodies.get(index).and_then(Option::as_deref);
+        let json_body = self.json_body(index);
         let response = match obj.get("response") {
             Some(response) => {
                 response::parse(self, response, &format!("{path}.response"), json_body)

@@ -1,7 +1,7 @@
 //! The response side of a mapping: status, headers, the body (read at load, `bodyFileName`
 //! from `__files`), the delay, the dribble and the fault.
 use super::delay::{ms, Delay, Dribble, Fault};
-use super::parse::Parser;
+use super::parser::Parser;
 use super::{BodySource, ProxyDef, ResponseDef};
 use crate::files::BodyFileError;
 use base64::Engine;

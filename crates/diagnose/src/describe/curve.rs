@@ -1,0 +1,195 @@
+//! The sentences of the facts read along the throughput curve: what was measured, the base
+//! latency, each step, the knee and its plateau, contention, stalls, errors, where the sweep
+//! stopped. Each number comes from the fact; nothing here decides.
+
+use super::error_list;
+use crate::finding::Finding;
+use chokepoint_result::format::{clients, count, duration, percent, rate, whole_ms};
+use chokepoint_result::Fact;
+
+/// The evidence sentence of one fact of this module's kind; `None` for any other fact.
+pub(super) fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
+    let s = match fact {
+        Fact::NothingMeasured => {
+            "The sweep ended before any step with clients completed.".to_string()
+        }
+        Fact::NoSuccess {
+            clients: c,
+            throughput_rps,
+            ..
+        } => format!(
+            "At {}: 0 successful requests, {} completed per second.",
+            clients(*c),
+            rate(*throughput_rps)
+        ),
+        Fact::BaseLatency {
+            clients: c,
+            latency_ms,
+            base_ms,
+            from_delay: true,
+        } => format!(
+            "At {}, the fewest measured, the mean latency was {}, over 1.5× the {} downstream delay: \
+             that step already queued, so the ideal line uses the delay as the base latency.",
+            clients(*c),
+            whole_ms(*latency_ms),
+            duration(*base_ms)
+        ),
+        Fact::BaseLatency {
+            clients: c,
+            base_ms,
+            from_delay: false,
+            ..
+        } => format!(
+            "With {} the mean latency was {}, so the ideal throughput is clients / {} ({} req/s per client).",
+            clients(*c),
+            whole_ms(*base_ms),
+            duration(*base_ms),
+            rate(1000.0 / base_ms)
+        ),
+        Fact::Step {
+            clients: c,
+            ok_throughput_rps,
+            latency_ms,
+            in_service,
+            efficiency,
+            downstream_busy,
+            downstream_delay_ms,
+            mock_in_flight_max,
+            target_cpu_pct,
+            runs,
+        } => {
+            let mut s = format!(
+                "At {}: {} req/s ok, mean {}, {} in service by Little's law, {} of ideal",
+                clients(*c),
+                rate(*ok_throughput_rps),
+                whole_ms(*latency_ms),
+                count(*in_service),
+                percent(*efficiency)
+            );
+            if let (Some(busy), Some(d)) = (downstream_busy, downstream_delay_ms) {
+                s.push_str(&format!(
+                    "; {} downstream slots busy (X × {})",
+                    count(*busy),
+                    duration(*d)
+                ));
+            }
+            if let Some(m) = mock_in_flight_max {
+                s.push_str(&format!("; mock in flight max {}", count(*m)));
+            }
+            if let Some(t) = target_cpu_pct {
+                s.push_str(&format!("; target CPU {t:.0}%"));
+            }
+            if *runs > 1 {
+                s.push_str(&format!(" (median of {runs} runs)"));
+            }
+            s.push('.');
+            s
+        }
+        Fact::AllInFlight { clients: c, efficiency } => format!(
+            "At {c} clients throughput was {} of ideal, yet the mock saw all {c} calls in flight at once: \
+             no pool smaller than that lets them through, so the shortfall is taken as noise, not a limit.",
+            percent(*efficiency)
+        ),
+        Fact::OneStep { .. } => "Only one step was measured: one step cannot show where throughput stops following clients; \
+             a limit can only be read from it when the base latency is known (a downstream delay) and the step queued."
+            .to_string(),
+        Fact::Contention {
+            from_clients,
+            threshold,
+            lowest_efficiency,
+            good_clients,
+            good_throughput_rps,
+            last_clients,
+            last_throughput_rps,
+        } => format!(
+            "Efficiency drifts below {} from {from_clients} clients (down to {} at {last_clients} clients) but throughput still grows, \
+             from {} req/s at {good_clients} clients to {} req/s at {last_clients}: contention, not a hard limit.",
+            percent(*threshold),
+            percent(*lowest_efficiency),
+            rate(*good_throughput_rps),
+            rate(*last_throughput_rps),
+        ),
+        Fact::Knee {
+            clients: c,
+            efficiency,
+            threshold,
+        } => {
+            let mut s = format!(
+                "The knee is at {}: throughput reached {} of ideal there (below {}), and every larger step stays below.",
+                clients(*c),
+                percent(*efficiency),
+                percent(*threshold)
+            );
+            if let Some(Fact::Plateau {
+                from_clients: a,
+                to_clients: b,
+                throughput_rps,
+                from_latency_ms: la,
+                to_latency_ms: lb,
+            }) = finding.facts.iter().find(|f| matches!(f, Fact::Plateau { .. }))
+            {
+                s.push_str(&format!(
+                    " From {a} to {b} clients ({:.1}×) throughput stays within 10% of {} req/s while mean latency grows from {} to {} ({:.1}×): a queue behind a fixed pool.",
+                    *b as f64 / *a as f64,
+                    rate(*throughput_rps),
+                    whole_ms(*la),
+                    whole_ms(*lb),
+                    if *la > 0.0 { lb / la } else { 0.0 }
+                ));
+            }
+            s
+        }
+        Fact::Stalls {
+            clients: c,
+            count: n,
+            stall_s,
+            period_s,
+            per_burst,
+            ..
+        } => format!(
+            "At {} the timeline shows {n} stalls of about {stall_s:.1} s with almost no completions, one every {period_s:.1} s \
+             (median gap between stall starts), with {} completions per burst.",
+            clients(*c),
+            count(*per_burst)
+        ),
+        Fact::ErrorsStart {
+            clients: c,
+            error_rate,
+            errors,
+            error_p50_ms,
+            threshold,
+        } => format!(
+            "Errors start at {}: {} of requests failed ({}){}; every larger step stays above {} in the median.",
+            clients(*c),
+            percent(*error_rate),
+            error_list(errors),
+            error_p50_ms
+                .map(|ms| format!(", answered in {} (median)", whole_ms(ms)))
+                .unwrap_or_default(),
+            percent(*threshold)
+        ),
+        Fact::Served {
+            from_clients,
+            ok_throughput_rps,
+            ..
+        } => format!(
+            "The limit is what the target serves, not what it refuses: successful throughput from {from_clients} clients on is {} req/s (median).",
+            rate(*ok_throughput_rps)
+        ),
+        Fact::Errors {
+            clients: c,
+            error_rate,
+            errors,
+        } => format!(
+            "At {} {} of requests failed ({}).",
+            clients(*c),
+            percent(*error_rate),
+            error_list(errors)
+        ),
+        Fact::MaxClientsReached { max_clients } => format!(
+            "The sweep stopped at its maximum of {max_clients} clients; raise --max-clients to look further."
+        ),
+        _ => return None,
+    };
+    Some(s)
+}

@@ -1,0 +1,75 @@
+//! "Past the knee: ...": what overload did to the service, in one sentence from the typed
+//! [`Overload`] (it queues, sheds, times out or collapses).
+
+use chokepoint_result::format::{clients, duration, percent, rate};
+use chokepoint_result::Overload;
+
+/// "Past the knee: ..." — what overload did to the service.
+pub(crate) fn past_the_knee(overload: &Overload) -> String {
+    match overload {
+        Overload::Queues {
+            from_clients,
+            to_clients,
+            throughput_rps,
+            from_latency_ms,
+            to_latency_ms,
+        } => format!(
+            "Past the knee: it queues. From {} to {} throughput held at {} req/s while mean \
+             latency {} from {} to {}.",
+            from_clients,
+            clients(*to_clients),
+            rate(*throughput_rps),
+            if to_latency_ms > from_latency_ms {
+                "grew"
+            } else {
+                "went"
+            },
+            duration(*from_latency_ms),
+            duration(*to_latency_ms)
+        ),
+        Overload::Sheds {
+            from_clients,
+            at_clients,
+            error_rate,
+            error_latency_ms,
+            error_kind,
+        } => format!(
+            "Past the knee: it sheds. From {} on, excess requests fail fast ({} in {}); {} \
+             failed at {}.",
+            clients(*from_clients),
+            error_kind,
+            duration(*error_latency_ms),
+            percent(*error_rate),
+            clients(*at_clients)
+        ),
+        Overload::TimesOut {
+            from_clients,
+            at_clients,
+            error_rate,
+            wait_ms,
+            error_kind,
+        } => format!(
+            "Past the knee: it times out. From {} on, requests fail after a wait of about {} \
+             ({}); {} failed at {}.",
+            clients(*from_clients),
+            duration(*wait_ms),
+            error_kind,
+            percent(*error_rate),
+            clients(*at_clients)
+        ),
+        Overload::Collapses {
+            peak,
+            at_clients,
+            throughput_rps,
+            fall,
+        } => format!(
+            "Past the knee: it collapses. Throughput peaked at {} req/s at {} and fell {} to {} \
+             req/s at {}.",
+            rate(peak.throughput_rps),
+            clients(peak.clients),
+            percent(*fall),
+            rate(*throughput_rps),
+            clients(*at_clients)
+        ),
+    }
+}

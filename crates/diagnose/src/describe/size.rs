@@ -1,0 +1,124 @@
+//! The sentences that size the limit: Little's law, the mock's ceiling of calls in flight, the
+//! cores kept busy, and a batch's waves. Each number comes from the fact; nothing here decides.
+
+use super::find;
+use crate::finding::Finding;
+use chokepoint_result::format::{count, duration, rate};
+use chokepoint_result::{CeilingReading, Fact, Service};
+
+/// The evidence sentence of one fact of this module's kind; `None` for any other fact.
+pub(super) fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
+    let s = match fact {
+        Fact::Little {
+            throughput_rps,
+            service_ms,
+            service,
+            in_service,
+            ..
+        } => {
+            let ceiling = finding
+                .facts
+                .iter()
+                .any(|f| matches!(f, Fact::MockCeiling { .. }));
+            if ceiling || *service_ms <= 0.0 {
+                return None;
+            }
+            format!(
+                "Little's law: {} req/s × {} ({}) = {} requests held at once.",
+                rate(*throughput_rps),
+                duration(*service_ms),
+                match service {
+                    Service::DownstreamCall => "the downstream delay",
+                    Service::Request => "the base latency",
+                },
+                count(*in_service)
+            )
+        }
+        Fact::MockCeiling {
+            max_in_flight: m,
+            mean_in_flight,
+            steps,
+            reading,
+            ..
+        } => {
+            let (x, s_ms, little) = find(finding, |f| match f {
+                Fact::Little {
+                    throughput_rps,
+                    service_ms,
+                    in_service,
+                    ..
+                } => Some((*throughput_rps, *service_ms, *in_service)),
+                _ => None,
+            })
+            .unwrap_or_default();
+            match reading {
+                CeilingReading::Agrees => format!(
+                    "The mock never saw more than {} calls in flight at the plateau steps (median of their maxima), \
+                     agreeing with Little's law: {} req/s × {} = {}, and with the mock's own mean of {} in flight.",
+                    count(*m),
+                    rate(x),
+                    duration(s_ms),
+                    count(little),
+                    count(*mean_in_flight)
+                ),
+                CeilingReading::SameAtEveryStep => format!(
+                    "The mock saw exactly {} calls in flight at each of the {steps} plateau steps: that ceiling is the pool. \
+                     Little's law gives less ({} req/s × {} = {}, and the mock's mean of {}): the slots were not busy all the time.",
+                    count(*m),
+                    rate(x),
+                    duration(s_ms),
+                    count(little),
+                    count(*mean_in_flight)
+                ),
+                CeilingReading::Disagrees => format!(
+                    "The mock saw at most {} calls in flight at the plateau steps, which does not agree with \
+                     Little's law ({} req/s × {} = {}): the limit is taken from Little's law.",
+                    count(*m),
+                    rate(x),
+                    duration(s_ms),
+                    count(little)
+                ),
+            }
+        }
+        Fact::CoresBusy {
+            target_cpu_pct,
+            cores,
+            cores_busy,
+            little,
+            ..
+        } => format!(
+            "The limit is the cores the target kept busy at the plateau: {target_cpu_pct:.0}% of {cores} cores = {} cores \
+             (Little's law over the base latency gives {}, which counts waiting for a core too).",
+            count(*cores_busy),
+            count(*little)
+        ),
+        _ => return None,
+    };
+    Some(s)
+}
+
+/// A batch's two sentences: the waves that bound the pool, and why the limit keeps within them.
+pub(super) fn batch_sentences(fact: &Fact) -> Vec<String> {
+    let Fact::Batch {
+        clients: c,
+        requests,
+        ok,
+        duration_s,
+        waves,
+        delay_ms,
+        low,
+        high,
+    } = fact
+    else {
+        return Vec::new();
+    };
+    vec![
+        format!(
+            "This step is one batch ({requests} requests for {c} clients): {ok} successful requests took {duration_s:.1} s, {waves} waves of the {} delay, \
+             so the pool holds between {low} and {high} at once.",
+            duration(*delay_ms)
+        ),
+        "Little's law undercounts a batch (its last wave is partial), so the limit is kept within that range."
+            .to_string(),
+    ]
+}
