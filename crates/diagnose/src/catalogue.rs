@@ -6,3 +6,8 @@ use chokepoint_result::Setting;
 pub fn setting_for(_pool: &str) -> Option<Setting> {
     None
 }
+
+/// The setting behind a pool whose waiting threads stand in one of `frames`; `None`: not known.
+pub fn setting_for_frames(_frames: &[String]) -> Option<Setting> {
+    None
+}

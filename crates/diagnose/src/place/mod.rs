@@ -21,7 +21,8 @@
 //!
 //! Two pools that match, or none, name no place: the fact keeps what was seen (the matching
 //! pools, or the most held ones, and the connections to the downstream) for the describer.
-//! A pool the catalogue knows gets its setting ([`crate::catalogue::setting_for`]).
+//! A pool the catalogue knows, by its name or by the frames its threads wait in, gets its
+//! setting ([`crate::catalogue::setting_for`], [`crate::catalogue::setting_for_frames`]).
 use crate::finding::Finding;
 use chokepoint_result::{
     Fact, Kind, Place, PlaceKind, PlaceSource, PlaceUnclearWhy, PoolSeen, PoolStacks, Step,
@@ -62,13 +63,7 @@ pub(crate) fn facts(steps: &[Step], finding: &Finding) -> Vec<Fact> {
         _ => None,
     };
     match decided {
-        Some(Decision::Place(mut place)) => {
-            place.setting = place
-                .pool
-                .as_deref()
-                .and_then(crate::catalogue::setting_for);
-            vec![Fact::Place { place }]
-        }
+        Some(Decision::Place(place)) => vec![Fact::Place { place }],
         Some(Decision::Unclear(fact)) => vec![fact],
         None => Vec::new(),
     }
@@ -86,6 +81,8 @@ struct Held {
     seen: PoolSeen,
     /// A pool's resource waited for by others of the pool (stacks only).
     acquiring: bool,
+    /// Where those others waited for it (a connection pool's `getConnection`).
+    acquire_frames: Vec<String>,
     /// `/proc`'s threads in the wait that did not follow the load, left out of `held`.
     background: Option<f64>,
     syscall: Option<String>,
@@ -94,7 +91,12 @@ struct Held {
 }
 
 impl Held {
+    /// The place this pool is, with the catalogue's setting when it knows the pool by its name
+    /// or by the frames its threads wait in.
     fn into_place(self) -> Place {
+        let setting = crate::catalogue::setting_for(&self.seen.pool)
+            .or_else(|| crate::catalogue::setting_for_frames(&self.seen.frames))
+            .or_else(|| crate::catalogue::setting_for_frames(&self.acquire_frames));
         let kind = if self.acquiring {
             PlaceKind::ConnectionPool
         } else {
@@ -113,6 +115,7 @@ impl Held {
             syscall: self.syscall,
             snapshots: self.snapshots,
             recording_s: self.recording_s,
+            setting,
             ..Place::default()
         }
     }
@@ -143,16 +146,20 @@ fn most_held<'s>(plateau: &[&'s Step], held: impl Fn(&'s Step) -> Vec<Held>) -> 
     best
 }
 
-/// The runtime's view of one pool held in `kind` at `step`.
-fn stacks_held(step: &Step, pool: &PoolStacks, kind: WaitKind) -> Held {
-    let stacks = step.stacks.as_ref();
-    let frames = pool
-        .stacks
+/// The frames most of `pool`'s threads doing `kind` shared.
+fn frames_of(pool: &PoolStacks, kind: WaitKind) -> Vec<String> {
+    pool.stacks
         .iter()
         .filter(|s| s.waiting == Some(kind))
         .max_by(|a, b| a.threads.total_cmp(&b.threads))
         .map(|s| s.frames.clone())
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+/// The runtime's view of one pool held in `kind` at `step`.
+fn stacks_held(step: &Step, pool: &PoolStacks, kind: WaitKind) -> Held {
+    let stacks = step.stacks.as_ref();
+    let frames = frames_of(pool, kind);
     Held {
         clients: step.clients,
         seen: PoolSeen {
@@ -164,6 +171,7 @@ fn stacks_held(step: &Step, pool: &PoolStacks, kind: WaitKind) -> Held {
             frames,
         },
         acquiring: kind != WaitKind::PoolAcquire && pool.threads_in(WaitKind::PoolAcquire) >= 1.0,
+        acquire_frames: frames_of(pool, WaitKind::PoolAcquire),
         background: None,
         syscall: None,
         snapshots: stacks.map(|s| s.snapshots).filter(|n| *n > 0),
@@ -239,6 +247,7 @@ fn from_proc(plateau: &[&Step], before: &[&Step], wait: ProcWait) -> Vec<Held> {
                         frames: Vec::new(),
                     },
                     acquiring: false,
+                    acquire_frames: Vec::new(),
                     background: (background > 0.0).then_some(background),
                     syscall,
                     snapshots: None,
@@ -439,6 +448,7 @@ fn running(plateau: &[&Step]) -> Vec<Held> {
                     frames: Vec::new(),
                 },
                 acquiring: false,
+                acquire_frames: Vec::new(),
                 background: None,
                 syscall: None,
                 snapshots: None,

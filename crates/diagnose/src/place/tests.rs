@@ -631,3 +631,31 @@ fn the_diagnosis_carries_the_place_and_its_one_line_attribution() {
     assert_eq!(json["place"]["source"]["stacks"], "jcmd-thread-print");
     assert_eq!(json["facts"][0]["kind"], "place");
 }
+
+#[test]
+fn a_known_pool_says_its_setting_beside_its_measured_size() {
+    let steps: Vec<Step> = [4, 20, 40].map(|c| jvm_twin(c, true)).to_vec();
+    let found = finding(Kind::BlockingPool, 20.0, 40);
+    let mut place = place_of(&steps, &found);
+    place.setting = Some(chokepoint_result::Setting {
+        framework: "BlockingDemo".into(),
+        setting: "--actors".into(),
+        default: "20".into(),
+        source: "examples/jvm/BlockingDemo.java".into(),
+    });
+    assert!(
+        attribution(&place)
+            .ends_with("(jcmd Thread.print, 3 dumps); its size: `--actors` (default 20)"),
+        "{}",
+        attribution(&place)
+    );
+    let said =
+        crate::describe::place::sentence(&Fact::Place { place }, &found).expect("a sentence");
+    assert!(
+        said.ends_with(
+            "The catalogue knows `actor-pool`: BlockingDemo, sized by `--actors` (default 20; \
+             examples/jvm/BlockingDemo.java); it had 20 threads here."
+        ),
+        "{said}"
+    );
+}
