@@ -2,7 +2,7 @@
 //! threads wait in, the setting that sizes it. The diagnosis fills it from the step's evidence
 //! (`/proc`, connections, the runtime's stacks) when that evidence points at one place; the
 //! describer renders it as the finding's first line of evidence and the one-line `attribution`.
-use crate::{StackSource, WaitKind};
+use crate::{SharedStack, StackSource, WaitKind};
 use serde::{Deserialize, Serialize};
 
 /// What kind of place holds the limit.
@@ -14,6 +14,9 @@ pub enum PlaceKind {
     ThreadPool,
     /// A pool of connections to a downstream: never more than N open.
     ConnectionPool,
+    /// A lock or a semaphore inside a larger pool: so many of its threads hold it while they
+    /// wait on the downstream, the others wait for it.
+    Semaphore,
     /// A pool that starts a thread per blocked call instead of queueing.
     GrowingPool,
     /// The CPU, with the busiest pool named.
@@ -53,6 +56,10 @@ pub struct Place {
     pub source: Option<PlaceSource>,
     /// The known setting behind it, when the pool matches the catalogue.
     pub setting: Option<Setting>,
+    /// For stacks: the largest group of the pool's other threads waiting to get in (for a lock,
+    /// a semaphore's permit or a pool's resource), with where they wait.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queued: Option<SharedStack>,
     /// For `/proc`: threads of the pool in the same wait that did not follow the load (in it
     /// already at the fewest clients, beyond one per client: an accept loop, a listener); left
     /// out of `held`.

@@ -134,10 +134,26 @@ fn where_line(place: &Place) -> String {
                 s.push_str(" in ");
                 s.push_str(&frames(&place.frames));
             }
-            if place.kind == Some(PlaceKind::ConnectionPool) {
-                s.push_str(", the others waiting for a pool's resource: a pool of ");
-                s.push_str(&concurrency(held));
-                s.push_str(" in front of the downstream");
+            if let Some(queued) = &place.queued {
+                s.push_str(&format!(
+                    ", {} more {}",
+                    count(queued.threads),
+                    waiting_words(queued.waiting)
+                ));
+                if !queued.frames.is_empty() {
+                    s.push_str(" in ");
+                    s.push_str(&frames(&queued.frames));
+                }
+                s.push_str(&match place.kind {
+                    Some(PlaceKind::ConnectionPool) => format!(
+                        ": a pool of {} in front of the downstream",
+                        concurrency(held)
+                    ),
+                    _ => format!(
+                        ": a lock or semaphore lets {} through at a time",
+                        concurrency(held)
+                    ),
+                });
             }
             format!("{s} ({from})")
         }

@@ -7,8 +7,8 @@
 //!   once): the pool whose threads held in a wait number about the limit (within 15%, at least
 //!   ±0.75 of a thread), at the plateau step where they were most. With the runtime's stacks, the
 //!   wait is read from the frames: threads waiting on a downstream first, then on a lock or a
-//!   pool's resource; a pool whose other threads wait for a pool's resource (a connection) is a
-//!   connection pool. Without stacks, `/proc`'s threads (the mean over the samples: the
+//!   pool's resource; when other threads of the pool queue for a pool's resource (a connection)
+//!   beside the held ones, the place is a connection pool, for a lock or a permit a semaphore. Without stacks, `/proc`'s threads (the mean over the samples: the
 //!   threads held through the step): those in a network wait first, less those that did not
 //!   follow the load (there already at the fewest clients beyond one per client: an accept
 //!   loop); then those parked in `futex` (which is also how an idle worker waits), only for a
@@ -25,8 +25,8 @@
 //! setting ([`crate::catalogue::setting_for`], [`crate::catalogue::setting_for_frames`]).
 use crate::finding::Finding;
 use chokepoint_result::{
-    Fact, Kind, Place, PlaceKind, PlaceSource, PlaceUnclearWhy, PoolSeen, PoolStacks, Step,
-    WaitKind,
+    Fact, Kind, Place, PlaceKind, PlaceSource, PlaceUnclearWhy, PoolSeen, PoolStacks, SharedStack,
+    Step, WaitKind,
 };
 
 /// A held count matches the limit within this share of it...
@@ -37,6 +37,8 @@ const MATCH_THREADS: f64 = 0.75;
 const BUSIEST_LEAD: f64 = 1.5;
 /// A pool started on demand was at most this share of its plateau size before the knee.
 const GREW_SHARE: f64 = 0.75;
+/// A pool's threads waiting for a lock or a resource are a queue from this share of its held ones.
+const QUEUED_SHARE: f64 = 0.1;
 /// Pools kept in a [`Fact::PlaceUnclear`] when none matched.
 const SEEN_KEPT: usize = 3;
 
@@ -79,10 +81,9 @@ enum Decision {
 struct Held {
     clients: u32,
     seen: PoolSeen,
-    /// A pool's resource waited for by others of the pool (stacks only).
-    acquiring: bool,
-    /// Where those others waited for it (a connection pool's `getConnection`).
-    acquire_frames: Vec<String>,
+    /// Others of the pool waiting to get in: for a lock, a permit or a pool's resource (stacks
+    /// only).
+    queued: Option<SharedStack>,
     /// `/proc`'s threads in the wait that did not follow the load, left out of `held`.
     background: Option<f64>,
     syscall: Option<String>,
@@ -96,11 +97,14 @@ impl Held {
     fn into_place(self) -> Place {
         let setting = crate::catalogue::setting_for(&self.seen.pool)
             .or_else(|| crate::catalogue::setting_for_frames(&self.seen.frames))
-            .or_else(|| crate::catalogue::setting_for_frames(&self.acquire_frames));
-        let kind = if self.acquiring {
-            PlaceKind::ConnectionPool
-        } else {
-            PlaceKind::ThreadPool
+            .or_else(|| {
+                let queued = self.queued.as_ref()?;
+                crate::catalogue::setting_for_frames(&queued.frames)
+            });
+        let kind = match self.queued.as_ref().and_then(|q| q.waiting) {
+            Some(WaitKind::PoolAcquire) => PlaceKind::ConnectionPool,
+            Some(_) => PlaceKind::Semaphore,
+            None => PlaceKind::ThreadPool,
         };
         Place {
             kind: Some(kind),
@@ -116,6 +120,7 @@ impl Held {
             snapshots: self.snapshots,
             recording_s: self.recording_s,
             setting,
+            queued: self.queued,
             ..Place::default()
         }
     }
@@ -156,22 +161,36 @@ fn frames_of(pool: &PoolStacks, kind: WaitKind) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The largest group of `pool`'s threads waiting to get in beside the `held` ones: for a lock
+/// or a pool's resource, at least one thread and a tenth of the held ones (a thread passing
+/// through a lock is not a queue).
+fn queued(pool: &PoolStacks, held: f64) -> Option<SharedStack> {
+    pool.stacks
+        .iter()
+        .filter(|s| matches!(s.waiting, Some(WaitKind::Lock | WaitKind::PoolAcquire)))
+        .filter(|s| s.threads >= (QUEUED_SHARE * held).max(1.0))
+        .max_by(|a, b| a.threads.total_cmp(&b.threads))
+        .cloned()
+}
+
 /// The runtime's view of one pool held in `kind` at `step`.
 fn stacks_held(step: &Step, pool: &PoolStacks, kind: WaitKind) -> Held {
     let stacks = step.stacks.as_ref();
     let frames = frames_of(pool, kind);
+    let held = pool.threads_in(kind);
     Held {
         clients: step.clients,
         seen: PoolSeen {
             pool: pool.pool.clone(),
             threads: pool.threads,
-            held: pool.threads_in(kind),
+            held,
             waiting: Some(kind),
             source: stacks.and_then(|s| s.source).map(PlaceSource::Stacks),
             frames,
         },
-        acquiring: kind != WaitKind::PoolAcquire && pool.threads_in(WaitKind::PoolAcquire) >= 1.0,
-        acquire_frames: frames_of(pool, WaitKind::PoolAcquire),
+        queued: (kind == WaitKind::Downstream)
+            .then(|| queued(pool, held))
+            .flatten(),
         background: None,
         syscall: None,
         snapshots: stacks.map(|s| s.snapshots).filter(|n| *n > 0),
@@ -246,8 +265,7 @@ fn from_proc(plateau: &[&Step], before: &[&Step], wait: ProcWait) -> Vec<Held> {
                         source: Some(PlaceSource::Proc),
                         frames: Vec::new(),
                     },
-                    acquiring: false,
-                    acquire_frames: Vec::new(),
+                    queued: None,
                     background: (background > 0.0).then_some(background),
                     syscall,
                     snapshots: None,
@@ -447,8 +465,7 @@ fn running(plateau: &[&Step]) -> Vec<Held> {
                     source: Some(PlaceSource::Proc),
                     frames: Vec::new(),
                 },
-                acquiring: false,
-                acquire_frames: Vec::new(),
+                queued: None,
                 background: None,
                 syscall: None,
                 snapshots: None,

@@ -519,10 +519,67 @@ fn threads_waiting_for_a_pools_resource_beside_the_held_ones_are_a_connection_po
     assert_eq!(place.kind, Some(PlaceKind::ConnectionPool));
     assert_eq!(place.pool.as_deref(), Some("http-nio-8080-exec"));
     assert_eq!((place.size, place.held), (Some(20.0), Some(10.0)));
+    assert_eq!(
+        attribution(&place),
+        "pool `http-nio-8080-exec`: 20 threads, 10 waiting on a downstream call in \
+         `org.postgresql.core.PGStream.receive` ← `app.Repo.find`, 10 more waiting for a pool's \
+         resource in `com.zaxxer.hikari.pool.HikariPool.getConnection`: a pool of 10 in front of \
+         the downstream (jcmd Thread.print, 3 dumps)"
+    );
+}
+
+#[test]
+fn threads_queued_for_a_lock_beside_the_held_ones_are_a_semaphore_inside_the_pool() {
+    // The twin's /blocking as jcmd saw it: a cached pool of 34 threads, 25 in the downstream
+    // call with a Semaphore's permit, 7 waiting for one, 2 idle; one thread in a lock is no queue.
+    let blocking = |clients: u32, waiting_for_a_permit: f64| {
+        let jcmd = stacks(
+            StackSource::JcmdThreadPrint,
+            vec![stack_pool(
+                "elastic-pool",
+                &[
+                    (
+                        WaitKind::Downstream,
+                        25.0,
+                        &[
+                            "java.net.HttpURLConnection.getResponseCode",
+                            "BlockingDemo.blockingCall",
+                        ],
+                    ),
+                    (
+                        WaitKind::Lock,
+                        waiting_for_a_permit,
+                        &[
+                            "java.util.concurrent.Semaphore.acquire",
+                            "BlockingDemo.lambda$route$4",
+                        ],
+                    ),
+                    (
+                        WaitKind::Idle,
+                        2.0,
+                        &["java.util.concurrent.ThreadPoolExecutor.getTask"],
+                    ),
+                ],
+            )],
+        );
+        step(clients, Vec::new(), Some(jcmd), Some(25))
+    };
+    let found = finding(Kind::BlockingPool, 25.0, 32);
+    let place = place_of(&[blocking(32, 7.0)], &found);
+    assert_eq!(place.kind, Some(PlaceKind::Semaphore));
+    assert_eq!((place.size, place.held), (Some(34.0), Some(25.0)));
     assert!(
-        attribution(&place).contains("the others waiting for a pool's resource: a pool of 10"),
+        attribution(&place).contains(
+            ", 7 more waiting for a lock in `java.util.concurrent.Semaphore.acquire` ← \
+             `BlockingDemo.lambda$route$4`: a lock or semaphore lets 25 through at a time"
+        ),
         "{}",
         attribution(&place)
+    );
+    let place = place_of(&[blocking(32, 1.0)], &found);
+    assert_eq!(
+        (place.kind, place.queued),
+        (Some(PlaceKind::ThreadPool), None)
     );
 }
 
