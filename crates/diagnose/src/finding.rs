@@ -61,7 +61,7 @@ impl Finding {
     pub fn into_diagnosis(self) -> Diagnosis {
         let text = describe(&self);
         let place = self.facts.iter().find_map(|fact| match fact {
-            Fact::Place { place } => Some(place.clone()),
+            Fact::Place { place } => Some(place.as_ref().clone()),
             _ => None,
         });
         Diagnosis {

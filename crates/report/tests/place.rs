@@ -127,7 +127,7 @@ fn observed(with_stacks: bool) -> SweepResult {
         "20 of 20 threads of `actor-pool` blocked on the network, in `poll` (/proc)".into()
     });
     diagnosis.facts.push(Fact::Place {
-        place: place.clone(),
+        place: Box::new(place.clone()),
     });
     diagnosis.place = Some(place);
     result

@@ -429,8 +429,8 @@ pub enum Fact {
     /// Where the limit sits, read from the evidence of the steps at or past the knee (the same
     /// record as `diagnosis.place`).
     Place {
-        /// The place.
-        place: Place,
+        /// The place (boxed: it is the largest fact).
+        place: Box<Place>,
     },
     /// The evidence of the steps at or past the knee pointed at no one place: what it saw.
     PlaceUnclear {

@@ -56,24 +56,18 @@ pub(crate) fn facts(steps: &[Step], finding: &Finding) -> Vec<Fact> {
     let mut plateau: Vec<&Step> = steps.iter().filter(|s| s.clients >= knee).collect();
     plateau.sort_by_key(|s| s.clients);
     let before: Vec<&Step> = steps.iter().filter(|s| s.clients < knee).collect();
-    let decided = match (finding.kind, finding.limit) {
+    let place = |place: Place| Fact::Place {
+        place: Box::new(place),
+    };
+    let fact = match (finding.kind, finding.limit) {
         (Kind::BlockingPool | Kind::ErrorBound, Some(limit)) if limit > 0.0 => {
             held_pool(&plateau, &before, limit)
         }
-        (Kind::ConnectionLimit, _) => connection_pool(&plateau).map(Decision::Place),
-        (Kind::CpuBound, _) => cpu(&plateau, finding).map(Decision::Place),
+        (Kind::ConnectionLimit, _) => connection_pool(&plateau).map(place),
+        (Kind::CpuBound, _) => cpu(&plateau, finding).map(place),
         _ => None,
     };
-    match decided {
-        Some(Decision::Place(place)) => vec![Fact::Place { place }],
-        Some(Decision::Unclear(fact)) => vec![fact],
-        None => Vec::new(),
-    }
-}
-
-enum Decision {
-    Place(Place),
-    Unclear(Fact),
+    fact.into_iter().collect()
 }
 
 /// A pool held at one step: what the decision compares with the limit.
@@ -322,7 +316,7 @@ fn grew_until_the_knee(name: &str, plateau: &[&Step], before: &[&Step]) -> bool 
 }
 
 /// A pool held at about the limit: from the stacks when they name one, else from `/proc`.
-fn held_pool(plateau: &[&Step], before: &[&Step], limit: f64) -> Option<Decision> {
+fn held_pool(plateau: &[&Step], before: &[&Step], limit: f64) -> Option<Fact> {
     let observed = plateau
         .iter()
         .any(|s| s.stacks.is_some() || s.threads_by_pool.is_some());
@@ -345,14 +339,18 @@ fn held_pool(plateau: &[&Step], before: &[&Step], limit: f64) -> Option<Decision
             .collect();
         match matching.as_slice() {
             [] => continue,
-            [one] => return Some(Decision::Place((*one).clone().into_place())),
+            [one] => {
+                return Some(Fact::Place {
+                    place: Box::new((*one).clone().into_place()),
+                })
+            }
             several => {
-                return Some(Decision::Unclear(unclear(
+                return Some(unclear(
                     plateau,
                     limit,
                     PlaceUnclearWhy::SeveralMatch,
                     several.iter().map(|h| (*h).clone()).collect(),
-                )))
+                ))
             }
         }
     }
@@ -365,12 +363,12 @@ fn held_pool(plateau: &[&Step], before: &[&Step], limit: f64) -> Option<Decision
     } else {
         tiers[2].clone()
     };
-    Some(Decision::Unclear(unclear(
+    Some(unclear(
         plateau,
         limit,
         PlaceUnclearWhy::NoneMatch,
         seen.into_iter().take(SEEN_KEPT).collect(),
-    )))
+    ))
 }
 
 /// The fact for evidence that named no one place.

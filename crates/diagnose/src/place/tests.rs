@@ -124,7 +124,7 @@ fn finding(kind: Kind, limit: f64, knee: u32) -> Finding {
 
 fn place_of(steps: &[Step], finding: &Finding) -> Place {
     match facts(steps, finding).as_slice() {
-        [Fact::Place { place }] => place.clone(),
+        [Fact::Place { place }] => place.as_ref().clone(),
         other => panic!("expected one place, got {other:?}"),
     }
 }
@@ -644,7 +644,9 @@ fn a_cpu_limit_names_the_cpu_figure_and_the_busiest_pool_when_it_leads() {
         "the CPU, 97% of all cores at the plateau"
     );
     // That figure is the CPU facts' own: no sentence of its own repeats it.
-    let fact = Fact::Place { place };
+    let fact = Fact::Place {
+        place: Box::new(place),
+    };
     assert_eq!(crate::describe::place::sentence(&fact, &found), None);
     assert_eq!(crate::describe::place::short(&fact), None);
 }
@@ -706,8 +708,13 @@ fn a_known_pool_says_its_setting_beside_its_measured_size() {
         "{}",
         attribution(&place)
     );
-    let said =
-        crate::describe::place::sentence(&Fact::Place { place }, &found).expect("a sentence");
+    let said = crate::describe::place::sentence(
+        &Fact::Place {
+            place: Box::new(place),
+        },
+        &found,
+    )
+    .expect("a sentence");
     assert!(
         said.ends_with(
             "The catalogue knows `actor-pool`: BlockingDemo, sized by `--actors` (default 20; \
