@@ -50,8 +50,8 @@ pub struct Args {
     #[arg(long)]
     pub jvm: bool,
     /// A Go target's net/http/pprof base URL, e.g. http://127.0.0.1:6060/debug/pprof
-    /// (default: the swept URL's /debug/pprof/, when it answers)
-    #[arg(long)]
+    /// (default: for a Go target, /debug/pprof/ on the loopback ports it listens on, when it answers)
+    #[arg(long, value_parser = pprof_url)]
     pub pprof: Option<String>,
     /// A gate for CI, e.g. 'limit>=100', 'p99<500ms@40', 'kind!=blocking-pool' (repeatable):
     /// exit 1 when one fails
@@ -85,6 +85,10 @@ pub enum PidChoice {
     None,
     /// This process and its descendants.
     Pid(i32),
+}
+
+fn pprof_url(text: &str) -> Result<String, String> {
+    chokepoint_observe::stacks::pprof::goroutine_url(text)
 }
 
 fn pid_choice(text: &str) -> Result<PidChoice, String> {

@@ -39,9 +39,16 @@ pub struct ThreadSample {
 /// The pool a thread belongs to: its name without the counter a pool adds (`actor-pool-7` →
 /// `actor-pool`, `GC Thread#1` → `GC Thread`, `ForkJoinPool-1-worker-3` →
 /// `ForkJoinPool-1-worker`). A number is a counter only after a separator, so `python3` stays.
+/// A name that ends in what the thread runs keeps it: CPython's
+/// `Thread-7 (process_request_thread)` → `Thread (process_request_thread)`.
 pub fn pool_name(thread: &str) -> String {
     const SEPARATORS: &[char] = &['-', '_', '#', ' ', '.', ':', '/'];
     let name = thread.trim();
+    if let Some((counted, runs)) = name.strip_suffix(')').and_then(|n| n.rsplit_once(" (")) {
+        if !counted.is_empty() {
+            return format!("{} ({runs})", pool_name(counted));
+        }
+    }
     let without_digits = name.trim_end_matches(|c: char| c.is_ascii_digit());
     let counter_follows_separator =
         without_digits.len() < name.len() && without_digits.ends_with(SEPARATORS);
@@ -230,6 +237,12 @@ mod tests {
             ("python3", "python3"),
             ("ThreadPoolExecutor-0_2", "ThreadPoolExecutor-0"),
             ("Thread-12", "Thread"),
+            // CPython 3.10+ names a thread after its target (full name, from py-spy).
+            (
+                "Thread-26 (process_request_thread)",
+                "Thread (process_request_thread)",
+            ),
+            ("Thread-26 (proc", "Thread-26 (proc"), // the same, cut at 15 bytes by Linux
             // Go: every thread is named after the binary.
             ("go-semaphore", "go-semaphore"),
             // Node 18: all threads "node"; newer libuv names its pool.

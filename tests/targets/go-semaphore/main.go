@@ -4,7 +4,8 @@
 // HTTP GET to a downstream URL, then answers 200. The hidden limit is the semaphore: 12 calls in
 // flight at once, whatever the number of clients (kind blocking-pool).
 //
-// Usage: go run . -port 0 -downstream http://127.0.0.1:9999/
+// Usage: go run . -port 0 -downstream http://127.0.0.1:9999/ [-pprof]
+// With -pprof it also serves net/http/pprof under /debug/pprof/ on the same port.
 // The first stdout line is "listening on 127.0.0.1:PORT".
 package main
 
@@ -15,6 +16,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"time"
 )
@@ -24,6 +26,7 @@ const slots = 12
 func main() {
 	port := flag.Int("port", 0, "TCP port to listen on (0: any free port)")
 	downstream := flag.String("downstream", "", "URL the handler calls while holding a slot (required)")
+	withPprof := flag.Bool("pprof", false, "also serve net/http/pprof under /debug/pprof/")
 	flag.Parse()
 	if *downstream == "" {
 		fmt.Fprintln(os.Stderr, "go-semaphore: -downstream URL is required (e.g. a chokepoint mock)")
@@ -42,7 +45,12 @@ func main() {
 	}
 	semaphore := make(chan struct{}, slots)
 
-	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	mux := http.NewServeMux()
+	if *withPprof {
+		// pprof.Index serves every named profile, goroutine?debug=2 among them.
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		semaphore <- struct{}{}
 		defer func() { <-semaphore }()
 
@@ -63,5 +71,5 @@ func main() {
 		os.Exit(2)
 	}
 	fmt.Printf("listening on %s\n", listener.Addr().String())
-	log.Fatal(http.Serve(listener, nil))
+	log.Fatal(http.Serve(listener, mux))
 }

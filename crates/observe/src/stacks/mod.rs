@@ -11,6 +11,12 @@
 //!
 //! A tool that is missing, slow or refused becomes an [`ObservationNote`]; the sweep goes on
 //! without that evidence.
+pub mod pprof;
+pub mod pyspy;
+mod snapshots;
+#[cfg(test)]
+mod test_support;
+
 use crate::threads::pool_name;
 use chokepoint_result::{
     ObservationNote, PoolStacks, SharedStack, StackEvidence, StackSource, WaitKind,
@@ -68,11 +74,17 @@ pub trait StackTool: Send {
 /// The tool for a target's root process, or a note saying why there is none. `Ok(None)` when the
 /// runtime has no stack tool chokepoint knows (`/proc` is then the only evidence, silently).
 pub fn tool_for(
-    _pid: i32,
+    pid: i32,
     options: &StackOptions,
 ) -> Result<Option<Box<dyn StackTool>>, ObservationNote> {
     if !options.enabled {
         return Ok(None);
+    }
+    if let Some(found) = pprof::tool_for(pid, options) {
+        return found.map(Some);
+    }
+    if let Some(found) = pyspy::tool_for(pid) {
+        return found.map(Some);
     }
     Ok(None)
 }
