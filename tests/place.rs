@@ -1,8 +1,9 @@
-//! Where the limit sits (issue 12), on real processes, from `/proc` alone (`--stacks off`, the
-//! target found with `--pid auto`): the JVM twin's routes in their pools by name, a CPython
-//! thread pool in its process's threads (CPython names no OS thread), and Go's goroutines, which
-//! `/proc` cannot see, told as what it saw and what it could not. A missing tool fails the test
-//! (`.ci/run` installs them).
+//! Where the limit sits (issue 12), on real processes found with `--pid auto`. From `/proc`
+//! alone (`--stacks off`): the JVM twin's routes in their pools by name, a CPython thread pool
+//! in its process's threads (CPython names no OS thread), and Go's goroutines, which `/proc`
+//! cannot see, told as what it saw and what it could not. With the runtime's stacks: the same
+//! thread pool by py-spy's pool and frame, the Go semaphore by pprof's frames. A missing tool
+//! fails the test (`.ci/run` installs them).
 mod common;
 
 use chokepoint_experiment::SweepConfig;
@@ -28,12 +29,23 @@ fn sweep_from_proc(
     clients: Vec<u32>,
     mock: &chokepoint_mock::RunningMock,
 ) -> SweepResult {
+    sweep_auto(name, url, clients, mock, false)
+}
+
+/// The sweep of `url` with `--pid auto`, the runtime's stacks on or off, over `clients`.
+fn sweep_auto(
+    name: &str,
+    url: &str,
+    clients: Vec<u32>,
+    mock: &chokepoint_mock::RunningMock,
+    stacks: bool,
+) -> SweepResult {
     let config = SweepConfig::new(url).expect("a valid URL");
     let found = config.listening_target();
     assert_eq!(found.len(), 1, "{name}: --pid auto finds one process");
     let mut config = config.with_target_pids(found);
     config.stacks = StackOptions {
-        enabled: false,
+        enabled: stacks,
         ..StackOptions::default()
     };
     let most = clients.iter().copied().max().unwrap_or(1);
@@ -164,4 +176,92 @@ fn go_goroutines_are_not_placed_from_proc_and_the_finding_says_what_it_saw() {
         said.contains("about the limit") && said.contains("--pprof"),
         "{said}"
     );
+}
+
+/// The place of a finding read from the runtime's stacks, printed.
+fn stacks_place(name: &str, result: &SweepResult) -> chokepoint_result::Place {
+    let diagnosis = assert_kind(name, result, Kind::BlockingPool);
+    println!(
+        "{name}: {}",
+        diagnosis.attribution.as_deref().unwrap_or("no place")
+    );
+    diagnosis
+        .place
+        .clone()
+        .unwrap_or_else(|| panic!("{name}: no place: {:?}", diagnosis.evidence))
+}
+
+#[test]
+fn a_python_thread_pool_is_placed_in_its_workers_and_their_frame_by_py_spy() {
+    require("python3", "--version");
+    require("py-spy", "--version");
+    let _one = one_at_a_time();
+    let mock = mock_with_delay();
+    let mut command = Command::new("python3");
+    command
+        .arg(targets_dir().join("py-threadpool/server.py"))
+        .args(["--port", "0", "--downstream", &mock.url()]);
+    let target = Target::launch("py-threadpool", command);
+    let result = sweep_auto(
+        "py-threadpool",
+        &target.url(),
+        vec![1, 3, 12, 24],
+        &mock,
+        true,
+    );
+    drop(target);
+    let place = stacks_place("py-threadpool", &result);
+    assert_eq!(
+        place.source,
+        Some(PlaceSource::Stacks(chokepoint_result::StackSource::PySpy))
+    );
+    // ThreadPoolExecutor's workers, pooled by py-spy's thread names, in the service's call.
+    assert_eq!(place.pool.as_deref(), Some("worker"));
+    assert_eq!(place.kind, Some(PlaceKind::ThreadPool));
+    let held = place.held.unwrap_or(0.0);
+    assert!((5.0..=7.0).contains(&held), "{held} of the 6 workers held");
+    assert!(
+        place
+            .frames
+            .last()
+            .is_some_and(|f| f.starts_with("call_downstream (server.py:")),
+        "{:?}",
+        place.frames
+    );
+}
+
+#[test]
+fn go_goroutines_behind_a_channel_are_placed_as_a_semaphore_by_pprof() {
+    require("go", "version");
+    let _one = one_at_a_time();
+    let mock = mock_with_delay();
+    let mut command = Command::new(build_go_target("go-semaphore"));
+    command.args(["-port", "0", "-downstream", &mock.url(), "-pprof"]);
+    let target = Target::launch("go-semaphore", command);
+    let result = sweep_auto(
+        "go-semaphore",
+        &target.url(),
+        vec![3, 6, 24, 48],
+        &mock,
+        true,
+    );
+    drop(target);
+    let place = stacks_place("go-semaphore", &result);
+    assert_eq!(
+        place.source,
+        Some(PlaceSource::Stacks(chokepoint_result::StackSource::Pprof))
+    );
+    // The handlers: 12 in the downstream call holding a slot, the others sending into the
+    // channel for one.
+    assert_eq!(place.kind, Some(PlaceKind::Semaphore));
+    assert_eq!(place.pool.as_deref(), Some("net/http.(*Server).Serve"));
+    let held = place.held.unwrap_or(0.0);
+    assert!((10.5..=13.5).contains(&held), "{held} of the 12 slots held");
+    assert!(
+        place.frames.iter().any(|f| f == "net/http.(*Client).Get"),
+        "{:?}",
+        place.frames
+    );
+    let queued = place.queued.expect("the handlers waiting for a slot");
+    assert_eq!(queued.frames.first().map(String::as_str), Some("chan send"));
 }

@@ -124,8 +124,12 @@ fn where_line(place: &Place) -> String {
                 .unwrap_or_default()
         ),
         _ => {
+            let threads = match place.source {
+                Some(PlaceSource::Stacks(StackSource::Pprof)) => "goroutines",
+                _ => "threads",
+            };
             let mut s = format!(
-                "pool `{pool}`: {} threads, {} {}",
+                "pool `{pool}`: {} {threads}, {} {}",
                 count(size),
                 count(held),
                 waiting_words(place.waiting)
@@ -179,14 +183,19 @@ fn waiting_words(waiting: Option<WaitKind>) -> &'static str {
     waiting.map_or("waiting", WaitKind::as_words)
 }
 
-/// `` `a` ← `b` ← `c` ``: the first frames, innermost first.
+/// `` `a` ← `b` ← `c` ``, innermost first; past three, the first two, then `…` and the last
+/// (the service's own frame, which the tools keep last).
 fn frames(frames: &[String]) -> String {
-    frames
-        .iter()
-        .take(FRAMES_TOLD)
-        .map(|f| format!("`{f}`"))
-        .collect::<Vec<_>>()
-        .join(" ← ")
+    let quoted = |f: &String| format!("`{f}`");
+    let told: Vec<String> = if frames.len() <= FRAMES_TOLD {
+        frames.iter().map(quoted).collect()
+    } else {
+        let mut told: Vec<String> = frames[..FRAMES_TOLD - 1].iter().map(quoted).collect();
+        told.push("…".to_string());
+        told.extend(frames.last().map(quoted));
+        told
+    };
+    told.join(" ← ")
 }
 
 /// `/proc`, `connections`, `jcmd Thread.print, 3 dumps`, `JFR, 5.0 s recording`.

@@ -19,7 +19,9 @@
 //! - **cpu-bound**: the CPU figure of the plateau, and the busiest pool (most threads running)
 //!   when it clearly leads (1.5× the next).
 //!
-//! Two pools that match, or none, name no place: the fact keeps what was seen (the matching
+//! Of two pools or more that match, the one whose other threads queue for a lock or a resource
+//! is the place (the others follow it: an HTTP client's goroutines, one per connection held).
+//! Two pools that match otherwise, or none, name no place: the fact keeps what was seen (the matching
 //! pools, or the most held ones, and the connections to the downstream) for the describer.
 //! A pool the catalogue knows, by its name or by the frames its threads wait in, gets its
 //! setting ([`crate::catalogue::setting_for`], [`crate::catalogue::setting_for_frames`]).
@@ -337,6 +339,18 @@ fn held_pool(plateau: &[&Step], before: &[&Step], limit: f64) -> Option<Fact> {
             .iter()
             .filter(|h| matches_limit(h.seen.held, limit))
             .collect();
+        // Of several, the one pool whose other threads queue for a lock or a resource is the
+        // gate; the rest follow it (an HTTP client's goroutines, one per connection it holds).
+        let gates: Vec<&Held> = matching
+            .iter()
+            .copied()
+            .filter(|h| h.queued.is_some())
+            .collect();
+        let matching = if matching.len() > 1 && gates.len() == 1 {
+            gates
+        } else {
+            matching
+        };
         match matching.as_slice() {
             [] => continue,
             [one] => {

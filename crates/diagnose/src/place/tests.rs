@@ -387,14 +387,23 @@ fn go_semaphore(clients: u32, with_pprof: bool) -> Step {
     let pprof = stacks(
         StackSource::Pprof,
         vec![stack_pool(
-            "goroutine",
+            "net/http.(*Server).Serve",
             &[
                 (
                     WaitKind::Downstream,
                     held,
-                    &["net/http.(*Client).Get", "main.handler"],
+                    &[
+                        "net/http.(*persistConn).roundTrip",
+                        "net/http.(*Client).Do",
+                        "net/http.(*Client).Get",
+                        "main.main.func1 (main.go:41)",
+                    ],
                 ),
-                (WaitKind::Lock, queued, &["main.handler"]),
+                (
+                    WaitKind::Lock,
+                    queued,
+                    &["chan send", "main.main.func1 (main.go:38)"],
+                ),
                 (WaitKind::Idle, 3.0, &["net/http.(*conn).serve"]),
             ],
         )],
@@ -411,10 +420,54 @@ fn go_semaphore(clients: u32, with_pprof: bool) -> Step {
 fn go_goroutines_behind_a_semaphore_are_named_by_their_frame_with_pprof() {
     let steps: Vec<Step> = [6, 12, 24, 48].map(|c| go_semaphore(c, true)).to_vec();
     let place = place_of(&steps, &finding(Kind::BlockingPool, 12.0, 24));
-    assert_eq!(place.pool.as_deref(), Some("goroutine"));
+    assert_eq!(place.pool.as_deref(), Some("net/http.(*Server).Serve"));
     assert_eq!(place.held, Some(12.0));
-    assert_eq!(place.frames, ["net/http.(*Client).Get", "main.handler"]);
-    assert!(attribution(&place).ends_with("(pprof, 3 dumps)"));
+    // Read at 24 clients, the first step with all 12 held: the 12 other handlers queued for
+    // the channel's slots make the place a semaphore.
+    assert_eq!(place.kind, Some(PlaceKind::Semaphore));
+    assert_eq!(
+        attribution(&place),
+        "pool `net/http.(*Server).Serve`: 27 goroutines, 12 waiting on a downstream call in \
+         `net/http.(*persistConn).roundTrip` ← `net/http.(*Client).Do` ← … ← \
+         `main.main.func1 (main.go:41)`, 12 more waiting for a lock in `chan send` ← \
+         `main.main.func1 (main.go:38)`: a lock or semaphore lets 12 through at a time (pprof, 3 dumps)"
+    );
+}
+
+#[test]
+fn of_two_matching_pools_the_one_with_a_queue_is_the_gate() {
+    // go-semaphore as pprof showed it: the HTTP client keeps a goroutine reading each of its 12
+    // connections; they match the limit too, but the handlers queue for the channel's slots.
+    let with_transport = |clients: u32| {
+        let mut step = go_semaphore(clients, true);
+        let held = f64::from(clients.min(12));
+        let stacks = step.stacks.as_mut().expect("pprof");
+        stacks.pools.push(stack_pool(
+            "net/http.(*Transport).dialConn",
+            &[
+                (WaitKind::Downstream, held, &["net.(*netFD).Read"]),
+                (WaitKind::Idle, held, &["net/http.(*persistConn).writeLoop"]),
+            ],
+        ));
+        step
+    };
+    let steps: Vec<Step> = [6, 24, 48].map(with_transport).to_vec();
+    let place = place_of(&steps, &finding(Kind::BlockingPool, 12.0, 24));
+    assert_eq!(place.pool.as_deref(), Some("net/http.(*Server).Serve"));
+    assert_eq!(place.kind, Some(PlaceKind::Semaphore));
+    // Without the queue (below the knee's clients, say) both match: neither is named.
+    let below: Vec<Step> = [12, 13]
+        .map(|c| {
+            let mut step = with_transport(c);
+            let handlers = &mut step.stacks.as_mut().expect("pprof").pools[0];
+            handlers
+                .stacks
+                .retain(|s| s.waiting != Some(WaitKind::Lock));
+            step
+        })
+        .to_vec();
+    let (why, seen, _) = unclear_of(&below, &finding(Kind::BlockingPool, 12.0, 12));
+    assert_eq!((why, seen.len()), (PlaceUnclearWhy::SeveralMatch, 2));
 }
 
 #[test]
