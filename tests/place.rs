@@ -11,7 +11,6 @@ use chokepoint_mock::MockConfig;
 use chokepoint_observe::stacks::StackOptions;
 use chokepoint_result::{Diagnosis, Fact, Kind, PlaceKind, PlaceSource, SweepResult};
 use common::*;
-use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
@@ -86,12 +85,7 @@ fn the_jvm_twins_routes_are_placed_in_their_pools_from_proc() {
         },
     )
     .expect("the mock starts");
-    let mut command = Command::new("java");
-    command
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jvm/BlockingDemo.java"))
-        .args(["--port", "0", "--downstream", &mock.url()])
-        .args(["--actors", "20", "--dispatcher", "16"]);
-    let jvm = Target::launch("jvm-twin", command);
+    let jvm = launch_jvm(&mock);
     // `/global` runs on a pool sized to the cores, as a global ExecutionContext is.
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
     for (route, pool, size) in [
@@ -122,11 +116,7 @@ fn a_python_thread_pool_is_placed_in_its_process_threads_from_proc_alone() {
     require("python3", "--version");
     let _one = one_at_a_time();
     let mock = mock_with_delay();
-    let mut command = Command::new("python3");
-    command
-        .arg(targets_dir().join("py-threadpool/server.py"))
-        .args(["--port", "0", "--downstream", &mock.url()]);
-    let target = Target::launch("py-threadpool", command);
+    let target = launch_py_threadpool(&mock);
     // CPython names no OS thread: /proc shows every thread under the process's own name.
     let comm = std::fs::read_to_string(format!("/proc/{}/comm", target.pid()))
         .expect("the target's comm")
@@ -197,11 +187,7 @@ fn a_python_thread_pool_is_placed_in_its_workers_and_their_frame_by_py_spy() {
     require("py-spy", "--version");
     let _one = one_at_a_time();
     let mock = mock_with_delay();
-    let mut command = Command::new("python3");
-    command
-        .arg(targets_dir().join("py-threadpool/server.py"))
-        .args(["--port", "0", "--downstream", &mock.url()]);
-    let target = Target::launch("py-threadpool", command);
+    let target = launch_py_threadpool(&mock);
     let result = sweep_auto(
         "py-threadpool",
         &target.url(),

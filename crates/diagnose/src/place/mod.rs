@@ -214,11 +214,13 @@ fn from_stacks(plateau: &[&Step], kinds: &[WaitKind]) -> Vec<Held> {
     })
 }
 
-/// How `/proc` counts a pool's threads held in a wait.
+/// How `/proc` counts a pool's threads held in a wait (or running, for the CPU).
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum ProcWait {
     Socket,
     Futex,
+    /// Not a wait: on a CPU or ready to run.
+    Running,
 }
 
 /// Each pool's threads in `wait` from `/proc`: the mean over the samples, which counts the
@@ -250,6 +252,7 @@ fn from_proc(plateau: &[&Step], before: &[&Step], wait: ProcWait) -> Vec<Held> {
                         0.0,
                         Some("futex".to_string()),
                     ),
+                    ProcWait::Running => (pool.mean.running, WaitKind::Running, 0.0, None),
                 };
                 Held {
                     clients: step.clients,
@@ -406,12 +409,7 @@ fn most_downstream_connections(steps: &[&Step]) -> Option<(u32, u16, u32)> {
     steps
         .iter()
         .filter_map(|step| {
-            let mock = step
-                .connections
-                .as_ref()?
-                .downstream
-                .iter()
-                .find(|peer| peer.mock)?;
+            let mock = step.connections.as_ref()?.to_mock()?;
             Some((step.clients, mock.peer_port, mock.counts.most.established))
         })
         .max_by(|a, b| a.2.cmp(&b.2).then(b.0.cmp(&a.0)))
@@ -426,8 +424,7 @@ fn connection_pool(plateau: &[&Step]) -> Option<Place> {
     }
     let served = plateau
         .iter()
-        .filter_map(|s| s.connections.as_ref())
-        .flat_map(|c| c.downstream.iter().filter(|p| p.mock))
+        .filter_map(|s| s.connections.as_ref()?.to_mock())
         .map(|p| p.counts.most_served)
         .max();
     Some(Place {
@@ -460,31 +457,7 @@ fn running(plateau: &[&Step]) -> Vec<Held> {
     if plateau.iter().any(|s| s.stacks.is_some()) {
         return from_stacks(plateau, &[WaitKind::Running]);
     }
-    most_held(plateau, |step| {
-        let Some(threads) = &step.threads_by_pool else {
-            return Vec::new();
-        };
-        threads
-            .pools
-            .iter()
-            .map(|pool| Held {
-                clients: step.clients,
-                seen: PoolSeen {
-                    pool: pool.pool.clone(),
-                    threads: pool.most.threads,
-                    held: pool.mean.running,
-                    waiting: Some(WaitKind::Running),
-                    source: Some(PlaceSource::Proc),
-                    frames: Vec::new(),
-                },
-                queued: None,
-                background: None,
-                syscall: None,
-                snapshots: None,
-                recording_s: None,
-            })
-            .collect()
-    })
+    from_proc(plateau, &[], ProcWait::Running)
 }
 
 /// The CPU, with the busiest pool when one clearly leads.
