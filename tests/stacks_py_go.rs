@@ -28,43 +28,6 @@ fn step_at(result: &SweepResult, clients: u32) -> &Step {
         .unwrap_or_else(|| panic!("no step at {clients} clients"))
 }
 
-fn pool<'s>(step: &'s Step, name: &str) -> &'s PoolStacks {
-    let stacks = step.stacks.as_ref().unwrap_or_else(|| {
-        panic!(
-            "no stacks at {} clients: {:?}",
-            step.clients, step.observation_notes
-        )
-    });
-    stacks
-        .pools
-        .iter()
-        .find(|pool| pool.pool == name)
-        .unwrap_or_else(|| panic!("no pool {name:?} in {stacks:#?}"))
-}
-
-fn print_stacks(name: &str, result: &SweepResult) {
-    for step in &result.steps {
-        println!(
-            "{name}: {} clients, notes {:?}",
-            step.clients, step.observation_notes
-        );
-        let Some(stacks) = &step.stacks else { continue };
-        println!("  {:?}, {} snapshots", stacks.source, stacks.snapshots);
-        for pool in &stacks.pools {
-            println!(
-                "  {} {:.1} threads (most {})",
-                pool.pool, pool.threads, pool.most_threads
-            );
-            for stack in &pool.stacks {
-                println!(
-                    "    {:?} {:.1} {:?}",
-                    stack.waiting, stack.threads, stack.frames
-                );
-            }
-        }
-    }
-}
-
 /// The stack in `pool` where its threads do `kind`, the most threads first.
 fn stack_of(pool: &PoolStacks, kind: WaitKind) -> &chokepoint_result::SharedStack {
     pool.stacks

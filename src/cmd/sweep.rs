@@ -43,7 +43,8 @@ pub struct Args {
     #[arg(long, value_parser = pid_choice, allow_hyphen_values = true)]
     pub pid: Option<PidChoice>,
     /// Read where the target's threads wait from its runtime's own tools (jcmd or JFR for a
-    /// JVM, py-spy for CPython, pprof for Go) when they are there: auto, or off for /proc only
+    /// JVM, py-spy for CPython, pprof for Go) when they are there: auto, off for /proc only, or
+    /// jfr for a Flight Recorder recording per step of a JVM instead of thread dumps
     #[arg(long, value_enum, default_value = "auto")]
     pub stacks: StacksChoice,
     /// The target is a JVM even though its executable is not called java (jcmd is asked)
@@ -74,6 +75,9 @@ pub enum StacksChoice {
     Auto,
     /// `/proc` only.
     Off,
+    /// A JVM is recorded with Flight Recorder (`jcmd JFR.start`/`JFR.stop`, `jfr print`)
+    /// instead of thread dumps; any other runtime as with auto.
+    Jfr,
 }
 
 /// What `--pid` says.
@@ -120,9 +124,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     config.clients = args.clients;
     config.step = args.step;
     config.stacks = StackOptions {
-        enabled: args.stacks == StacksChoice::Auto,
+        enabled: args.stacks != StacksChoice::Off,
         force_jvm: args.jvm,
         pprof_url: args.pprof.clone(),
+        jfr: args.stacks == StacksChoice::Jfr,
     };
     config.step_fixed = args.step_fixed;
     config.ramp_limit = (args.step * 2).max(Duration::from_secs(5));

@@ -5,7 +5,7 @@
 
 use chokepoint_experiment::{sweep, SweepConfig, SweepEvent};
 use chokepoint_mock::{MockConfig, RunningMock};
-use chokepoint_result::{Diagnosis, Kind, Step, SweepResult};
+use chokepoint_result::{Diagnosis, Kind, PoolStacks, Step, SweepResult};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -313,4 +313,43 @@ pub fn most_downstream_in_flight(result: &SweepResult) -> Option<u64> {
         .iter()
         .filter_map(|s| s.downstream_inflight.map(|d| d.max))
         .max()
+}
+
+/// The pool `name` of a step's stacks (a panic naming the notes when there are no stacks).
+pub fn pool<'s>(step: &'s Step, name: &str) -> &'s PoolStacks {
+    let stacks = step.stacks.as_ref().unwrap_or_else(|| {
+        panic!(
+            "no stacks at {} clients: {:?}",
+            step.clients, step.observation_notes
+        )
+    });
+    stacks
+        .pools
+        .iter()
+        .find(|pool| pool.pool == name)
+        .unwrap_or_else(|| panic!("no pool {name:?} in {stacks:#?}"))
+}
+
+/// Prints each step's notes and stacks: its pools, their threads and where they wait.
+pub fn print_stacks(name: &str, result: &SweepResult) {
+    for step in &result.steps {
+        println!(
+            "{name}: {} clients, notes {:?}",
+            step.clients, step.observation_notes
+        );
+        let Some(stacks) = &step.stacks else { continue };
+        println!("  {:?}, {} snapshots", stacks.source, stacks.snapshots);
+        for pool in &stacks.pools {
+            println!(
+                "  {} {:.1} threads (most {})",
+                pool.pool, pool.threads, pool.most_threads
+            );
+            for stack in &pool.stacks {
+                println!(
+                    "    {:?} {:.1} {:?}",
+                    stack.waiting, stack.threads, stack.frames
+                );
+            }
+        }
+    }
 }

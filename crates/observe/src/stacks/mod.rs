@@ -2,7 +2,7 @@
 //!
 //! `/proc` says a thread waits on a socket or a futex; a thread dump says in which call. Each
 //! runtime has its tool ([`StackTool`]), picked per target by [`tool_for`]: a JVM's `jcmd`
-//! (thread dumps, or a Flight Recorder recording where it is cheap enough), CPython's `py-spy`,
+//! (thread dumps, or a Flight Recorder recording with `--stacks jfr`), CPython's `py-spy`,
 //! Go's `net/http/pprof`. A tool watches one step on its own thread (`cp-stacks`, started and
 //! stopped with the step's [`crate::Observer`]), takes what it takes (a few dumps at full load, or
 //! one recording), and turns each thread it saw into a [`ThreadStack`]: its name, its state, what
@@ -11,6 +11,9 @@
 //!
 //! A tool that is missing, slow or refused becomes an [`ObservationNote`]; the sweep goes on
 //! without that evidence.
+pub mod java_frames;
+pub mod jfr;
+pub mod jvm;
 pub mod pprof;
 pub mod pyspy;
 mod snapshots;
@@ -33,6 +36,9 @@ pub struct StackOptions {
     pub force_jvm: bool,
     /// `--pprof URL`: a Go service's `net/http/pprof` base (`http://127.0.0.1:6060/debug/pprof`).
     pub pprof_url: Option<String>,
+    /// `--stacks jfr`: a JVM is watched with a Flight Recorder recording per step instead of
+    /// thread dumps (see [`jfr`] for what each costs).
+    pub jfr: bool,
 }
 
 impl Default for StackOptions {
@@ -41,6 +47,7 @@ impl Default for StackOptions {
             enabled: true,
             force_jvm: false,
             pprof_url: None,
+            jfr: false,
         }
     }
 }
@@ -81,6 +88,9 @@ pub fn tool_for(
         return Ok(None);
     }
     if let Some(found) = pprof::tool_for(pid, options) {
+        return found.map(Some);
+    }
+    if let Some(found) = jvm::tool_for(pid, options) {
         return found.map(Some);
     }
     if let Some(found) = pyspy::tool_for(pid) {

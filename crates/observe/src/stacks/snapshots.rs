@@ -29,7 +29,8 @@ pub const A_FEW_PER_STEP: Schedule = Schedule {
 };
 
 /// Takes snapshots on `schedule` until `stop` receives (or its sender is dropped), then returns
-/// the snapshots taken and why the others failed.
+/// the snapshots taken and why the others failed. A snapshot during which the step ended is
+/// left out (a failure is not).
 pub fn take_until_stopped(
     stop: &mpsc::Receiver<()>,
     schedule: Schedule,
@@ -45,9 +46,17 @@ pub fn take_until_stopped(
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             _ => break,
         }
-        match take() {
-            Ok(snapshot) => snapshots.push(snapshot),
+        let taken = take();
+        // A snapshot still being taken when the step ended may show the target after the load
+        // (jcmd starts a JVM of its own first): it is left out. A failure still counts.
+        let ended = !matches!(stop.try_recv(), Err(mpsc::TryRecvError::Empty));
+        match taken {
+            Ok(snapshot) if !ended => snapshots.push(snapshot),
+            Ok(_) => {}
             Err(why) => failures.push(why),
+        }
+        if ended {
+            break;
         }
     }
     (snapshots, failures)
@@ -178,6 +187,32 @@ mod tests {
             (snapshots.len(), failures),
             (2, vec!["refused".to_string()])
         );
+    }
+
+    #[test]
+    fn a_snapshot_during_which_the_step_ended_is_left_out() {
+        let (stop, stopped) = mpsc::channel();
+        let schedule = Schedule {
+            first: Duration::ZERO,
+            every: Duration::ZERO,
+            most: 3,
+        };
+        let mut calls = 0;
+        let (snapshots, failures) = take_until_stopped(&stopped, schedule, || {
+            calls += 1;
+            if calls == 2 {
+                stop.send(()).unwrap(); // the step ends while the second is taken
+            }
+            Ok(one_thread())
+        });
+        assert_eq!((snapshots.len(), failures.len(), calls), (1, 0, 2));
+        // A failure during which the step ended is still told.
+        let (stop, stopped) = mpsc::channel();
+        let (snapshots, failures) = take_until_stopped(&stopped, schedule, || {
+            stop.send(()).unwrap();
+            Err("no answer within 2 s".into())
+        });
+        assert_eq!((snapshots.len(), failures.len()), (0, 1));
     }
 
     #[test]
