@@ -1,8 +1,9 @@
 //! Where the limit sits (issue 12), on real processes found with `--pid auto`. From `/proc`
 //! alone (`--stacks off`): the JVM twin's routes in their pools by name, a CPython thread pool
 //! in its process's threads (CPython names no OS thread), and Go's goroutines, which `/proc`
-//! cannot see, told as what it saw and what it could not. With the runtime's stacks: the same
-//! thread pool by py-spy's pool and frame, the Go semaphore by pprof's frames. A missing tool
+//! cannot see, told as what it saw and what it could not. With the runtime's stacks: the JVM
+//! twin's pools by their full names and the frame they wait in (jcmd's dumps), the same thread
+//! pool by py-spy's pool and frame, the Go semaphore by pprof's frames. A missing tool
 //! fails the test (`.ci/run` installs them).
 mod common;
 
@@ -250,4 +251,55 @@ fn go_goroutines_behind_a_channel_are_placed_as_a_semaphore_by_pprof() {
     );
     let queued = place.queued.expect("the handlers waiting for a slot");
     assert_eq!(queued.frames.first().map(String::as_str), Some("chan send"));
+}
+
+#[test]
+fn the_jvm_twins_routes_are_placed_in_their_pools_by_name_and_frame_from_thread_dumps() {
+    require("java", "-version");
+    require("jcmd", "-h");
+    let _one = one_at_a_time();
+    let mock = chokepoint_mock::start(
+        "127.0.0.1:0".parse().expect("an address"),
+        MockConfig {
+            fixed_delay: Some(Duration::from_millis(150)),
+            ..Default::default()
+        },
+    )
+    .expect("the mock starts");
+    let jvm = launch_jvm(&mock);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    // The thread dumps name a pool in full (`/proc` keeps `blocking-dispat`).
+    for (route, pool, size) in [
+        ("/actors", "actor-pool", 20),
+        ("/dispatcher", "blocking-dispatcher", 16),
+        ("/global", "cpu-pool", cores),
+    ] {
+        let mut clients = vec![1, (size / 2).max(1), 2 * size, 4 * size];
+        clients.dedup();
+        let result = sweep_auto(route, &jvm.url_of(route), clients, &mock, true);
+        let place = stacks_place(route, &result);
+        assert_eq!(
+            place.source,
+            Some(PlaceSource::Stacks(
+                chokepoint_result::StackSource::JcmdThreadPrint
+            )),
+            "{route}"
+        );
+        assert_eq!(place.kind, Some(PlaceKind::ThreadPool), "{route}");
+        assert_eq!(place.pool.as_deref(), Some(pool), "{route}");
+        let held = place.held.unwrap_or(0.0);
+        assert!(
+            (held - f64::from(size)).abs() <= 0.15 * f64::from(size) + 0.5,
+            "{route}: {held} of the pool's {size} held"
+        );
+        assert_eq!(
+            place.frames,
+            [
+                "java.net.HttpURLConnection.getResponseCode",
+                "BlockingDemo.blockingCall"
+            ],
+            "{route}"
+        );
+    }
+    drop(jvm);
 }
