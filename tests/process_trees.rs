@@ -6,7 +6,7 @@
 mod common;
 
 use chokepoint_experiment::SweepConfig;
-use chokepoint_mock::{MockConfig, RunningMock};
+use chokepoint_mock::MockConfig;
 use chokepoint_result::{Kind, PoolThreads, Step, SweepResult};
 use common::*;
 use std::path::{Path, PathBuf};
@@ -199,16 +199,6 @@ fn a_flat_out_one_worker_nginx_is_cpu_bound_when_observed_and_the_machine_when_n
         assert_kind(name, result, Kind::CpuBound);
     }
     assert_kind("not observed", &unobserved, Kind::MachineSaturated);
-}
-
-/// The JVM twin with a mock of `delay` as its downstream.
-fn launch_jvm(mock: &RunningMock) -> Target {
-    let mut command = Command::new("java");
-    command
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jvm/BlockingDemo.java"))
-        .args(["--port", "0", "--downstream", &mock.url()])
-        .args(["--actors", "20", "--dispatcher", "16"]);
-    Target::launch("jvm-twin", command)
 }
 
 /// The pool named `pool` (a prefix of the name /proc keeps) at the last step.

@@ -12,14 +12,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-fn launch_py_threadpool(mock: &chokepoint_mock::RunningMock) -> Target {
-    let mut command = Command::new("python3");
-    command
-        .arg(targets_dir().join("py-threadpool/server.py"))
-        .args(["--port", "0", "--downstream", &mock.url()]);
-    Target::launch("py-threadpool", command)
-}
-
 fn launch_go_semaphore_with(mock: &chokepoint_mock::RunningMock, flags: &[&str]) -> Target {
     let mut command = Command::new(build_go_target("go-semaphore"));
     command

@@ -149,11 +149,7 @@ fn python_thread_pool_of_6_workers_calling_downstream_is_a_pool_of_6() {
     }
     let _one = one_at_a_time();
     let mock = mock_with_delay();
-    let mut command = Command::new("python3");
-    command
-        .arg(targets_dir().join("py-threadpool/server.py"))
-        .args(["--port", "0", "--downstream", &mock.url()]);
-    let target = Target::launch("py-threadpool", command);
+    let target = launch_py_threadpool(&mock);
     let result = sweep_target(&target, Some(vec![1, 3, 6, 12, 24]), STEP, 24, Some(&mock));
     drop(target);
     assert_finding("py-threadpool", &result, Kind::BlockingPool, 6.0);

@@ -164,6 +164,25 @@ pub fn build_go_target(dir: &str) -> PathBuf {
     binary
 }
 
+/// The JVM twin (examples/jvm/BlockingDemo.java, 20 actors, a dispatcher of 16) calling `mock`.
+pub fn launch_jvm(mock: &RunningMock) -> Target {
+    let mut command = Command::new("java");
+    command
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jvm/BlockingDemo.java"))
+        .args(["--port", "0", "--downstream", &mock.url()])
+        .args(["--actors", "20", "--dispatcher", "16"]);
+    Target::launch("jvm-twin", command)
+}
+
+/// tests/targets/py-threadpool (a `ThreadPoolExecutor` of 6) calling `mock`.
+pub fn launch_py_threadpool(mock: &RunningMock) -> Target {
+    let mut command = Command::new("python3");
+    command
+        .arg(targets_dir().join("py-threadpool/server.py"))
+        .args(["--port", "0", "--downstream", &mock.url()]);
+    Target::launch("py-threadpool", command)
+}
+
 pub fn launch_go_semaphore(mock: &RunningMock) -> Target {
     let mut command = Command::new(build_go_target("go-semaphore"));
     command.args(["-port", "0", "-downstream", &mock.url()]);

@@ -60,6 +60,10 @@ impl Finding {
     /// The JSON record: the finding's figures and facts with the sentences [`describe`] writes.
     pub fn into_diagnosis(self) -> Diagnosis {
         let text = describe(&self);
+        let place = self.facts.iter().find_map(|fact| match fact {
+            Fact::Place { place } => Some(place.as_ref().clone()),
+            _ => None,
+        });
         Diagnosis {
             kind: self.kind,
             limit: self.limit,
@@ -70,8 +74,8 @@ impl Finding {
             pool: self.pool,
             better_model: self.better_model.map(|m| m.as_str().to_string()),
             fan_out: self.fan_out.map(|f| f.as_str().to_string()),
-            attribution: None,
-            place: None,
+            attribution: place.as_ref().map(crate::describe::place::attribution),
+            place,
             base_latency_ms: self.base_latency_ms,
             plateau: self.plateau,
             facts: self.facts,

@@ -40,6 +40,11 @@
 //!    ([`Fact::DownstreamConnections`]); and (`growing`) a pool that grew a thread per client
 //!    past the knee instead of queueing makes the finding `growing-pool`
 //!    ([`Fact::GrowingPool`]), its limit what stopped it.
+//! 6. **Where the limit sits** (`place`): from the steps at or past the knee, the pool whose
+//!    held threads match the limit (the runtime's stacks first, then `/proc`), the connections
+//!    to the downstream for a connection limit, the CPU and its busiest pool
+//!    ([`Fact::Place`], `diagnosis.place`); or what was seen when that names no one place
+//!    ([`Fact::PlaceUnclear`]).
 //!
 //! Deciding and describing are apart: `analysis` runs the decisions in order and collects the
 //! facts; `describe` and `summary` only read a [`Finding`].
@@ -61,6 +66,7 @@ mod kinds;
 mod models;
 mod observed;
 mod overload;
+mod place;
 mod plateau_kind;
 mod points;
 mod pool_pattern;
@@ -99,5 +105,8 @@ pub fn diagnose(steps: &[Step], context: &SweepContext) -> Finding {
         finding.facts.extend(observed);
         finding
     };
-    growing::reconsider(decide(true), || decide(false), steps, context)
+    let mut finding = growing::reconsider(decide(true), || decide(false), steps, context);
+    let place = place::facts(steps, &finding);
+    finding.facts.extend(place);
+    finding
 }

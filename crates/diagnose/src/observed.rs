@@ -47,12 +47,7 @@ fn downstream_connections(steps: &[Step], context: &SweepContext) -> Option<Fact
     let mut by_step: Vec<(u32, u32, u32, u16, u32)> = steps
         .iter()
         .filter_map(|step| {
-            let mock = step
-                .connections
-                .as_ref()?
-                .downstream
-                .iter()
-                .find(|peer| peer.mock)?;
+            let mock = step.connections.as_ref()?.to_mock()?;
             Some((
                 step.clients,
                 mock.counts.most.established,

@@ -313,6 +313,7 @@ fn rank(kind: Kind, fact: &Fact) -> Option<u8> {
         (Kind::MachineSaturated, Fact::Plateau { .. }) => Some(1),
         (Kind::BlockingPool | Kind::MachineSaturated, Fact::PoolWaiting { .. }) => Some(3),
         (Kind::ConnectionLimit, Fact::DownstreamConnections { .. }) => Some(2),
+        (_, Fact::Place { .. } | Fact::PlaceUnclear { .. }) => Some(1),
         (Kind::NoLimitFound, Fact::Step { .. }) => Some(1),
         (Kind::NoLimitFound, Fact::BaseLatency { .. }) => Some(0),
         (Kind::NoLimitFound, Fact::Contention { .. } | Fact::MaxClientsReached { .. }) => Some(2),
@@ -332,6 +333,7 @@ fn rank(kind: Kind, fact: &Fact) -> Option<u8> {
 fn short(fact: &Fact, f: &Finding) -> Option<String> {
     let line = match fact {
         Fact::NothingMeasured => "No step with clients was measured.".to_string(),
+        Fact::Place { .. } | Fact::PlaceUnclear { .. } => crate::describe::place::short(fact)?,
         Fact::Overload { overload } => crate::describe::past_the_knee(overload),
         Fact::NoSuccess {
             clients: c,

@@ -48,6 +48,10 @@ tr.plateau td:first-child{box-shadow:inset 4px 0 #ff7f0e}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 18px;background:#fff;padding:12px 16px;border-radius:4px;box-shadow:0 1px 3px #0002}
 dt{color:#5a6272}
 dd{margin:0}
+.where{font-size:16px;background:#fff;padding:10px 16px;border-radius:4px;box-shadow:0 1px 3px #0002}
+table.pools td,table.pools th{text-align:left;white-space:normal}
+table.pools td:nth-child(2),table.pools th:nth-child(2){text-align:right}
+tr.place td{background:#fdecea}
 ";
 
 /// The whole page: the verdict with its three figures and key evidence, the step table, the
@@ -63,6 +67,7 @@ pub fn render(result: &SweepResult) -> String {
     );
     header(&mut page, result);
     verdict(&mut page, result);
+    page.push_str(&crate::pools::section(result));
     step_table(&mut page, result);
     chart_section(&mut page, result);
     page.push_str(&crate::observed::section(result));
@@ -156,9 +161,6 @@ fn verdict(page: &mut String, result: &SweepResult) {
     }
     if let Some(fan_out) = sweep_text::fan_out_line(diagnosis) {
         more.push(format!("Fan-out: {fan_out}"));
-    }
-    if let Some(place) = &diagnosis.attribution {
-        more.push(format!("Where: {place}"));
     }
     if !more.is_empty() {
         let _ = writeln!(
@@ -406,7 +408,7 @@ fn context(page: &mut String, result: &SweepResult) {
 }
 
 /// Escapes text for HTML element content and double-quoted attributes.
-fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -8,6 +8,8 @@
 //! - [`html`]: `report.html`, one page with inline SVG charts drawn by plotters.
 //! - `observed`: the report's section on the target as `/proc` saw it (processes, threads by
 //!   pool and state per step, connections per step).
+//! - `pools`: the report's section on where the limit sits (the place, and the target's pools
+//!   at the step it was read from, from the runtime's stacks or `/proc`).
 //! - [`files`]: `result.json` and `report.html` written atomically, and `result.json` read back.
 mod charts;
 pub mod demo_text;
@@ -16,6 +18,7 @@ pub mod html;
 pub mod load_text;
 mod numbers;
 mod observed;
+mod pools;
 pub mod sweep_text;
 
 pub use files::ReportError;

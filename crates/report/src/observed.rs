@@ -1,6 +1,7 @@
 //! The report's view of the target as `/proc` showed it: which processes were observed, the
 //! threads of the largest pools by state at each step (a stacked-bar chart), and the
 //! connections at each step (a table), with the notes on evidence that is missing.
+use crate::html::escape;
 use chokepoint_result::{PoolThreads, Step, SweepResult, ThreadCounts};
 use plotters::prelude::*;
 use std::fmt::Write;
@@ -230,13 +231,6 @@ fn connections_table(steps: &[Step]) -> String {
          they are counted by port, so other processes' sockets to the same port count too.</p>\n",
     );
     html
-}
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 #[cfg(test)]

@@ -126,6 +126,9 @@ fn render_finding(diagnosis: &Diagnosis) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "Finding: {}", headline(diagnosis));
     let _ = writeln!(out, "  {}", diagnosis.summary);
+    if let Some(place) = &diagnosis.attribution {
+        let _ = writeln!(out, "  Where: {place}");
+    }
     for sentence in &diagnosis.evidence {
         let _ = writeln!(out, "  - {sentence}");
     }
@@ -134,9 +137,6 @@ fn render_finding(diagnosis: &Diagnosis) -> String {
     }
     if let Some(fan_out) = fan_out_line(diagnosis) {
         let _ = writeln!(out, "  Fan-out: {fan_out}");
-    }
-    if let Some(place) = &diagnosis.attribution {
-        let _ = writeln!(out, "  Where: {place}");
     }
     out
 }

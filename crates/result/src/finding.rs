@@ -7,7 +7,7 @@
 //! (`{"kind": "little", "clients": [20, 40, 100], ...}`); new kinds may be added, so readers skip
 //! kinds they do not know.
 
-use crate::{ErrorCounts, Kind, Overload};
+use crate::{ErrorCounts, Kind, Overload, Place, PlaceUnclearWhy, PoolSeen};
 use serde::{Deserialize, Serialize};
 
 /// One thing the diagnosis read from the steps, with its numbers. Latencies are in ms, rates
@@ -444,6 +444,26 @@ pub enum Fact {
         mock_cap: Option<u64>,
         /// The most in TIME_WAIT at once.
         time_wait: u32,
+    },
+    /// Where the limit sits, read from the evidence of the steps at or past the knee (the same
+    /// record as `diagnosis.place`).
+    Place {
+        /// The place (boxed: it is the largest fact).
+        place: Box<Place>,
+    },
+    /// The evidence of the steps at or past the knee pointed at no one place: what it saw.
+    PlaceUnclear {
+        /// The step read.
+        clients: u32,
+        /// The limit the pools were held against.
+        limit: f64,
+        /// Why no place was named.
+        why: PlaceUnclearWhy,
+        /// The pools that matched (two or more), or the nearest ones when none did.
+        seen: Vec<PoolSeen>,
+        /// The most connections to the downstream (the mock) at once at the steps read, when
+        /// observed.
+        downstream_connections: Option<u32>,
     },
 }
 

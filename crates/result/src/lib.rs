@@ -24,7 +24,7 @@ pub use observed::{
 };
 mod overload;
 mod place;
-pub use place::{Place, PlaceKind, PlaceSource, Setting};
+pub use place::{Place, PlaceKind, PlaceSource, PlaceUnclearWhy, PoolSeen, Setting};
 mod stacks;
 pub use overload::{Overload, Peak};
 pub use stacks::{PoolStacks, SharedStack, StackEvidence, StackSource, WaitKind};

@@ -77,6 +77,13 @@ pub struct Connections {
     pub downstream: Vec<PeerConnections>,
 }
 
+impl Connections {
+    /// The connections to the sweep's mock, when the target held any.
+    pub fn to_mock(&self) -> Option<&PeerConnections> {
+        self.downstream.iter().find(|peer| peer.mock)
+    }
+}
+
 /// Connections to one peer port.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PeerConnections {

@@ -2,7 +2,7 @@
 //! threads wait in, the setting that sizes it. The diagnosis fills it from the step's evidence
 //! (`/proc`, connections, the runtime's stacks) when that evidence points at one place; the
 //! describer renders it as the finding's first line of evidence and the one-line `attribution`.
-use crate::{StackSource, WaitKind};
+use crate::{SharedStack, StackSource, WaitKind};
 use serde::{Deserialize, Serialize};
 
 /// What kind of place holds the limit.
@@ -14,6 +14,9 @@ pub enum PlaceKind {
     ThreadPool,
     /// A pool of connections to a downstream: never more than N open.
     ConnectionPool,
+    /// A lock or a semaphore inside a larger pool: so many of its threads hold it while they
+    /// wait on the downstream, the others wait for it.
+    Semaphore,
     /// A pool that starts a thread per blocked call instead of queueing.
     GrowingPool,
     /// The CPU, with the busiest pool named.
@@ -53,6 +56,58 @@ pub struct Place {
     pub source: Option<PlaceSource>,
     /// The known setting behind it, when the pool matches the catalogue.
     pub setting: Option<Setting>,
+    /// For stacks: the largest group of the pool's other threads waiting to get in (for a lock,
+    /// a semaphore's permit or a pool's resource), with where they wait.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queued: Option<SharedStack>,
+    /// For `/proc`: threads of the pool in the same wait that did not follow the load (in it
+    /// already at the fewest clients, beyond one per client: an accept loop, a listener); left
+    /// out of `held`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub background: Option<f64>,
+    /// For `/proc`: the system call most held threads waited in (`poll`, `recvfrom`, `futex`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syscall: Option<String>,
+    /// For stacks: the snapshots (thread dumps, py-spy or goroutine dumps) they came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshots: Option<u32>,
+    /// For stacks from a recording (JFR): its length, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recording_s: Option<f64>,
+    /// For a connection pool: the downstream's port.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer_port: Option<u16>,
+    /// For the CPU: the target's CPU at the plateau, percent of all cores.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_pct: Option<f64>,
+}
+
+/// Why the evidence pointed at no one place (`Fact::PlaceUnclear`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PlaceUnclearWhy {
+    /// Two pools or more matched the limit as well as each other.
+    SeveralMatch,
+    /// No pool's held threads came near the limit.
+    NoneMatch,
+}
+
+/// A pool as the place decision saw it at the step read: what it was, what held it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PoolSeen {
+    /// The pool's name.
+    pub pool: String,
+    /// Its threads.
+    pub threads: f64,
+    /// Of those, the ones held (waiting on the network, a lock or a pool; running, for the CPU).
+    pub held: f64,
+    /// What the held ones were doing.
+    pub waiting: Option<WaitKind>,
+    /// Where it was read from.
+    pub source: Option<PlaceSource>,
+    /// The frames the held ones shared, innermost first (empty without stacks).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub frames: Vec<String>,
 }
 
 /// A framework default from the catalogue of known pools (`catalogue/pools.toml`).

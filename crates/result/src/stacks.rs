@@ -60,6 +60,21 @@ pub enum WaitKind {
     Other,
 }
 
+impl WaitKind {
+    /// What a thread doing this was doing, in words: `waiting on a downstream call`.
+    pub fn as_words(self) -> &'static str {
+        match self {
+            WaitKind::Downstream => "waiting on a downstream call",
+            WaitKind::Lock => "waiting for a lock",
+            WaitKind::PoolAcquire => "waiting for a pool's resource",
+            WaitKind::Idle => "idle",
+            WaitKind::Sleep => "sleeping",
+            WaitKind::Running => "running",
+            WaitKind::Other => "waiting",
+        }
+    }
+}
+
 /// One step's stack evidence.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StackEvidence {

@@ -6,13 +6,15 @@
 //! measured: base latency, steps, knee, plateau, stalls, errors), [`size`] (Little's law, the
 //! mock's ceiling, busy cores, a batch), [`cpu`] (generator, target, machine, threads),
 //! [`downstream`] (the mock's connections, fan-out, the pool waiting on it), [`overload`] (past
-//! the knee); [`models`] writes the fits' sentences after the facts.
+//! the knee), [`place`] (where the limit sits, and the one-line `attribution`); [`models`]
+//! writes the fits' sentences after the facts.
 
 mod cpu;
 mod curve;
 mod downstream;
 mod models;
 mod overload;
+pub(crate) mod place;
 mod size;
 
 pub(crate) use overload::past_the_knee;
@@ -103,6 +105,7 @@ fn fact_sentences(fact: &Fact, finding: &Finding) -> Vec<String> {
             .or_else(|| size::sentence(fact, finding))
             .or_else(|| cpu::sentence(fact, finding))
             .or_else(|| downstream::sentence(fact, finding))
+            .or_else(|| place::sentence(fact, finding))
             .into_iter()
             .collect(),
     }

@@ -1,0 +1,338 @@
+//! The place in words: the evidence sentence of a [`Fact::Place`] or a [`Fact::PlaceUnclear`],
+//! its short line for the first screen, and the one-line `attribution` of the JSON, all rendered
+//! from the typed place ([`crate::place`] decides it). Which tool the evidence came from is said
+//! every time: `/proc` sees a thread blocked on the network or parked in `futex`, a runtime's
+//! stacks see the call.
+use crate::finding::Finding;
+use chokepoint_result::format::{clients, concurrency, count};
+use chokepoint_result::{
+    Fact, Place, PlaceKind, PlaceSource, PlaceUnclearWhy, PoolSeen, Setting, StackSource, WaitKind,
+};
+
+/// Frames named in a sentence, innermost first.
+const FRAMES_TOLD: usize = 3;
+
+/// The one-line `attribution`: where the limit sits, with the setting when known.
+pub fn attribution(place: &Place) -> String {
+    let mut line = where_line(place);
+    if let Some(setting) = &place.setting {
+        line.push_str(&format!(
+            "; its size: `{}` (default {})",
+            setting.setting, setting.default
+        ));
+    }
+    line
+}
+
+/// Whether the place says more than the CPU facts already do: a CPU place without a pool is
+/// only the CPU figure, told in their sentences.
+fn tells_more(place: &Place) -> bool {
+    place.kind != Some(PlaceKind::Cpu) || place.pool.is_some()
+}
+
+/// The evidence sentence of a place fact; `None` for any other fact.
+pub(crate) fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
+    match fact {
+        Fact::Place { place } if tells_more(place) => {
+            let mut s = format!("Where the limit sits: {}", where_line(place));
+            if place.kind == Some(PlaceKind::ConnectionPool) && place.pool.is_none() {
+                s.push_str(&connection_owner(place, finding));
+            }
+            if place.kind != Some(PlaceKind::Cpu) {
+                s.push_str(&format!(", at {}", clients(place.clients)));
+            }
+            s.push('.');
+            if let Some(setting) = &place.setting {
+                s.push(' ');
+                s.push_str(&setting_sentence(place, setting));
+            }
+            Some(s)
+        }
+        Fact::PlaceUnclear {
+            clients: c,
+            limit,
+            why,
+            seen,
+            downstream_connections,
+        } => Some(unclear(*c, *limit, *why, seen, *downstream_connections)),
+        _ => None,
+    }
+}
+
+/// The short line of a place fact, for the first screen.
+pub(crate) fn short(fact: &Fact) -> Option<String> {
+    match fact {
+        Fact::Place { place } if tells_more(place) => {
+            Some(format!("Where: {}.", attribution(place)))
+        }
+        Fact::PlaceUnclear { why, seen, .. } => Some(match why {
+            PlaceUnclearWhy::SeveralMatch => format!(
+                "Where: unclear, {} pools match the limit ({}).",
+                seen.len(),
+                names(seen)
+            ),
+            PlaceUnclearWhy::NoneMatch => {
+                "Where: unclear, no pool's waiting threads match the limit.".to_string()
+            }
+        }),
+        _ => None,
+    }
+}
+
+/// `pool `actor-pool`: 20 threads, 20 waiting on a downstream call in `a` ← `b` (jcmd
+/// Thread.print, 3 dumps)`, and the forms for `/proc`, connections and the CPU.
+fn where_line(place: &Place) -> String {
+    let size = place.size.unwrap_or(0.0);
+    let held = place.held.unwrap_or(0.0);
+    let pool = place.pool.as_deref().unwrap_or("?");
+    let from = source_words(place);
+    match (place.kind, place.source) {
+        (Some(PlaceKind::Cpu), _) => {
+            let cpu = place
+                .cpu_pct
+                .map(|pct| format!("the CPU, {pct:.0}% of all cores at the plateau"))
+                .unwrap_or_else(|| "the CPU".to_string());
+            match &place.pool {
+                Some(pool) => format!(
+                    "{cpu}; the busiest pool `{pool}`: {} of its {} threads on a CPU or waiting for one at {} ({from})",
+                    count(held),
+                    count(size),
+                    clients(place.clients)
+                ),
+                None => cpu,
+            }
+        }
+        (Some(PlaceKind::ConnectionPool), Some(PlaceSource::Connections)) => format!(
+            "{} connections to the downstream{}, never more ({from})",
+            count(size),
+            place
+                .peer_port
+                .map(|port| format!(" (port {port})"))
+                .unwrap_or_default()
+        ),
+        (_, Some(PlaceSource::Proc)) => format!(
+            "{} of {} threads of `{pool}` {} ({from}{})",
+            count(held),
+            count(size),
+            proc_wait_words(place),
+            place
+                .background
+                .map(|n| format!(
+                    "; beside {} more there already at the fewest clients",
+                    count(n)
+                ))
+                .unwrap_or_default()
+        ),
+        _ => {
+            let threads = match place.source {
+                Some(PlaceSource::Stacks(StackSource::Pprof)) => "goroutines",
+                _ => "threads",
+            };
+            let mut s = format!(
+                "pool `{pool}`: {} {threads}, {} {}",
+                count(size),
+                count(held),
+                waiting_words(place.waiting)
+            );
+            if !place.frames.is_empty() {
+                s.push_str(" in ");
+                s.push_str(&frames(&place.frames));
+            }
+            if let Some(queued) = &place.queued {
+                s.push_str(&format!(
+                    ", {} more {}",
+                    count(queued.threads),
+                    waiting_words(queued.waiting)
+                ));
+                if !queued.frames.is_empty() {
+                    s.push_str(" in ");
+                    s.push_str(&frames(&queued.frames));
+                }
+                s.push_str(&match place.kind {
+                    Some(PlaceKind::ConnectionPool) => format!(
+                        ": a pool of {} in front of the downstream",
+                        concurrency(held)
+                    ),
+                    _ => format!(
+                        ": a lock or semaphore lets {} through at a time",
+                        concurrency(held)
+                    ),
+                });
+            }
+            format!("{s} ({from})")
+        }
+    }
+}
+
+/// How `/proc` saw the held threads wait.
+fn proc_wait_words(place: &Place) -> String {
+    match place.waiting {
+        Some(WaitKind::Lock) => {
+            "parked in `futex` (a lock, a condition or a future: /proc cannot tell which)"
+                .to_string()
+        }
+        _ => match &place.syscall {
+            Some(call) => format!("blocked on the network, in `{call}`"),
+            None => "blocked on the network".to_string(),
+        },
+    }
+}
+
+/// A wait as the stacks read it.
+fn waiting_words(waiting: Option<WaitKind>) -> &'static str {
+    waiting.map_or("waiting", WaitKind::as_words)
+}
+
+/// `` `a` ← `b` ← `c` ``, innermost first; past three, the first two, then `…` and the last
+/// (the service's own frame, which the tools keep last).
+fn frames(frames: &[String]) -> String {
+    let quoted = |f: &String| format!("`{f}`");
+    let told: Vec<String> = if frames.len() <= FRAMES_TOLD {
+        frames.iter().map(quoted).collect()
+    } else {
+        let mut told: Vec<String> = frames[..FRAMES_TOLD - 1].iter().map(quoted).collect();
+        told.push("…".to_string());
+        told.extend(frames.last().map(quoted));
+        told
+    };
+    told.join(" ← ")
+}
+
+/// `/proc`, `connections`, `jcmd Thread.print, 3 dumps`, `JFR, 5.0 s recording`.
+fn source_words(place: &Place) -> String {
+    match place.source {
+        Some(PlaceSource::Proc) | None => "/proc".to_string(),
+        Some(PlaceSource::Connections) => "the target's connections, /proc".to_string(),
+        Some(PlaceSource::Stacks(tool)) => stacks_words(tool, place.snapshots, place.recording_s),
+    }
+}
+
+fn stacks_words(tool: StackSource, snapshots: Option<u32>, recording_s: Option<f64>) -> String {
+    match (snapshots, recording_s) {
+        (_, Some(seconds)) => format!("{}, {seconds:.1} s recording", tool.as_str()),
+        (Some(n), None) => format!(
+            "{}, {n} dump{}",
+            tool.as_str(),
+            if n == 1 { "" } else { "s" }
+        ),
+        (None, None) => tool.as_str().to_string(),
+    }
+}
+
+/// Whose cap the connections met: the mock's own, or the target's (a client-side pool).
+fn connection_owner(place: &Place, finding: &Finding) -> String {
+    let cap = finding.facts.iter().find_map(|f| match f {
+        Fact::DownstreamConnections { mock_cap, .. } => *mock_cap,
+        _ => None,
+    });
+    match (cap, place.held) {
+        (Some(cap), Some(served)) if served >= cap as f64 => {
+            format!(", the mock serving {cap}, its own cap")
+        }
+        _ => ", a client-side connection pool".to_string(),
+    }
+}
+
+/// "The catalogue knows `pool`: Framework, sized by `setting` (default 20; source); it had 20
+/// threads here."
+fn setting_sentence(place: &Place, setting: &Setting) -> String {
+    format!(
+        "The catalogue knows {}: {}, sized by `{}` (default {}; {}){}.",
+        place
+            .pool
+            .as_deref()
+            .map_or("it".to_string(), |p| format!("`{p}`")),
+        setting.framework,
+        setting.setting,
+        setting.default,
+        setting.source,
+        place
+            .size
+            .map(|s| format!("; it had {} threads here", count(s)))
+            .unwrap_or_default()
+    )
+}
+
+/// The pools' names: `` `a`, `b` ``.
+fn names(seen: &[PoolSeen]) -> String {
+    seen.iter()
+        .map(|p| format!("`{}`", p.pool))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `` `pool` (6 of 71 threads blocked on the network, /proc) ``.
+fn seen_words(pool: &PoolSeen) -> String {
+    let wait = match (pool.source, pool.waiting) {
+        (Some(PlaceSource::Proc), Some(WaitKind::Lock)) => "parked in `futex`",
+        (Some(PlaceSource::Proc), Some(WaitKind::Running)) => "running",
+        (Some(PlaceSource::Proc), _) => "blocked on the network",
+        (_, waiting) => waiting_words(waiting),
+    };
+    let at = if pool.frames.is_empty() {
+        String::new()
+    } else {
+        format!(" in {}", frames(&pool.frames[..pool.frames.len().min(1)]))
+    };
+    let from = match pool.source {
+        Some(PlaceSource::Stacks(tool)) => tool.as_str(),
+        _ => "/proc",
+    };
+    format!(
+        "`{}` ({} of {} threads {wait}{at}, {from})",
+        pool.pool,
+        count(pool.held),
+        count(pool.threads)
+    )
+}
+
+/// What was seen when no one place was: the pools, the connections, what would tell.
+fn unclear(
+    at: u32,
+    limit: f64,
+    why: PlaceUnclearWhy,
+    seen: &[PoolSeen],
+    downstream_connections: Option<u32>,
+) -> String {
+    let pools = seen.iter().map(seen_words).collect::<Vec<_>>().join(", ");
+    let mut s = match why {
+        PlaceUnclearWhy::SeveralMatch => format!(
+            "Where the limit sits is unclear: at {} {} pools held about {} threads each, {pools}; \
+             the evidence cannot tell which of them holds it.",
+            clients(at),
+            seen.len(),
+            concurrency(limit)
+        ),
+        PlaceUnclearWhy::NoneMatch if seen.is_empty() => format!(
+            "Where the limit sits is unclear: at {} no pool of the target had threads held waiting on the network.",
+            clients(at)
+        ),
+        PlaceUnclearWhy::NoneMatch => format!(
+            "Where the limit sits is unclear: no pool's waiting threads came near the limit of {} at {}; \
+             the most held: {pools}.",
+            concurrency(limit),
+            clients(at)
+        ),
+    };
+    if let Some(n) = downstream_connections.filter(|n| *n > 0) {
+        let near = crate::place::matches_limit(f64::from(n), limit);
+        s.push_str(&format!(
+            " The target held at most {n} connections to the downstream at once{}.",
+            if near {
+                ", about the limit: something in it lets only that many calls out at a time \
+                 (a connection pool, a semaphore), which this evidence cannot name"
+            } else {
+                ""
+            }
+        ));
+    }
+    let had_stacks = seen
+        .iter()
+        .any(|p| matches!(p.source, Some(PlaceSource::Stacks(_))));
+    if !had_stacks {
+        s.push_str(
+            " The runtime's own stacks (jcmd for a JVM, py-spy for CPython, --pprof for Go) would say where its threads wait.",
+        );
+    }
+    s
+}

@@ -1,0 +1,496 @@
+//! Where the limit sits: from the finding (its kind, limit and knee) and the evidence of the
+//! steps at or past the knee, the one place that holds the limit ([`Fact::Place`]), or what was
+//! seen when the evidence points at none or at several ([`Fact::PlaceUnclear`]).
+//!
+//! The rules read pools by their counts, never by their names, so they hold for any service:
+//! - **A held pool** (`blocking-pool`, and `error-bound`, whose limit is what it serves at
+//!   once): the pool whose threads held in a wait number about the limit (within 15%, at least
+//!   ±0.75 of a thread), at the plateau step where they were most. With the runtime's stacks, the
+//!   wait is read from the frames: threads waiting on a downstream first, then on a lock or a
+//!   pool's resource; when other threads of the pool queue for a pool's resource (a connection)
+//!   beside the held ones, the place is a connection pool, for a lock or a permit a semaphore. Without stacks, `/proc`'s threads (the mean over the samples: the
+//!   threads held through the step): those in a network wait first, less those that did not
+//!   follow the load (there already at the fewest clients beyond one per client: an accept
+//!   loop); then those parked in `futex` (which is also how an idle worker waits), only for a
+//!   pool whose size followed clients up to the knee and stopped there, as a pool started on
+//!   demand does.
+//! - **connection-limit**: the connections to the downstream, never more than N at the steps
+//!   past the knee while clients grew past N.
+//! - **cpu-bound**: the CPU figure of the plateau, and the busiest pool (most threads running)
+//!   when it clearly leads (1.5× the next).
+//!
+//! Of two pools or more that match, the one whose other threads queue for a lock or a resource
+//! is the place (the others follow it: an HTTP client's goroutines, one per connection held).
+//! Two pools that match otherwise, or none, name no place: the fact keeps what was seen (the matching
+//! pools, or the most held ones, and the connections to the downstream) for the describer.
+//! A pool the catalogue knows, by its name or by the frames its threads wait in, gets its
+//! setting ([`crate::catalogue::setting_for`], [`crate::catalogue::setting_for_frames`]).
+use crate::finding::Finding;
+use chokepoint_result::{
+    Fact, Kind, Place, PlaceKind, PlaceSource, PlaceUnclearWhy, PoolSeen, PoolStacks, SharedStack,
+    Step, WaitKind,
+};
+
+/// A held count matches the limit within this share of it...
+const MATCH_SHARE: f64 = 0.15;
+/// ...or within this many threads, whichever is wider.
+const MATCH_THREADS: f64 = 0.75;
+/// The busiest pool is named for the CPU when it runs this many times the next one's threads.
+const BUSIEST_LEAD: f64 = 1.5;
+/// A pool started on demand was at most this share of its plateau size before the knee.
+const GREW_SHARE: f64 = 0.75;
+/// A pool's threads waiting for a lock or a resource are a queue from this share of its held ones.
+const QUEUED_SHARE: f64 = 0.1;
+/// Pools kept in a [`Fact::PlaceUnclear`] when none matched.
+const SEEN_KEPT: usize = 3;
+
+/// Whether `held` threads match a limit of `limit`.
+pub(crate) fn matches_limit(held: f64, limit: f64) -> bool {
+    held >= 1.0 && (held - limit).abs() <= (limit * MATCH_SHARE).max(MATCH_THREADS)
+}
+
+/// The place fact of a finding: none when the kind has no place or the steps past the knee
+/// carry no evidence.
+pub(crate) fn facts(steps: &[Step], finding: &Finding) -> Vec<Fact> {
+    let Some(knee) = finding.knee_clients else {
+        return Vec::new();
+    };
+    let mut plateau: Vec<&Step> = steps.iter().filter(|s| s.clients >= knee).collect();
+    plateau.sort_by_key(|s| s.clients);
+    let before: Vec<&Step> = steps.iter().filter(|s| s.clients < knee).collect();
+    let place = |place: Place| Fact::Place {
+        place: Box::new(place),
+    };
+    let fact = match (finding.kind, finding.limit) {
+        (Kind::BlockingPool | Kind::ErrorBound, Some(limit)) if limit > 0.0 => {
+            held_pool(&plateau, &before, limit)
+        }
+        (Kind::ConnectionLimit, _) => connection_pool(&plateau).map(place),
+        (Kind::CpuBound, _) => cpu(&plateau, finding).map(place),
+        _ => None,
+    };
+    fact.into_iter().collect()
+}
+
+/// A pool held at one step: what the decision compares with the limit.
+#[derive(Debug, Clone)]
+struct Held {
+    clients: u32,
+    seen: PoolSeen,
+    /// Others of the pool waiting to get in: for a lock, a permit or a pool's resource (stacks
+    /// only).
+    queued: Option<SharedStack>,
+    /// `/proc`'s threads in the wait that did not follow the load, left out of `held`.
+    background: Option<f64>,
+    syscall: Option<String>,
+    snapshots: Option<u32>,
+    recording_s: Option<f64>,
+}
+
+impl Held {
+    /// The place this pool is, with the catalogue's setting when it knows the pool by its name
+    /// or by the frames its threads wait in.
+    fn into_place(self) -> Place {
+        let setting = crate::catalogue::setting_for(&self.seen.pool)
+            .or_else(|| crate::catalogue::setting_for_frames(&self.seen.frames))
+            .or_else(|| {
+                let queued = self.queued.as_ref()?;
+                crate::catalogue::setting_for_frames(&queued.frames)
+            });
+        let kind = match self.queued.as_ref().and_then(|q| q.waiting) {
+            Some(WaitKind::PoolAcquire) => PlaceKind::ConnectionPool,
+            Some(_) => PlaceKind::Semaphore,
+            None => PlaceKind::ThreadPool,
+        };
+        Place {
+            kind: Some(kind),
+            pool: Some(self.seen.pool),
+            size: Some(self.seen.threads),
+            held: Some(self.seen.held),
+            waiting: self.seen.waiting,
+            frames: self.seen.frames,
+            clients: self.clients,
+            source: self.seen.source,
+            background: self.background,
+            syscall: self.syscall,
+            snapshots: self.snapshots,
+            recording_s: self.recording_s,
+            setting,
+            queued: self.queued,
+            ..Place::default()
+        }
+    }
+}
+
+/// For each pool, the step where `held` counted most of its threads (the fewest clients on a
+/// tie), with what `held` read there; pools that held none are left out.
+fn most_held<'s>(plateau: &[&'s Step], held: impl Fn(&'s Step) -> Vec<Held>) -> Vec<Held> {
+    let mut best: Vec<Held> = Vec::new();
+    for step in plateau {
+        for one in held(step) {
+            if one.seen.held <= 0.0 {
+                continue;
+            }
+            match best.iter_mut().find(|b| b.seen.pool == one.seen.pool) {
+                Some(b) if one.seen.held > b.seen.held => *b = one,
+                Some(_) => {}
+                None => best.push(one),
+            }
+        }
+    }
+    best.sort_by(|a, b| {
+        b.seen
+            .held
+            .total_cmp(&a.seen.held)
+            .then(a.seen.pool.cmp(&b.seen.pool))
+    });
+    best
+}
+
+/// The frames most of `pool`'s threads doing `kind` shared.
+fn frames_of(pool: &PoolStacks, kind: WaitKind) -> Vec<String> {
+    pool.stacks
+        .iter()
+        .filter(|s| s.waiting == Some(kind))
+        .max_by(|a, b| a.threads.total_cmp(&b.threads))
+        .map(|s| s.frames.clone())
+        .unwrap_or_default()
+}
+
+/// The largest group of `pool`'s threads waiting to get in beside the `held` ones: for a lock
+/// or a pool's resource, at least one thread and a tenth of the held ones (a thread passing
+/// through a lock is not a queue).
+fn queued(pool: &PoolStacks, held: f64) -> Option<SharedStack> {
+    pool.stacks
+        .iter()
+        .filter(|s| matches!(s.waiting, Some(WaitKind::Lock | WaitKind::PoolAcquire)))
+        .filter(|s| s.threads >= (QUEUED_SHARE * held).max(1.0))
+        .max_by(|a, b| a.threads.total_cmp(&b.threads))
+        .cloned()
+}
+
+/// The runtime's view of one pool held in `kind` at `step`.
+fn stacks_held(step: &Step, pool: &PoolStacks, kind: WaitKind) -> Held {
+    let stacks = step.stacks.as_ref();
+    let frames = frames_of(pool, kind);
+    let held = pool.threads_in(kind);
+    Held {
+        clients: step.clients,
+        seen: PoolSeen {
+            pool: pool.pool.clone(),
+            threads: pool.threads,
+            held,
+            waiting: Some(kind),
+            source: stacks.and_then(|s| s.source).map(PlaceSource::Stacks),
+            frames,
+        },
+        queued: (kind == WaitKind::Downstream)
+            .then(|| queued(pool, held))
+            .flatten(),
+        background: None,
+        syscall: None,
+        snapshots: stacks.map(|s| s.snapshots).filter(|n| *n > 0),
+        recording_s: stacks.and_then(|s| s.recording_s),
+    }
+}
+
+/// Each pool's held threads in one of `kinds`, from the runtime's stacks (the kind with the
+/// most threads, per pool).
+fn from_stacks(plateau: &[&Step], kinds: &[WaitKind]) -> Vec<Held> {
+    most_held(plateau, |step| {
+        let Some(stacks) = &step.stacks else {
+            return Vec::new();
+        };
+        stacks
+            .pools
+            .iter()
+            .filter_map(|pool| {
+                kinds
+                    .iter()
+                    .map(|kind| stacks_held(step, pool, *kind))
+                    .max_by(|a, b| a.seen.held.total_cmp(&b.seen.held))
+            })
+            .collect()
+    })
+}
+
+/// How `/proc` counts a pool's threads held in a wait (or running, for the CPU).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum ProcWait {
+    Socket,
+    Futex,
+    /// Not a wait: on a CPU or ready to run.
+    Running,
+}
+
+/// Each pool's threads in `wait` from `/proc`: the mean over the samples, which counts the
+/// threads held through the step rather than those passing through the wait. A network wait's
+/// threads that did not follow the load are set aside ([`background`]).
+fn from_proc(plateau: &[&Step], before: &[&Step], wait: ProcWait) -> Vec<Held> {
+    most_held(plateau, |step| {
+        let Some(threads) = &step.threads_by_pool else {
+            return Vec::new();
+        };
+        threads
+            .pools
+            .iter()
+            .map(|pool| {
+                let (held, waiting, background, syscall) = match wait {
+                    ProcWait::Socket => {
+                        let background = background(&pool.pool, before);
+                        let syscall = pool
+                            .waits_on
+                            .iter()
+                            .find(|w| w.on != "futex")
+                            .map(|w| w.on.clone());
+                        let held = (pool.mean.socket_wait - background).max(0.0);
+                        (held, WaitKind::Downstream, background, syscall)
+                    }
+                    ProcWait::Futex => (
+                        pool.mean.lock_wait,
+                        WaitKind::Lock,
+                        0.0,
+                        Some("futex".to_string()),
+                    ),
+                    ProcWait::Running => (pool.mean.running, WaitKind::Running, 0.0, None),
+                };
+                Held {
+                    clients: step.clients,
+                    seen: PoolSeen {
+                        pool: pool.pool.clone(),
+                        threads: pool.most.threads,
+                        held,
+                        waiting: Some(waiting),
+                        source: Some(PlaceSource::Proc),
+                        frames: Vec::new(),
+                    },
+                    queued: None,
+                    background: (background > 0.0).then_some(background),
+                    syscall,
+                    snapshots: None,
+                    recording_s: None,
+                }
+            })
+            .collect()
+    })
+}
+
+/// The threads of `/proc`'s pool `name` in a network wait that did not follow the load: at the
+/// fewest clients observed before the knee, those beyond one per client (an accept loop, a
+/// listener polling its socket), in whole threads.
+fn background(name: &str, before: &[&Step]) -> f64 {
+    before
+        .iter()
+        .filter_map(|step| Some((step.clients, step.threads_by_pool.as_ref()?)))
+        .min_by_key(|(clients, _)| *clients)
+        .and_then(|(clients, threads)| {
+            let pool = threads.pools.iter().find(|p| p.pool == name)?;
+            Some(
+                (pool.mean.socket_wait - f64::from(clients))
+                    .round()
+                    .max(0.0),
+            )
+        })
+        .unwrap_or(0.0)
+}
+
+/// Whether `/proc`'s pool `name` followed clients before the knee and stopped there: smaller
+/// (≤ 75%) at some step before it, about the same size at every step past it.
+fn grew_until_the_knee(name: &str, plateau: &[&Step], before: &[&Step]) -> bool {
+    let size = |step: &&Step| {
+        step.threads_by_pool
+            .as_ref()?
+            .pools
+            .iter()
+            .find(|p| p.pool == name)
+            .map(|p| p.most.threads)
+    };
+    let past: Vec<f64> = plateau.iter().filter_map(size).collect();
+    let (Some(low), Some(high)) = (
+        past.iter().copied().reduce(f64::min),
+        past.iter().copied().reduce(f64::max),
+    ) else {
+        return false;
+    };
+    let steady = matches_limit(low, high);
+    let grew = before
+        .iter()
+        .filter(|s| s.threads_by_pool.is_some())
+        .any(|s| size(s).unwrap_or(0.0) <= GREW_SHARE * low);
+    steady && grew
+}
+
+/// A pool held at about the limit: from the stacks when they name one, else from `/proc`.
+fn held_pool(plateau: &[&Step], before: &[&Step], limit: f64) -> Option<Fact> {
+    let observed = plateau
+        .iter()
+        .any(|s| s.stacks.is_some() || s.threads_by_pool.is_some());
+    if !observed {
+        return None;
+    }
+    let tiers: [Vec<Held>; 4] = [
+        from_stacks(plateau, &[WaitKind::Downstream]),
+        from_stacks(plateau, &[WaitKind::Lock, WaitKind::PoolAcquire]),
+        from_proc(plateau, before, ProcWait::Socket),
+        from_proc(plateau, before, ProcWait::Futex)
+            .into_iter()
+            .filter(|held| grew_until_the_knee(&held.seen.pool, plateau, before))
+            .collect(),
+    ];
+    for tier in &tiers {
+        let matching: Vec<&Held> = tier
+            .iter()
+            .filter(|h| matches_limit(h.seen.held, limit))
+            .collect();
+        // Of several, the one pool whose other threads queue for a lock or a resource is the
+        // gate; the rest follow it (an HTTP client's goroutines, one per connection it holds).
+        let gates: Vec<&Held> = matching
+            .iter()
+            .copied()
+            .filter(|h| h.queued.is_some())
+            .collect();
+        let matching = if matching.len() > 1 && gates.len() == 1 {
+            gates
+        } else {
+            matching
+        };
+        match matching.as_slice() {
+            [] => continue,
+            [one] => {
+                return Some(Fact::Place {
+                    place: Box::new((*one).clone().into_place()),
+                })
+            }
+            several => {
+                return Some(unclear(
+                    plateau,
+                    limit,
+                    PlaceUnclearWhy::SeveralMatch,
+                    several.iter().map(|h| (*h).clone()).collect(),
+                ))
+            }
+        }
+    }
+    // None matched: the most held pools of the best evidence there was.
+    let seen = if plateau.iter().any(|s| s.stacks.is_some()) {
+        from_stacks(
+            plateau,
+            &[WaitKind::Downstream, WaitKind::Lock, WaitKind::PoolAcquire],
+        )
+    } else {
+        tiers[2].clone()
+    };
+    Some(unclear(
+        plateau,
+        limit,
+        PlaceUnclearWhy::NoneMatch,
+        seen.into_iter().take(SEEN_KEPT).collect(),
+    ))
+}
+
+/// The fact for evidence that named no one place.
+fn unclear(plateau: &[&Step], limit: f64, why: PlaceUnclearWhy, held: Vec<Held>) -> Fact {
+    let clients = held
+        .first()
+        .map(|h| h.clients)
+        .or_else(|| plateau.last().map(|s| s.clients))
+        .unwrap_or(0);
+    Fact::PlaceUnclear {
+        clients,
+        limit,
+        why,
+        seen: held.into_iter().map(|h| h.seen).collect(),
+        downstream_connections: most_downstream_connections(plateau).map(|(_, _, n)| n),
+    }
+}
+
+/// The most connections to the mock one sample saw over `steps`: (step, peer port, count).
+fn most_downstream_connections(steps: &[&Step]) -> Option<(u32, u16, u32)> {
+    steps
+        .iter()
+        .filter_map(|step| {
+            let mock = step.connections.as_ref()?.to_mock()?;
+            Some((step.clients, mock.peer_port, mock.counts.most.established))
+        })
+        .max_by(|a, b| a.2.cmp(&b.2).then(b.0.cmp(&a.0)))
+}
+
+/// The connections to the downstream, never more than N while clients grew past N.
+fn connection_pool(plateau: &[&Step]) -> Option<Place> {
+    let (clients, peer_port, most) = most_downstream_connections(plateau)?;
+    let largest = plateau.last()?.clients;
+    if most == 0 || largest <= most {
+        return None;
+    }
+    let served = plateau
+        .iter()
+        .filter_map(|s| s.connections.as_ref()?.to_mock())
+        .map(|p| p.counts.most_served)
+        .max();
+    Some(Place {
+        kind: Some(PlaceKind::ConnectionPool),
+        size: Some(f64::from(most)),
+        held: served.map(f64::from),
+        clients,
+        source: Some(PlaceSource::Connections),
+        peer_port: Some(peer_port),
+        ..Place::default()
+    })
+}
+
+/// The CPU at the plateau, as the diagnosis read it.
+fn plateau_cpu(finding: &Finding) -> Option<f64> {
+    finding.facts.iter().find_map(|fact| match fact {
+        Fact::CpuSaturated { target_cpu_pct, .. } | Fact::CoresBusy { target_cpu_pct, .. } => {
+            Some(*target_cpu_pct)
+        }
+        Fact::CpuPerRequest {
+            plateau_cpu_pct, ..
+        } => Some(*plateau_cpu_pct),
+        _ => None,
+    })
+}
+
+/// Each pool's running threads past the knee: from the stacks when there are, else `/proc`
+/// (the mean over the samples).
+fn running(plateau: &[&Step]) -> Vec<Held> {
+    if plateau.iter().any(|s| s.stacks.is_some()) {
+        return from_stacks(plateau, &[WaitKind::Running]);
+    }
+    from_proc(plateau, &[], ProcWait::Running)
+}
+
+/// The CPU, with the busiest pool when one clearly leads.
+fn cpu(plateau: &[&Step], finding: &Finding) -> Option<Place> {
+    let cpu_pct = plateau_cpu(finding);
+    let pools = running(plateau);
+    let busiest = match pools.as_slice() {
+        [first, rest @ ..]
+            if first.seen.held >= 0.5
+                && rest
+                    .first()
+                    .is_none_or(|next| first.seen.held >= BUSIEST_LEAD * next.seen.held) =>
+        {
+            Some(first.clone())
+        }
+        _ => None,
+    };
+    if cpu_pct.is_none() && busiest.is_none() {
+        return None;
+    }
+    let from = plateau.first()?.clients;
+    let mut place = match busiest {
+        Some(held) => held.into_place(),
+        None => Place {
+            clients: from,
+            source: Some(PlaceSource::Proc),
+            ..Place::default()
+        },
+    };
+    place.kind = Some(PlaceKind::Cpu);
+    place.cpu_pct = cpu_pct;
+    Some(place)
+}
+
+#[cfg(test)]
+mod tests;

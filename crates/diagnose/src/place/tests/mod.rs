@@ -1,0 +1,499 @@
+//! The place decision and its words on tables of steps shaped like what real targets give: the
+//! JVM twin (jcmd's pools, `/proc`'s), a CPython `ThreadPoolExecutor` (py-spy names it, `/proc`
+//! shows `python3` for every thread), Go goroutines behind a semaphore (pprof), and pools that
+//! match nothing or match twice.
+mod shapes;
+
+use super::*;
+use crate::describe::place::attribution;
+use chokepoint_result::StackSource;
+use shapes::*;
+
+#[test]
+fn held_counts_match_a_limit_within_15_percent_or_three_quarters_of_a_thread() {
+    // (held, limit, matches)
+    let table = [
+        (20.0, 20.0, true),
+        (17.0, 20.0, true),  // 15% of 20 = 3
+        (16.0, 20.0, false), // a pool of 16 is not the limit of 20
+        (23.0, 20.0, true),
+        (6.0, 5.4, true), // 0.6 off: within 15% of 5.4
+        (6.0, 5.2, false),
+        (7.0, 6.0, false),
+        (1.0, 1.0, true),
+        (2.0, 1.0, false),
+        (0.5, 0.5, false), // less than one thread held is no pool
+    ];
+    for (held, limit, want) in table {
+        assert_eq!(
+            matches_limit(held, limit),
+            want,
+            "{held} held, limit {limit}"
+        );
+    }
+}
+
+#[test]
+fn the_jvm_twins_pool_is_named_with_its_frames_from_the_thread_dumps() {
+    let steps: Vec<Step> = [4, 20, 40, 80].map(|c| jvm_twin(c, true)).to_vec();
+    let place = place_of(&steps, &finding(Kind::BlockingPool, 20.0, 40));
+    assert_eq!(place.kind, Some(PlaceKind::ThreadPool));
+    assert_eq!(place.pool.as_deref(), Some("actor-pool"));
+    assert_eq!((place.size, place.held), (Some(20.0), Some(20.0)));
+    assert_eq!(place.waiting, Some(WaitKind::Downstream));
+    assert_eq!(place.frames, SEND);
+    assert_eq!(
+        place.source,
+        Some(PlaceSource::Stacks(StackSource::JcmdThreadPrint))
+    );
+    assert_eq!((place.clients, place.snapshots), (40, Some(3)));
+    assert_eq!(
+        attribution(&place),
+        "pool `actor-pool`: 20 threads, 20 waiting on a downstream call in \
+         `java.net.http.HttpClient.send` ← `BlockingDemo.blockingCall` (jcmd Thread.print, 3 dumps)"
+    );
+}
+
+#[test]
+fn a_warm_pool_parked_in_futex_is_not_named_from_proc_alone() {
+    // Without the dumps, the same twin shows 20 actors in futex at every step: waiting on a
+    // future or idle, /proc cannot tell, and the pool did not grow with clients.
+    let steps: Vec<Step> = [4, 20, 40, 80].map(|c| jvm_twin(c, false)).to_vec();
+    let (why, seen, connections) = unclear_of(&steps, &finding(Kind::BlockingPool, 20.0, 40));
+    assert_eq!(why, PlaceUnclearWhy::NoneMatch);
+    assert!(seen.is_empty(), "no pool in a network wait: {seen:?}");
+    assert_eq!(connections, Some(20));
+}
+
+#[test]
+fn a_pool_started_on_demand_parked_in_futex_is_named_when_it_stopped_growing_at_the_knee() {
+    // A cold fixed pool starts one thread per task until its size: 4 threads at 4 clients,
+    // 20 from the knee on, all of them parked (on a future) past it.
+    let cold = |clients: u32| {
+        let n = f64::from(clients.min(20));
+        let mut pools = vec![proc_pool("actor-pool", n, 0.0, n, 0.0)];
+        pools.extend(jvm_idle());
+        step(clients, pools, None, Some(n as u32))
+    };
+    let steps: Vec<Step> = [4, 10, 40, 80].map(cold).to_vec();
+    let place = place_of(&steps, &finding(Kind::BlockingPool, 20.0, 40));
+    assert_eq!(place.pool.as_deref(), Some("actor-pool"));
+    assert_eq!(place.waiting, Some(WaitKind::Lock));
+    assert_eq!(place.source, Some(PlaceSource::Proc));
+    assert!(
+        attribution(&place).contains("20 of 20 threads of `actor-pool` parked in `futex`"),
+        "{}",
+        attribution(&place)
+    );
+}
+
+#[test]
+fn the_jvm_twin_with_a_blocking_socket_read_is_named_from_proc() {
+    // HttpURLConnection: each actor polls its socket for the whole call.
+    let twin = |clients: u32| {
+        let busy = f64::from(clients.min(20));
+        let mut pools = vec![proc_pool("actor-pool", 20.0, busy, 20.0 - busy, 0.1)];
+        pools.extend(jvm_idle());
+        pools.push(proc_pool("blocking-dispat", 16.0, 0.0, 16.0, 0.0)); // idle, another route's
+        step(clients, pools, None, Some(busy as u32))
+    };
+    let steps: Vec<Step> = [1, 10, 24, 48].map(twin).to_vec();
+    let place = place_of(&steps, &finding(Kind::BlockingPool, 19.6, 24));
+    assert_eq!(place.pool.as_deref(), Some("actor-pool"));
+    assert_eq!((place.size, place.held), (Some(20.0), Some(20.0)));
+    assert_eq!(place.syscall.as_deref(), Some("poll"));
+    assert_eq!(place.background, None);
+    assert_eq!(
+        attribution(&place),
+        "20 of 20 threads of `actor-pool` blocked on the network, in `poll` (/proc)"
+    );
+}
+
+#[test]
+fn a_python_thread_pool_is_named_by_py_spy_with_its_frame() {
+    let steps: Vec<Step> = [1, 4, 8, 24].map(|c| py_threadpool(c, true)).to_vec();
+    let place = place_of(&steps, &finding(Kind::BlockingPool, 5.8, 8));
+    assert_eq!(place.pool.as_deref(), Some("ThreadPoolExecutor-0"));
+    assert_eq!(place.held, Some(6.0));
+    assert_eq!(place.frames[1], "server.call_downstream");
+    assert_eq!(place.source, Some(PlaceSource::Stacks(StackSource::PySpy)));
+}
+
+#[test]
+fn a_python_thread_pool_is_told_from_proc_by_its_held_threads_less_the_accept_loop() {
+    let steps: Vec<Step> = [1, 4, 8, 24].map(|c| py_threadpool(c, false)).to_vec();
+    let place = place_of(&steps, &finding(Kind::BlockingPool, 5.8, 8));
+    assert_eq!(place.pool.as_deref(), Some("python3"));
+    assert_eq!(
+        place.held,
+        Some(6.0),
+        "7 in a network wait, 1 the accept loop"
+    );
+    assert_eq!(place.background, Some(1.0));
+    // Read at the first step where they were most: 8 clients, 15 threads.
+    assert_eq!((place.clients, place.size), (8, Some(15.0)));
+    assert!(attribution(&place).starts_with(
+        "6 of 15 threads of `python3` blocked on the network, in `poll` (/proc; beside 1 more"
+    ));
+}
+
+#[test]
+fn go_goroutines_behind_a_semaphore_are_named_by_their_frame_with_pprof() {
+    let steps: Vec<Step> = [6, 12, 24, 48].map(|c| go_semaphore(c, true)).to_vec();
+    let place = place_of(&steps, &finding(Kind::BlockingPool, 12.0, 24));
+    assert_eq!(place.pool.as_deref(), Some("net/http.(*Server).Serve"));
+    assert_eq!(place.held, Some(12.0));
+    // Read at 24 clients, the first step with all 12 held: the 12 other handlers queued for
+    // the channel's slots make the place a semaphore.
+    assert_eq!(place.kind, Some(PlaceKind::Semaphore));
+    assert_eq!(
+        attribution(&place),
+        "pool `net/http.(*Server).Serve`: 27 goroutines, 12 waiting on a downstream call in \
+         `net/http.(*persistConn).roundTrip` ← `net/http.(*Client).Do` ← … ← \
+         `main.main.func1 (main.go:41)`, 12 more waiting for a lock in `chan send` ← \
+         `main.main.func1 (main.go:38)`: a lock or semaphore lets 12 through at a time (pprof, 3 dumps)"
+    );
+}
+
+#[test]
+fn of_two_matching_pools_the_one_with_a_queue_is_the_gate() {
+    // go-semaphore as pprof showed it: the HTTP client keeps a goroutine reading each of its 12
+    // connections; they match the limit too, but the handlers queue for the channel's slots.
+    let with_transport = |clients: u32| {
+        let mut step = go_semaphore(clients, true);
+        let held = f64::from(clients.min(12));
+        let stacks = step.stacks.as_mut().expect("pprof");
+        stacks.pools.push(stack_pool(
+            "net/http.(*Transport).dialConn",
+            &[
+                (WaitKind::Downstream, held, &["net.(*netFD).Read"]),
+                (WaitKind::Idle, held, &["net/http.(*persistConn).writeLoop"]),
+            ],
+        ));
+        step
+    };
+    let steps: Vec<Step> = [6, 24, 48].map(with_transport).to_vec();
+    let place = place_of(&steps, &finding(Kind::BlockingPool, 12.0, 24));
+    assert_eq!(place.pool.as_deref(), Some("net/http.(*Server).Serve"));
+    assert_eq!(place.kind, Some(PlaceKind::Semaphore));
+    // Without the queue (below the knee's clients, say) both match: neither is named.
+    let below: Vec<Step> = [12, 13]
+        .map(|c| {
+            let mut step = with_transport(c);
+            let handlers = &mut step.stacks.as_mut().expect("pprof").pools[0];
+            handlers
+                .stacks
+                .retain(|s| s.waiting != Some(WaitKind::Lock));
+            step
+        })
+        .to_vec();
+    let (why, seen, _) = unclear_of(&below, &finding(Kind::BlockingPool, 12.0, 12));
+    assert_eq!((why, seen.len()), (PlaceUnclearWhy::SeveralMatch, 2));
+}
+
+#[test]
+fn go_without_pprof_says_what_it_saw_and_what_it_could_not_tell() {
+    let steps: Vec<Step> = [6, 12, 24, 48].map(|c| go_semaphore(c, false)).to_vec();
+    let found = finding(Kind::BlockingPool, 12.0, 24);
+    let (why, seen, connections) = unclear_of(&steps, &found);
+    assert_eq!(
+        (why, seen.len(), connections),
+        (PlaceUnclearWhy::NoneMatch, 0, Some(12))
+    );
+    let fact = facts(&steps, &found).remove(0);
+    let said = crate::describe::place::sentence(&fact, &found).expect("a sentence");
+    assert!(
+        said.contains("no pool of the target had threads held waiting on the network")
+            && said.contains("at most 12 connections to the downstream at once, about the limit")
+            && said.contains("--pprof"),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_pool_that_matches_nothing_names_no_place_and_keeps_what_it_saw() {
+    // A limit of 20 while the one pool on the network held 8: something else holds it.
+    let steps: Vec<Step> = [4, 20, 40]
+        .map(|c| {
+            let pools = vec![
+                proc_pool("worker", 8.0, 8.0_f64.min(f64::from(c)), 0.0, 0.0),
+                proc_pool("GC Thread", 2.0, 0.0, 2.0, 0.0),
+            ];
+            step(c, pools, None, Some(8))
+        })
+        .to_vec();
+    let found = finding(Kind::BlockingPool, 20.0, 20);
+    let (why, seen, connections) = unclear_of(&steps, &found);
+    assert_eq!(why, PlaceUnclearWhy::NoneMatch);
+    assert_eq!(seen.len(), 1);
+    assert_eq!((seen[0].pool.as_str(), seen[0].held), ("worker", 8.0));
+    assert_eq!(connections, Some(8));
+    let fact = facts(&steps, &found).remove(0);
+    let said = crate::describe::place::sentence(&fact, &found).expect("a sentence");
+    assert!(
+        said.contains("came near the limit of 20")
+            && said.contains("`worker` (8 of 8 threads blocked on the network, /proc)")
+            && !said.contains("about the limit"),
+        "{said}"
+    );
+    let diagnosis = {
+        let mut f = found.clone();
+        f.facts = facts(&steps, &found);
+        f.into_diagnosis()
+    };
+    assert_eq!((diagnosis.place, diagnosis.attribution), (None, None));
+}
+
+#[test]
+fn two_pools_that_match_the_limit_name_neither() {
+    let steps: Vec<Step> = [10, 20, 40]
+        .map(|c| {
+            let busy = f64::from(c.min(20));
+            let pools = vec![
+                proc_pool("ingress", 20.0, busy, 20.0 - busy, 0.0),
+                proc_pool("egress", 20.0, busy, 20.0 - busy, 0.0),
+            ];
+            step(c, pools, None, None)
+        })
+        .to_vec();
+    let (why, seen, _) = unclear_of(&steps, &finding(Kind::BlockingPool, 20.0, 20));
+    assert_eq!(why, PlaceUnclearWhy::SeveralMatch);
+    let mut names: Vec<&str> = seen.iter().map(|p| p.pool.as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["egress", "ingress"]);
+}
+
+#[test]
+fn threads_waiting_for_a_pools_resource_beside_the_held_ones_are_a_connection_pool() {
+    // 20 workers, 10 of them in a database read, 10 waiting for a connection of the pool.
+    let steps: Vec<Step> = [20, 40]
+        .map(|c| {
+            let jcmd = stacks(
+                StackSource::JcmdThreadPrint,
+                vec![stack_pool(
+                    "http-nio-8080-exec",
+                    &[
+                        (
+                            WaitKind::Downstream,
+                            10.0,
+                            &["org.postgresql.core.PGStream.receive", "app.Repo.find"],
+                        ),
+                        (
+                            WaitKind::PoolAcquire,
+                            10.0,
+                            &["com.zaxxer.hikari.pool.HikariPool.getConnection"],
+                        ),
+                    ],
+                )],
+            );
+            step(c, Vec::new(), Some(jcmd), Some(10))
+        })
+        .to_vec();
+    let place = place_of(&steps, &finding(Kind::BlockingPool, 10.0, 20));
+    assert_eq!(place.kind, Some(PlaceKind::ConnectionPool));
+    assert_eq!(place.pool.as_deref(), Some("http-nio-8080-exec"));
+    assert_eq!((place.size, place.held), (Some(20.0), Some(10.0)));
+    assert_eq!(
+        attribution(&place),
+        "pool `http-nio-8080-exec`: 20 threads, 10 waiting on a downstream call in \
+         `org.postgresql.core.PGStream.receive` ← `app.Repo.find`, 10 more waiting for a pool's \
+         resource in `com.zaxxer.hikari.pool.HikariPool.getConnection`: a pool of 10 in front of \
+         the downstream (jcmd Thread.print, 3 dumps)"
+    );
+}
+
+#[test]
+fn threads_queued_for_a_lock_beside_the_held_ones_are_a_semaphore_inside_the_pool() {
+    // The twin's /blocking as jcmd saw it: a cached pool of 34 threads, 25 in the downstream
+    // call with a Semaphore's permit, 7 waiting for one, 2 idle; one thread in a lock is no queue.
+    let blocking = |clients: u32, waiting_for_a_permit: f64| {
+        let jcmd = stacks(
+            StackSource::JcmdThreadPrint,
+            vec![stack_pool(
+                "elastic-pool",
+                &[
+                    (
+                        WaitKind::Downstream,
+                        25.0,
+                        &[
+                            "java.net.HttpURLConnection.getResponseCode",
+                            "BlockingDemo.blockingCall",
+                        ],
+                    ),
+                    (
+                        WaitKind::Lock,
+                        waiting_for_a_permit,
+                        &[
+                            "java.util.concurrent.Semaphore.acquire",
+                            "BlockingDemo.lambda$route$4",
+                        ],
+                    ),
+                    (
+                        WaitKind::Idle,
+                        2.0,
+                        &["java.util.concurrent.ThreadPoolExecutor.getTask"],
+                    ),
+                ],
+            )],
+        );
+        step(clients, Vec::new(), Some(jcmd), Some(25))
+    };
+    let found = finding(Kind::BlockingPool, 25.0, 32);
+    let place = place_of(&[blocking(32, 7.0)], &found);
+    assert_eq!(place.kind, Some(PlaceKind::Semaphore));
+    assert_eq!((place.size, place.held), (Some(34.0), Some(25.0)));
+    assert!(
+        attribution(&place).contains(
+            ", 7 more waiting for a lock in `java.util.concurrent.Semaphore.acquire` ← \
+             `BlockingDemo.lambda$route$4`: a lock or semaphore lets 25 through at a time"
+        ),
+        "{}",
+        attribution(&place)
+    );
+    let place = place_of(&[blocking(32, 1.0)], &found);
+    assert_eq!(
+        (place.kind, place.queued),
+        (Some(PlaceKind::ThreadPool), None)
+    );
+}
+
+#[test]
+fn a_connection_limit_is_the_connections_to_the_downstream_that_never_grew() {
+    let steps: Vec<Step> = [(5, 5), (10, 10), (20, 10), (40, 10)]
+        .map(|(c, n)| step(c, Vec::new(), None, Some(n)))
+        .to_vec();
+    let found = finding(Kind::ConnectionLimit, 10.0, 20);
+    let place = place_of(&steps, &found);
+    assert_eq!(place.kind, Some(PlaceKind::ConnectionPool));
+    assert_eq!((place.size, place.peer_port), (Some(10.0), Some(9090)));
+    assert_eq!(
+        attribution(&place),
+        "10 connections to the downstream (port 9090), never more (the target's connections, /proc)"
+    );
+    // Clients never outnumbered the connections: nothing says they stopped growing.
+    let few: Vec<Step> = [(5, 5), (10, 10)]
+        .map(|(c, n)| step(c, Vec::new(), None, Some(n)))
+        .to_vec();
+    assert!(facts(&few, &finding(Kind::ConnectionLimit, 10.0, 10)).is_empty());
+}
+
+#[test]
+fn a_cpu_limit_names_the_cpu_figure_and_the_busiest_pool_when_it_leads() {
+    let cpu_step = |c: u32, work: f64, other: f64| {
+        let pools = vec![
+            proc_pool("cpu-work", 7.0, 0.0, 7.0 - work, work),
+            proc_pool("HTTP-Dispatcher", 1.0, 0.0, 0.0, other),
+        ];
+        step(c, pools, None, None)
+    };
+    let mut found = finding(Kind::CpuBound, 1.6, 2);
+    found.facts.push(Fact::CpuSaturated {
+        clients: vec![2, 4],
+        target_cpu_pct: 97.0,
+        generator_cpu_pct: 3.0,
+        in_service: 1.6,
+    });
+    let steps = vec![
+        cpu_step(1, 1.0, 0.1),
+        cpu_step(2, 2.0, 0.2),
+        cpu_step(4, 3.9, 0.3),
+    ];
+    let place = place_of(&steps, &found);
+    assert_eq!(place.kind, Some(PlaceKind::Cpu));
+    assert_eq!(
+        (place.cpu_pct, place.pool.as_deref()),
+        (Some(97.0), Some("cpu-work"))
+    );
+    assert_eq!(
+        attribution(&place),
+        "the CPU, 97% of all cores at the plateau; the busiest pool `cpu-work`: 3.9 of its 7 threads \
+         on a CPU or waiting for one at 4 clients (/proc)"
+    );
+    // Two pools as busy as each other: the CPU alone.
+    let even = vec![cpu_step(2, 2.0, 1.8), cpu_step(4, 2.0, 1.9)];
+    let place = place_of(&even, &found);
+    assert_eq!((place.cpu_pct, place.pool.as_deref()), (Some(97.0), None));
+    assert_eq!(
+        attribution(&place),
+        "the CPU, 97% of all cores at the plateau"
+    );
+    // That figure is the CPU facts' own: no sentence of its own repeats it.
+    let fact = Fact::Place {
+        place: Box::new(place),
+    };
+    assert_eq!(crate::describe::place::sentence(&fact, &found), None);
+    assert_eq!(crate::describe::place::short(&fact), None);
+}
+
+#[test]
+fn no_place_without_evidence_or_for_a_kind_without_one() {
+    let unobserved = [Step::default()];
+    assert!(facts(&unobserved, &finding(Kind::BlockingPool, 20.0, 0)).is_empty());
+    let steps: Vec<Step> = [4, 20, 40].map(|c| jvm_twin(c, true)).to_vec();
+    for kind in [
+        Kind::NoLimitFound,
+        Kind::MachineSaturated,
+        Kind::GeneratorBound,
+    ] {
+        assert!(facts(&steps, &finding(kind, 20.0, 20)).is_empty(), "{kind}");
+    }
+    let mut no_knee = finding(Kind::BlockingPool, 20.0, 20);
+    no_knee.knee_clients = None;
+    assert!(facts(&steps, &no_knee).is_empty());
+}
+
+#[test]
+fn the_diagnosis_carries_the_place_and_its_one_line_attribution() {
+    let steps: Vec<Step> = [4, 20, 40].map(|c| jvm_twin(c, true)).to_vec();
+    let mut found = finding(Kind::BlockingPool, 20.0, 40);
+    found.facts = facts(&steps, &found);
+    let diagnosis = found.into_diagnosis();
+    let place = diagnosis.place.as_ref().expect("a place");
+    assert_eq!(place.pool.as_deref(), Some("actor-pool"));
+    assert_eq!(diagnosis.attribution, Some(attribution(place)));
+    assert!(
+        diagnosis
+            .key_evidence
+            .iter()
+            .any(|line| line.starts_with("Where: pool `actor-pool`")),
+        "{:?}",
+        diagnosis.key_evidence
+    );
+    let json = serde_json::to_value(&diagnosis).expect("JSON");
+    assert_eq!(json["place"]["kind"], "thread-pool");
+    assert_eq!(json["place"]["source"]["stacks"], "jcmd-thread-print");
+    assert_eq!(json["facts"][0]["kind"], "place");
+}
+
+#[test]
+fn a_known_pool_says_its_setting_beside_its_measured_size() {
+    let steps: Vec<Step> = [4, 20, 40].map(|c| jvm_twin(c, true)).to_vec();
+    let found = finding(Kind::BlockingPool, 20.0, 40);
+    let mut place = place_of(&steps, &found);
+    place.setting = Some(chokepoint_result::Setting {
+        framework: "BlockingDemo".into(),
+        setting: "--actors".into(),
+        default: "20".into(),
+        source: "examples/jvm/BlockingDemo.java".into(),
+    });
+    assert!(
+        attribution(&place)
+            .ends_with("(jcmd Thread.print, 3 dumps); its size: `--actors` (default 20)"),
+        "{}",
+        attribution(&place)
+    );
+    let said = crate::describe::place::sentence(
+        &Fact::Place {
+            place: Box::new(place),
+        },
+        &found,
+    )
+    .expect("a sentence");
+    assert!(
+        said.ends_with(
+            "The catalogue knows `actor-pool`: BlockingDemo, sized by `--actors` (default 20; \
+             examples/jvm/BlockingDemo.java); it had 20 threads here."
+        ),
+        "{said}"
+    );
+}

@@ -1,0 +1,305 @@
+//! Where the limit sits (issue 12), on real processes found with `--pid auto`. From `/proc`
+//! alone (`--stacks off`): the JVM twin's routes in their pools by name, a CPython thread pool
+//! in its process's threads (CPython names no OS thread), and Go's goroutines, which `/proc`
+//! cannot see, told as what it saw and what it could not. With the runtime's stacks: the JVM
+//! twin's pools by their full names and the frame they wait in (jcmd's dumps), the same thread
+//! pool by py-spy's pool and frame, the Go semaphore by pprof's frames. A missing tool
+//! fails the test (`.ci/run` installs them).
+mod common;
+
+use chokepoint_experiment::SweepConfig;
+use chokepoint_mock::MockConfig;
+use chokepoint_observe::stacks::StackOptions;
+use chokepoint_result::{Diagnosis, Fact, Kind, PlaceKind, PlaceSource, SweepResult};
+use common::*;
+use std::process::Command;
+use std::time::Duration;
+
+fn require(tool: &str, version_arg: &str) {
+    assert!(
+        toolchain_present(tool, version_arg),
+        "`{tool}` is needed by this test: install it (.ci/run does)"
+    );
+}
+
+/// The sweep of `url` with `--pid auto` and `/proc` only, over `clients`.
+fn sweep_from_proc(
+    name: &str,
+    url: &str,
+    clients: Vec<u32>,
+    mock: &chokepoint_mock::RunningMock,
+) -> SweepResult {
+    sweep_auto(name, url, clients, mock, false)
+}
+
+/// The sweep of `url` with `--pid auto`, the runtime's stacks on or off, over `clients`.
+fn sweep_auto(
+    name: &str,
+    url: &str,
+    clients: Vec<u32>,
+    mock: &chokepoint_mock::RunningMock,
+    stacks: bool,
+) -> SweepResult {
+    let config = SweepConfig::new(url).expect("a valid URL");
+    let found = config.listening_target();
+    assert_eq!(found.len(), 1, "{name}: --pid auto finds one process");
+    let mut config = config.with_target_pids(found);
+    config.stacks = StackOptions {
+        enabled: stacks,
+        ..StackOptions::default()
+    };
+    let most = clients.iter().copied().max().unwrap_or(1);
+    sweep_with(name, config, Some(clients), STEP, most, Some(mock))
+}
+
+/// The diagnosis's place, checked against the pool `/proc` shows holding `size` threads.
+fn assert_proc_place(name: &str, result: &SweepResult, pool: &str, held: f64) -> Diagnosis {
+    let diagnosis = assert_kind(name, result, Kind::BlockingPool).clone();
+    println!(
+        "{name}: {}",
+        diagnosis.attribution.as_deref().unwrap_or("no place")
+    );
+    let place = diagnosis
+        .place
+        .as_ref()
+        .unwrap_or_else(|| panic!("{name}: no place: {:?}", diagnosis.evidence));
+    assert_eq!(place.kind, Some(PlaceKind::ThreadPool), "{name}");
+    assert_eq!(place.pool.as_deref(), Some(pool), "{name}");
+    assert_eq!(place.source, Some(PlaceSource::Proc), "{name}");
+    let got = place.held.unwrap_or(0.0);
+    assert!(
+        (got - held).abs() <= 0.15 * held + 0.5,
+        "{name}: {got} threads held, the pool is {held}"
+    );
+    diagnosis
+}
+
+#[test]
+fn the_jvm_twins_routes_are_placed_in_their_pools_from_proc() {
+    require("java", "-version");
+    let _one = one_at_a_time();
+    let mock = chokepoint_mock::start(
+        "127.0.0.1:0".parse().expect("an address"),
+        MockConfig {
+            fixed_delay: Some(Duration::from_millis(150)),
+            ..Default::default()
+        },
+    )
+    .expect("the mock starts");
+    let jvm = launch_jvm(&mock);
+    // `/global` runs on a pool sized to the cores, as a global ExecutionContext is.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    for (route, pool, size) in [
+        ("/actors", "actor-pool", 20),
+        ("/dispatcher", "blocking-dispat", 16), // blocking-dispatcher-N, cut to 15 bytes
+        ("/global", "cpu-pool", cores),
+    ] {
+        let mut clients = vec![1, (size / 2).max(1), 2 * size, 4 * size];
+        clients.dedup();
+        let result = sweep_from_proc(route, &jvm.url_of(route), clients, &mock);
+        let diagnosis = assert_proc_place(route, &result, pool, f64::from(size));
+        let place = diagnosis.place.expect("checked");
+        assert_eq!(
+            place.size,
+            Some(f64::from(size)),
+            "{route}: the pool's size"
+        );
+        assert_eq!(
+            place.background, None,
+            "{route}: every waiting actor is held"
+        );
+    }
+    drop(jvm);
+}
+
+#[test]
+fn a_python_thread_pool_is_placed_in_its_process_threads_from_proc_alone() {
+    require("python3", "--version");
+    let _one = one_at_a_time();
+    let mock = mock_with_delay();
+    let target = launch_py_threadpool(&mock);
+    // CPython names no OS thread: /proc shows every thread under the process's own name.
+    let comm = std::fs::read_to_string(format!("/proc/{}/comm", target.pid()))
+        .expect("the target's comm")
+        .trim()
+        .to_string();
+    let result = sweep_from_proc("py-threadpool", &target.url(), vec![1, 3, 12, 24], &mock);
+    drop(target);
+    let diagnosis = assert_proc_place("py-threadpool", &result, &comm, 6.0);
+    let attribution = diagnosis.attribution.expect("an attribution");
+    assert!(
+        attribution.contains(&format!("threads of `{comm}` blocked on the network")),
+        "{attribution}"
+    );
+}
+
+#[test]
+fn go_goroutines_are_not_placed_from_proc_and_the_finding_says_what_it_saw() {
+    require("go", "version");
+    let _one = one_at_a_time();
+    let mock = mock_with_delay();
+    let target = launch_go_semaphore(&mock);
+    let result = sweep_from_proc("go-semaphore", &target.url(), vec![3, 6, 24, 48], &mock);
+    drop(target);
+    let diagnosis = assert_kind("go-semaphore", &result, Kind::BlockingPool);
+    assert_eq!(diagnosis.place, None, "goroutines are no OS threads");
+    let unclear = diagnosis.facts.iter().find_map(|f| match f {
+        Fact::PlaceUnclear {
+            downstream_connections,
+            ..
+        } => Some(*downstream_connections),
+        _ => None,
+    });
+    let connections = unclear
+        .unwrap_or_else(|| panic!("a place-unclear fact: {:?}", diagnosis.evidence))
+        .expect("the connections to the mock were observed");
+    assert!(
+        (11..=13).contains(&connections),
+        "12 goroutines hold the semaphore, each with its connection: {connections}"
+    );
+    let said = diagnosis
+        .evidence
+        .iter()
+        .find(|s| s.starts_with("Where the limit sits is unclear"))
+        .expect("the sentence");
+    println!("go-semaphore: {said}");
+    assert!(
+        said.contains("about the limit") && said.contains("--pprof"),
+        "{said}"
+    );
+}
+
+/// The place of a finding read from the runtime's stacks, printed.
+fn stacks_place(name: &str, result: &SweepResult) -> chokepoint_result::Place {
+    let diagnosis = assert_kind(name, result, Kind::BlockingPool);
+    println!(
+        "{name}: {}",
+        diagnosis.attribution.as_deref().unwrap_or("no place")
+    );
+    diagnosis
+        .place
+        .clone()
+        .unwrap_or_else(|| panic!("{name}: no place: {:?}", diagnosis.evidence))
+}
+
+#[test]
+fn a_python_thread_pool_is_placed_in_its_workers_and_their_frame_by_py_spy() {
+    require("python3", "--version");
+    require("py-spy", "--version");
+    let _one = one_at_a_time();
+    let mock = mock_with_delay();
+    let target = launch_py_threadpool(&mock);
+    let result = sweep_auto(
+        "py-threadpool",
+        &target.url(),
+        vec![1, 3, 12, 24],
+        &mock,
+        true,
+    );
+    drop(target);
+    let place = stacks_place("py-threadpool", &result);
+    assert_eq!(
+        place.source,
+        Some(PlaceSource::Stacks(chokepoint_result::StackSource::PySpy))
+    );
+    // ThreadPoolExecutor's workers, pooled by py-spy's thread names, in the service's call.
+    assert_eq!(place.pool.as_deref(), Some("worker"));
+    assert_eq!(place.kind, Some(PlaceKind::ThreadPool));
+    let held = place.held.unwrap_or(0.0);
+    assert!((5.0..=7.0).contains(&held), "{held} of the 6 workers held");
+    assert!(
+        place
+            .frames
+            .last()
+            .is_some_and(|f| f.starts_with("call_downstream (server.py:")),
+        "{:?}",
+        place.frames
+    );
+}
+
+#[test]
+fn go_goroutines_behind_a_channel_are_placed_as_a_semaphore_by_pprof() {
+    require("go", "version");
+    let _one = one_at_a_time();
+    let mock = mock_with_delay();
+    let mut command = Command::new(build_go_target("go-semaphore"));
+    command.args(["-port", "0", "-downstream", &mock.url(), "-pprof"]);
+    let target = Target::launch("go-semaphore", command);
+    let result = sweep_auto(
+        "go-semaphore",
+        &target.url(),
+        vec![3, 6, 24, 48],
+        &mock,
+        true,
+    );
+    drop(target);
+    let place = stacks_place("go-semaphore", &result);
+    assert_eq!(
+        place.source,
+        Some(PlaceSource::Stacks(chokepoint_result::StackSource::Pprof))
+    );
+    // The handlers: 12 in the downstream call holding a slot, the others sending into the
+    // channel for one.
+    assert_eq!(place.kind, Some(PlaceKind::Semaphore));
+    assert_eq!(place.pool.as_deref(), Some("net/http.(*Server).Serve"));
+    let held = place.held.unwrap_or(0.0);
+    assert!((10.5..=13.5).contains(&held), "{held} of the 12 slots held");
+    assert!(
+        place.frames.iter().any(|f| f == "net/http.(*Client).Get"),
+        "{:?}",
+        place.frames
+    );
+    let queued = place.queued.expect("the handlers waiting for a slot");
+    assert_eq!(queued.frames.first().map(String::as_str), Some("chan send"));
+}
+
+#[test]
+fn the_jvm_twins_routes_are_placed_in_their_pools_by_name_and_frame_from_thread_dumps() {
+    require("java", "-version");
+    require("jcmd", "-h");
+    let _one = one_at_a_time();
+    let mock = chokepoint_mock::start(
+        "127.0.0.1:0".parse().expect("an address"),
+        MockConfig {
+            fixed_delay: Some(Duration::from_millis(150)),
+            ..Default::default()
+        },
+    )
+    .expect("the mock starts");
+    let jvm = launch_jvm(&mock);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    // The thread dumps name a pool in full (`/proc` keeps `blocking-dispat`).
+    for (route, pool, size) in [
+        ("/actors", "actor-pool", 20),
+        ("/dispatcher", "blocking-dispatcher", 16),
+        ("/global", "cpu-pool", cores),
+    ] {
+        let mut clients = vec![1, (size / 2).max(1), 2 * size, 4 * size];
+        clients.dedup();
+        let result = sweep_auto(route, &jvm.url_of(route), clients, &mock, true);
+        let place = stacks_place(route, &result);
+        assert_eq!(
+            place.source,
+            Some(PlaceSource::Stacks(
+                chokepoint_result::StackSource::JcmdThreadPrint
+            )),
+            "{route}"
+        );
+        assert_eq!(place.kind, Some(PlaceKind::ThreadPool), "{route}");
+        assert_eq!(place.pool.as_deref(), Some(pool), "{route}");
+        let held = place.held.unwrap_or(0.0);
+        assert!(
+            (held - f64::from(size)).abs() <= 0.15 * f64::from(size) + 0.5,
+            "{route}: {held} of the pool's {size} held"
+        );
+        assert_eq!(
+            place.frames,
+            [
+                "java.net.HttpURLConnection.getResponseCode",
+                "BlockingDemo.blockingCall"
+            ],
+            "{route}"
+        );
+    }
+    drop(jvm);
+}
