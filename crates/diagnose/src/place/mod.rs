@@ -89,14 +89,18 @@ struct Held {
 
 impl Held {
     /// The place this pool is, with the catalogue's setting when it knows the pool by its name
-    /// or by the frames its threads wait in.
+    /// or by the frames its threads wait in. With threads queued in front of a resource, the
+    /// limit is that resource (a connection pool, a semaphore), not the pool of threads that
+    /// queue for it: its frames are asked first.
     fn into_place(self) -> Place {
-        let setting = crate::catalogue::setting_for(&self.seen.pool)
-            .or_else(|| crate::catalogue::setting_for_frames(&self.seen.frames))
-            .or_else(|| {
-                let queued = self.queued.as_ref()?;
-                crate::catalogue::setting_for_frames(&queued.frames)
-            });
+        use crate::catalogue::{setting_for, setting_for_frames};
+        let by_queue = || setting_for_frames(&self.queued.as_ref()?.frames);
+        let by_pool =
+            || setting_for(&self.seen.pool).or_else(|| setting_for_frames(&self.seen.frames));
+        let setting = match self.queued {
+            Some(_) => by_queue().or_else(by_pool),
+            None => by_pool(),
+        };
         let kind = match self.queued.as_ref().and_then(|q| q.waiting) {
             Some(WaitKind::PoolAcquire) => PlaceKind::ConnectionPool,
             Some(_) => PlaceKind::Semaphore,

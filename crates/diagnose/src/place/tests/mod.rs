@@ -298,7 +298,8 @@ fn threads_waiting_for_a_pools_resource_beside_the_held_ones_are_a_connection_po
         "pool `http-nio-8080-exec`: 20 threads, 10 waiting on a downstream call in \
          `org.postgresql.core.PGStream.receive` ← `app.Repo.find`, 10 more waiting for a pool's \
          resource in `com.zaxxer.hikari.pool.HikariPool.getConnection`: a pool of 10 in front of \
-         the downstream (jcmd Thread.print, 3 dumps)"
+         the downstream (jcmd Thread.print, 3 dumps); its size: \
+         `maximumPoolSize` (default 10)"
     );
 }
 
