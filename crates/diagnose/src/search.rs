@@ -254,9 +254,8 @@ fn mock_ceiling(p: &Point<'_>) -> Option<f64> {
 
 /// The target's busy cores when they were a whole number (at least one).
 fn busy_cores(p: &Point<'_>, cores: u32) -> Option<f64> {
-    let busy = p.target_cpu? / 100.0 * f64::from(cores);
-    let whole = busy.round();
-    (whole >= 1.0 && (busy - whole).abs() <= SAME_SIZE * whole).then_some(busy)
+    let busy = crate::whole_cores::busy_cores(p.target_cpu?, cores);
+    crate::whole_cores::whole(busy, SAME_SIZE).map(|_| busy)
 }
 
 fn same_size(a: f64, b: f64) -> bool {
