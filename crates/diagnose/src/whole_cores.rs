@@ -7,7 +7,8 @@
 //! Two readings of the steps from the knee on, tried in order; the first that holds decides:
 //!
 //! 1. **Cores busy.** The target's CPU as cores (target CPU % × cores / 100) is a whole number
-//!    k ≥ 1: the median within [`WHOLE`] of k, and every step within [`EVERY_STEP`] of it.
+//!    k ≥ 1: the median within [`WHOLE`] of k, and at least [`MOST_STEPS`] of the steps within
+//!    [`EVERY_STEP`] of it (a busy machine may take the core away for one step).
 //! 2. **Threads running.** On a machine too busy to give the target its core, its CPU is a
 //!    fraction of one and says nothing; but a thread that wants a core is running or runnable
 //!    (`R` in /proc) whether or not it gets one. The target's threads running or runnable at once
@@ -31,9 +32,12 @@ use crate::points::{median, Point};
 
 /// How near a whole number the median reading must be (a share of it).
 const WHOLE: f64 = 0.1;
-/// How near the same whole number every step's reading must be (a share of it): one step of a
-/// busy machine may dip.
+/// How near the same whole number most steps' readings must be (a share of it).
 const EVERY_STEP: f64 = 0.2;
+/// The share of the steps whose reading must be that near: one step in three of a busy machine
+/// may dip (a live sweep of node-cpu-downstream had one step at 0.42 of a core among steps at
+/// 0.8-0.9).
+const MOST_STEPS: f64 = 2.0 / 3.0;
 /// Threads waiting on the network at once, on average, from which a pool waits on a call.
 const SOCKET_WAITING: f64 = 1.0;
 /// The mock's mean calls in flight at or above this share of its most: every slot held.
@@ -73,18 +77,19 @@ pub(crate) fn whole(value: f64, share: f64) -> Option<u32> {
     (k >= 1.0 && (value - k).abs() <= share * k).then_some(k as u32)
 }
 
-/// The whole number every reading holds: the median within [`WHOLE`], each within
-/// [`EVERY_STEP`]. `None` with no readings or a missing one.
+/// The whole number the readings hold, with their median: the median within [`WHOLE`], at
+/// least [`MOST_STEPS`] of them within [`EVERY_STEP`]. `None` with no readings or a missing one.
 fn held(readings: &[Option<f64>]) -> Option<(u32, f64)> {
     let values: Option<Vec<f64>> = readings.iter().copied().collect();
     let values = values.filter(|v| !v.is_empty())?;
     let mid = median(values.iter().copied());
     let k = whole(mid, WHOLE)?;
     let kf = f64::from(k);
-    values
+    let near = values
         .iter()
-        .all(|v| (v - kf).abs() <= EVERY_STEP * kf)
-        .then_some((k, mid))
+        .filter(|v| (*v - kf).abs() <= EVERY_STEP * kf)
+        .count();
+    (near as f64 >= MOST_STEPS * values.len() as f64).then_some((k, mid))
 }
 
 /// Threads running or runnable at once at a point (median over its steps of the sum over the
@@ -205,13 +210,17 @@ mod tests {
     #[test]
     fn every_reading_holds_the_same_whole_number() {
         // (readings, held)
-        let table: [(&[Option<f64>], Option<u32>); 6] = [
+        let table: [(&[Option<f64>], Option<u32>); 8] = [
             // An event loop on one core, one step of a busy machine dipping to 0.83.
             (&[Some(0.95), Some(0.96), Some(0.83), Some(0.98)], Some(1)),
             // A fraction of a core: a starved target, not whole.
             (&[Some(0.58), Some(0.62), Some(0.96)], None),
-            // One step far off the rest.
-            (&[Some(1.0), Some(1.0), Some(0.6)], None),
+            // One step in three far off the rest: a busy machine took the core for a step.
+            (&[Some(1.0), Some(1.0), Some(0.6)], Some(1)),
+            // Two in four far off: not held.
+            (&[Some(1.0), Some(1.0), Some(0.6), Some(0.5)], None),
+            // One of two far off: not held.
+            (&[Some(1.0), Some(0.6)], None),
             // All of two cores.
             (&[Some(1.93), Some(1.97)], Some(2)),
             // A reading missing (the target not observed at a step).
