@@ -1,14 +1,15 @@
 //! The four charts of `report.html`, drawn by plotters as inline SVG strings.
 //!
 //! Every derived figure a chart shows — the base latency of the ideal line, the plateau, the
-//! knee, the limit, the stalls — is read from the result's diagnosis, never worked out again
-//! here: a result without one (saved mid-sweep, or by an older version) is drawn without them.
+//! knee, the peak, the overload behaviour, the limit, the stalls — is read from the result's
+//! diagnosis, never worked out again here: a result without one (saved mid-sweep, or by an
+//! older version) is drawn without them.
 //!
 //! Clients go on a log-2 axis (1, 2, 4 … 1024 read evenly, and a sweep spans that range): the
 //! axis is linear in log₂(clients) with tick labels written back as client counts, so ticks fall
 //! on whole powers of two.
 use crate::numbers;
-use chokepoint_result::{Step, SweepResult};
+use chokepoint_result::{Overload, Step, SweepResult};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -30,6 +31,8 @@ const OK: RGBColor = RGBColor(44, 160, 44);
 const IDEAL: RGBColor = RGBColor(150, 150, 150);
 const KNEE: RGBColor = RGBColor(214, 39, 40);
 const PLATEAU: RGBColor = RGBColor(255, 127, 14);
+const PEAK: RGBColor = RGBColor(148, 103, 189);
+const OVERLOAD: RGBColor = RGBColor(140, 86, 75);
 const P50: RGBColor = RGBColor(31, 119, 180);
 const P90: RGBColor = RGBColor(148, 103, 189);
 const P99: RGBColor = RGBColor(214, 39, 40);
@@ -210,6 +213,10 @@ pub fn throughput(result: &SweepResult) -> Result<String, String> {
                 });
         }
         draw_knee(&mut chart, result, y_max)?;
+        draw_peak(&mut chart, result)?;
+        if let Some(span) = draw_overload(&mut chart, result, &axis, y_max)? {
+            drawn.push(span);
+        }
         let corner = legend_corner(&drawn, &axis, y_max, 5);
         draw_legend(&mut chart, corner)
     })
@@ -260,6 +267,10 @@ pub fn latency(result: &SweepResult) -> Result<String, String> {
             chart.draw_series(line.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
         }
         draw_knee(&mut chart, result, y_max)?;
+        draw_peak(&mut chart, result)?;
+        if let Some(span) = draw_overload(&mut chart, result, &axis, y_max)? {
+            drawn.push(span);
+        }
         let corner = legend_corner(&drawn, &axis, y_max, 5);
         draw_legend(&mut chart, corner)
     })
@@ -332,6 +343,10 @@ pub fn in_flight(result: &SweepResult) -> Option<Result<String, String>> {
                 });
         }
         draw_knee(&mut chart, result, y_max)?;
+        draw_peak(&mut chart, result)?;
+        if let Some(span) = draw_overload(&mut chart, result, &axis, y_max)? {
+            drawn.push(span);
+        }
         let corner = legend_corner(&drawn, &axis, y_max, 5);
         draw_legend(&mut chart, corner)
     }))
@@ -452,6 +467,112 @@ fn draw_knee<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>, result: &SweepResult, y_max:
         ("sans-serif", 15).into_font().color(&KNEE),
     )))?;
     Ok(())
+}
+
+/// The peak of successful throughput: a triangle on it, labelled.
+fn draw_peak<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>, result: &SweepResult) -> Drawn {
+    let Some(peak) = result.diagnosis.as_ref().and_then(|d| d.peak) else {
+        return Ok(());
+    };
+    if !(peak.throughput_rps.is_finite() && peak.throughput_rps > 0.0 && peak.clients > 0) {
+        return Ok(());
+    }
+    let at = (log2_clients(f64::from(peak.clients)), peak.throughput_rps);
+    let label = format!(
+        "peak: {} req/s at {} clients",
+        numbers::rate(peak.throughput_rps),
+        peak.clients
+    );
+    chart
+        .draw_series(std::iter::once(TriangleMarker::new(at, 9, PEAK.filled())))?
+        .label(label.clone())
+        .legend(|(x, y)| TriangleMarker::new((x + 10, y), 6, PEAK.filled()));
+    // Below and right of the marker, clear of the line into it.
+    chart.draw_series(std::iter::once(
+        EmptyElement::at(at)
+            + Text::new(label, (10, 8), ("sans-serif", 14).into_font().color(&PEAK)),
+    ))?;
+    Ok(())
+}
+
+/// What overload does, as the chart says it in a few words.
+fn overload_words(overload: &Overload) -> String {
+    match overload {
+        Overload::Queues { .. } => "it queues".to_string(),
+        Overload::Sheds {
+            error_latency_ms,
+            error_kind,
+            ..
+        } => format!(
+            "it sheds ({error_kind} in {})",
+            numbers::ms(*error_latency_ms)
+        ),
+        Overload::TimesOut { wait_ms, .. } => {
+            format!("it times out after {}", numbers::ms(*wait_ms))
+        }
+        Overload::Collapses { fall, .. } => {
+            format!("it collapses (−{:.0}%)", fall * 100.0)
+        }
+    }
+}
+
+/// The client counts the overload behaviour was read over: from the knee (the peak for a
+/// collapse, the first failing step for errors) to the largest step.
+fn overload_span(overload: &Overload) -> (u32, u32) {
+    match overload {
+        Overload::Queues {
+            from_clients,
+            to_clients,
+            ..
+        } => (*from_clients, *to_clients),
+        Overload::Sheds {
+            from_clients,
+            at_clients,
+            ..
+        }
+        | Overload::TimesOut {
+            from_clients,
+            at_clients,
+            ..
+        } => (*from_clients, *at_clients),
+        Overload::Collapses {
+            peak, at_clients, ..
+        } => (peak.clients, *at_clients),
+    }
+}
+
+/// The overload behaviour: a bracket over the steps it was read from, near the top, labelled.
+/// Returns the bracket, for the legend to keep clear of it.
+fn draw_overload<'a, 'b: 'a>(
+    chart: &mut Chart<'a, 'b>,
+    result: &SweepResult,
+    axis: &ClientAxis,
+    y_max: f64,
+) -> Result<Option<Vec<(f64, f64)>>, Box<dyn std::error::Error>> {
+    let Some(overload) = result.diagnosis.as_ref().and_then(|d| d.overload.as_ref()) else {
+        return Ok(None);
+    };
+    let (from, to) = overload_span(overload);
+    let range = axis.range();
+    let clamp = |c: u32| log2_clients(f64::from(c.max(1))).clamp(range.start, range.end);
+    let (x0, x1) = (clamp(from), clamp(to));
+    let y = y_max * 0.88;
+    let tick = y_max * 0.025;
+    let style = OVERLOAD.stroke_width(2);
+    let label = format!("past the knee: {}", overload_words(overload));
+    chart
+        .draw_series(std::iter::once(PathElement::new(
+            vec![(x0, y - tick), (x0, y), (x1, y), (x1, y - tick)],
+            style,
+        )))?
+        .label(label.clone())
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+    chart.draw_series(std::iter::once(Text::new(
+        label,
+        (x0 + 0.06, y - tick),
+        ("sans-serif", 14).into_font().color(&OVERLOAD),
+    )))?;
+    Ok(Some(vec![(x0, y), (x1, y)]))
 }
 
 fn draw_legend<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>, position: SeriesLabelPosition) -> Drawn {
