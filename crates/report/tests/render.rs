@@ -280,7 +280,7 @@ fn the_throughput_chart_marks_the_knee_the_peak_and_the_overload() {
                 error_latency_ms: 1.2,
                 error_kind: "http_503".into(),
             },
-            "past the knee: it sheds (http_503 in 1.2 ms)",
+            "past the knee: it sheds (errors in 1.2 ms)",
         ),
         (
             Overload::TimesOut {

@@ -500,13 +500,8 @@ fn overload_words(overload: &Overload) -> String {
     match overload {
         Overload::Queues { .. } => "it queues".to_string(),
         Overload::Sheds {
-            error_latency_ms,
-            error_kind,
-            ..
-        } => format!(
-            "it sheds ({error_kind} in {})",
-            numbers::ms(*error_latency_ms)
-        ),
+            error_latency_ms, ..
+        } => format!("it sheds (errors in {})", numbers::ms(*error_latency_ms)),
         Overload::TimesOut { wait_ms, .. } => {
             format!("it times out after {}", numbers::ms(*wait_ms))
         }
