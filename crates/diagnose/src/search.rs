@@ -1,6 +1,8 @@
 //! The adaptive search for the knee: which client count to run next, pure over the steps so far.
 //!
-//! 1. Start at 1 client; double while throughput keeps following clients (efficiency ≥ 0.9).
+//! 1. Start at 1 client; double while throughput keeps following clients (efficiency ≥ 0.9),
+//!    or grow four-fold after two steps in a row that followed within 5% ([`CLEAN`]): far from
+//!    any limit the counts between tell nothing new, and each step costs seconds.
 //! 2. Once a step falls below, bisect between the last good and the first bad count: at most
 //!    [`MAX_NARROWING`] extra steps, and only while the interval is wider than 2 clients and
 //!    than 10% of the estimated limit (plateau throughput × base latency).
@@ -31,6 +33,10 @@
 
 use crate::points::{points, shape, Point};
 use chokepoint_result::{Step, StepChoice};
+
+/// Efficiency from which a step followed clients cleanly: two such steps in a row let the
+/// search grow four-fold.
+const CLEAN: f64 = 0.95;
 
 /// Most bisection steps between the last good and the first bad count.
 const MAX_NARROWING: usize = 3;
@@ -89,15 +95,22 @@ pub fn next_step(
     let sh = shape(&pts, None);
     let largest = pts.last().map_or(0, |p| p.clients);
     let Some(knee) = sh.knee else {
-        // Still following clients: double, ending with one step at the maximum.
+        // Still following clients: grow, ending with one step at the maximum.
         if largest >= max_clients {
             return None;
         }
-        let doubled = largest.saturating_mul(2);
-        return if doubled > max_clients {
+        let factor = growth(&sh.efficiency);
+        let grown = largest.saturating_mul(factor);
+        return if grown > max_clients {
             propose(max_clients, StepChoice::MaxClients)
         } else {
-            propose(doubled, StepChoice::Doubling { from: largest })
+            propose(
+                grown,
+                StepChoice::Doubling {
+                    from: largest,
+                    times: Some(factor),
+                },
+            )
         };
     };
     let first_bad = pts[knee].clients;
@@ -105,17 +118,17 @@ pub fn next_step(
     let plateau_x = crate::points::median(pts[knee..].iter().map(|p| p.ok_x));
     let estimate = plateau_x * sh.base_ms / 1000.0;
 
-    // Bisection steps are the counts off the doubling chain that start..2^k would give.
-    let on_chain = |c: u32| {
-        let mut x = first.clients;
-        while x < c {
-            x = x.saturating_mul(2);
+    // Bisection steps are the counts off the growth chain (each ×2 or ×4 the one before).
+    let mut chain = vec![first.clients];
+    for p in &pts[1..] {
+        let last = chain[chain.len() - 1];
+        if p.clients == last.saturating_mul(2) || p.clients == last.saturating_mul(4) {
+            chain.push(p.clients);
         }
-        x == c
-    };
+    }
     let narrowing = pts
         .iter()
-        .filter(|p: &&Point<'_>| !on_chain(p.clients) && p.clients < max_clients)
+        .filter(|p: &&Point<'_>| !chain.contains(&p.clients) && p.clients < max_clients)
         .count();
     if let Some((size, why)) = size_seen_past_knee(&pts[knee..], cores) {
         let agreeing = pts[knee..]
@@ -169,6 +182,16 @@ pub fn next_step(
         }
     }
     overload_probe(&pts, estimate, sh.base_ms, max_clients)
+}
+
+/// How much the next step grows while throughput follows clients: four-fold after two steps
+/// that both followed within [`CLEAN`] (a service this far from any limit tells nothing new at
+/// the count between), else two-fold.
+fn growth(efficiency: &[f64]) -> u32 {
+    match efficiency {
+        [.., a, b] if *a >= CLEAN && *b >= CLEAN => 4,
+        _ => 2,
+    }
 }
 
 /// The next overload probe (see the module documentation), or `None` when every probe is
