@@ -125,7 +125,7 @@ for t in $TARGETS; do
     wait 2>/dev/null || true
     PIDS=()
   done
-  (IFS='|'; echo "| ${row[*]} |" | sed 's/|/ | /g; s/^ //')
+  printf '| %s ' "${row[@]}"; echo '|'
 done
 
 # The demo: one row, its wall time, the load of all its scenarios' steps, and how many it found.
@@ -154,5 +154,5 @@ if [ "${DEMO:-1}" = 1 ]; then
     read -r wall load steps found < <(demo "$bin" "$WORK/demo-$which")
     row+=("$wall" "$load" "$steps" "$found as expected")
   done
-  (IFS='|'; echo "| ${row[*]} |" | sed 's/|/ | /g; s/^ //')
+  printf '| %s ' "${row[@]}"; echo '|'
 fi

@@ -1,8 +1,11 @@
 //! The adaptive search for the knee: which client count to run next, pure over the steps so far.
 //!
 //! 1. Start at 1 client; double while throughput keeps following clients (efficiency ≥ 0.9),
-//!    or grow four-fold after two steps in a row that followed within 5% ([`CLEAN`]): far from
-//!    any limit the counts between tell nothing new, and each step costs seconds.
+//!    or grow four-fold when the largest step (past the first) kept the base latency within 5%
+//!    ([`CLEAN`]) without errors: far from any limit the counts between tell nothing new, and
+//!    each step costs seconds. Latency, not counted throughput, decides: in a closed loop they
+//!    say the same (X = clients / latency), but a short step's count is off by up to one
+//!    request per client (1 client at 100 ms counts 9 or 10 in a second), its latency is not.
 //! 2. Once a step falls below, bisect between the last good and the first bad count: at most
 //!    [`MAX_NARROWING`] extra steps, and only while the interval is wider than 2 clients and
 //!    than 10% of the estimated limit (plateau throughput × base latency).
@@ -34,8 +37,8 @@
 use crate::points::{points, shape, Point};
 use chokepoint_result::{Step, StepChoice};
 
-/// Efficiency from which a step followed clients cleanly: two such steps in a row let the
-/// search grow four-fold.
+/// Base latency over a step's latency from which it followed clients cleanly (no queue): the
+/// search then grows four-fold.
 const CLEAN: f64 = 0.95;
 
 /// Most bisection steps between the last good and the first bad count.
@@ -99,7 +102,7 @@ pub fn next_step(
         if largest >= max_clients {
             return None;
         }
-        let factor = growth(&sh.efficiency);
+        let factor = growth(&pts, sh.base_ms);
         let grown = largest.saturating_mul(factor);
         return if grown > max_clients {
             propose(max_clients, StepChoice::MaxClients)
@@ -184,12 +187,19 @@ pub fn next_step(
     overload_probe(&pts, estimate, sh.base_ms, max_clients)
 }
 
-/// How much the next step grows while throughput follows clients: four-fold after two steps
-/// that both followed within [`CLEAN`] (a service this far from any limit tells nothing new at
-/// the count between), else two-fold.
-fn growth(efficiency: &[f64]) -> u32 {
-    match efficiency {
-        [.., a, b] if *a >= CLEAN && *b >= CLEAN => 4,
+/// How much the next step grows while throughput follows clients: four-fold when the largest
+/// step, past the first, kept the base latency `base_ms` within [`CLEAN`] and had no errors,
+/// else two-fold.
+fn growth(pts: &[Point<'_>], base_ms: f64) -> u32 {
+    match pts {
+        [_, .., largest]
+            if base_ms > 0.0
+                && largest.error_rate == 0.0
+                && largest.ok_mean_ms > 0.0
+                && base_ms / largest.ok_mean_ms >= CLEAN =>
+        {
+            4
+        }
         _ => 2,
     }
 }

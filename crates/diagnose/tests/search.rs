@@ -61,14 +61,18 @@ fn next_clients_table() {
             Some(32),
         ),
         (
-            "2 ran at 92% of ideal: followed, but not within 5% => only double, to 4",
-            {
-                let mut s = run(pool20, &[1, 2]);
-                s[1].ok_throughput_rps *= 0.92;
-                s
-            },
+            "2 waited 9% longer than 1 (92% of ideal): followed, but not within 5% => only \
+             double, to 4",
+            vec![pool20(1), step(2, 40.0 * 0.92, 50.0 / 0.92)],
             1000,
             Some(4),
+        ),
+        (
+            "2 counted 8% short (a short step's count is off by a request) at the base latency \
+             => four-fold, to 8",
+            vec![pool20(1), step(2, 40.0 * 0.92, 50.0)],
+            1000,
+            Some(8),
         ),
         (
             "1..16 follow the ideal => four-fold to 64",
