@@ -13,7 +13,8 @@
 //!    calls in flight below the clients (its mean within 10% of its most), or the target kept a
 //!    whole number of cores busy (within 10%). Then one step confirms it instead — just past the
 //!    ceiling (a fifth past, at least one more client), or one doubling past the largest step
-//!    for cores — and two steps past the knee that agree end the search.
+//!    for cores — and two steps past the knee that agree end the search. The 2× probe stands for
+//!    the step past the ceiling when a step within 1.5× of the ceiling already places the knee.
 //! 3. Confirm the plateau with one step at about twice the estimated limit (or twice the first
 //!    bad count), unless a measured step past the knee is already at 1.5× the estimate.
 //! 4. Probe the overload side: steps at about [`PROBES`] (2× and 4×) the estimated limit (the
@@ -145,10 +146,16 @@ pub fn next_step(
             return overload_probe(&pts, probe_estimate, sh.base_ms, max_clients);
         }
         let confirm = if ceiling {
-            // The 2x probe confirms the ceiling too, unless a step already covers it: then one
+            // The 2x probe confirms the ceiling too when a step just past the ceiling (within
+            // 1.5x of it) already places the knee and no step covers the probe; otherwise one
             // step just past the ceiling places the knee.
+            let knee_placed = pts
+                .iter()
+                .any(|p| f64::from(p.clients) > size && f64::from(p.clients) <= 1.5 * size);
             match overload_probe(&pts, size, sh.base_ms, max_clients) {
-                Some((clients, StepChoice::OverloadProbe { multiple: 2, .. })) => clients,
+                Some((clients, StepChoice::OverloadProbe { multiple: 2, .. })) if knee_placed => {
+                    clients
+                }
                 _ => (size + (size / 5.0).max(1.0)).ceil() as u32,
             }
         } else {
