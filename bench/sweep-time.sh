@@ -58,7 +58,7 @@ setup() {
       launch "$AFTER" demo-service --port 0 --downstream "$MOCK"; URL=http://127.0.0.1:$PORT/actors ;;
     go-semaphore)
       launch "$AFTER" mock --port 0 --delay 50ms; MOCK=http://127.0.0.1:$PORT
-      go build -o "$WORK/gs" ./tests/targets/go-semaphore
+      (cd tests/targets/go-semaphore && GOTOOLCHAIN=local GOFLAGS=-mod=mod GOPROXY=off go build -o "$WORK/gs" .)
       launch "$WORK/gs" -port 0 -downstream "$MOCK"; URL=http://127.0.0.1:$PORT/ ;;
     py-threadpool)
       launch "$AFTER" mock --port 0 --delay 50ms; MOCK=http://127.0.0.1:$PORT
@@ -70,7 +70,7 @@ setup() {
     py-cpu-gil)
       launch python3 tests/targets/py-cpu-gil/server.py --port 0; URL=http://127.0.0.1:$PORT/ ;;
     go-cpu)
-      go build -o "$WORK/gc" ./tests/targets/go-cpu
+      (cd tests/targets/go-cpu && GOTOOLCHAIN=local GOFLAGS=-mod=mod GOPROXY=off go build -o "$WORK/gc" .)
       launch "$WORK/gc" -port 0; URL=http://127.0.0.1:$PORT/ ;;
     java-thrash)
       launch taskset -c 0 java tests/targets/java-thrash/ThrashServer.java --port 0; URL=http://127.0.0.1:$PORT/ ;;
