@@ -8,8 +8,8 @@
 # Usage: bench/sweep-time.sh [BEFORE_REV=HEAD~1]    (AFTER is the work tree)
 #   BEFORE_BIN=/path/to/chokepoint skips building BEFORE_REV.
 #   TARGETS="pool20 go-semaphore ..." runs a subset; DEMO=0 skips the demo.
-# Needs go, python3 and java (as the tests do). Loopback only; every sweep is bounded by
-# --max-clients and a timeout.
+# Needs go, python3, java, node and taskset (as the tests do). Loopback only; every sweep is
+# bounded by --max-clients and a timeout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -58,7 +58,7 @@ setup() {
       launch "$AFTER" demo-service --port 0 --downstream "$MOCK"; URL=http://127.0.0.1:$PORT/actors ;;
     go-semaphore)
       launch "$AFTER" mock --port 0 --delay 50ms; MOCK=http://127.0.0.1:$PORT
-      go build -o "$WORK/gs" ./tests/targets/go-semaphore
+      (cd tests/targets/go-semaphore && GOTOOLCHAIN=local GOFLAGS=-mod=mod GOPROXY=off go build -o "$WORK/gs" .)
       launch "$WORK/gs" -port 0 -downstream "$MOCK"; URL=http://127.0.0.1:$PORT/ ;;
     py-threadpool)
       launch "$AFTER" mock --port 0 --delay 50ms; MOCK=http://127.0.0.1:$PORT
@@ -70,8 +70,19 @@ setup() {
     py-cpu-gil)
       launch python3 tests/targets/py-cpu-gil/server.py --port 0; URL=http://127.0.0.1:$PORT/ ;;
     go-cpu)
-      go build -o "$WORK/gc" ./tests/targets/go-cpu
+      (cd tests/targets/go-cpu && GOTOOLCHAIN=local GOFLAGS=-mod=mod GOPROXY=off go build -o "$WORK/gc" .)
       launch "$WORK/gc" -port 0; URL=http://127.0.0.1:$PORT/ ;;
+    java-thrash)
+      launch taskset -c 0 java tests/targets/java-thrash/ThrashServer.java --port 0; URL=http://127.0.0.1:$PORT/ ;;
+    py-pool-timeout)
+      launch python3 tests/targets/py-pool-timeout/server.py --port 0; URL=http://127.0.0.1:$PORT/ ;;
+    node-cpu-downstream)
+      launch "$AFTER" mock --port 0 --delay 50ms; MOCK=http://127.0.0.1:$PORT
+      launch node tests/targets/node-cpu-downstream/server.js --port 0 --downstream "$MOCK"; URL=http://127.0.0.1:$PORT/ ;;
+    py-prefork-cpu)
+      launch python3 tests/targets/py-prefork-cpu/server.py --port 0 --workers 2 --cpu-ms 5; URL=http://127.0.0.1:$PORT/ ;;
+    py-warmup)
+      launch python3 tests/targets/py-warmup/server.py --port 0; URL=http://127.0.0.1:$PORT/ ;;
     *) echo "bench: unknown target $1" >&2; exit 2 ;;
   esac
   PID=$LAUNCHED
@@ -100,7 +111,7 @@ print(f"{end-start:.1f} {load:.1f} {len(steps)} {d.get('kind','-')} {'-' if limi
 PY
 }
 
-TARGETS=${TARGETS:-"pool20 go-semaphore py-threadpool py-asyncio-blocked java-shed py-cpu-gil go-cpu"}
+TARGETS=${TARGETS:-"pool20 go-semaphore py-threadpool py-asyncio-blocked java-shed py-cpu-gil go-cpu java-thrash py-pool-timeout node-cpu-downstream py-prefork-cpu py-warmup"}
 echo "| target | before: wall s | load s | steps | finding | after: wall s | load s | steps | finding |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for t in $TARGETS; do
@@ -114,14 +125,34 @@ for t in $TARGETS; do
     wait 2>/dev/null || true
     PIDS=()
   done
-  (IFS='|'; echo "| ${row[*]} |" | sed 's/|/ | /g; s/^ //')
+  printf '| %s ' "${row[@]}"; echo '|'
 done
 
+# The demo: one row, its wall time, the load of all its scenarios' steps, and how many it found.
+demo() {
+  local bin=$1 out=$2 start end
+  start=$(date +%s.%N)
+  timeout 600 "$bin" demo --out "$out" > "$out.log" 2>&1 || true
+  end=$(date +%s.%N)
+  python3 - "$out" "$start" "$end" "$out.log" <<'PY'
+import glob, json, re, sys
+out, start, end, log = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+load = steps = 0
+for path in glob.glob(f"{out}/*/result.json"):
+    r = json.load(open(path))
+    load += sum(s["duration_s"] + s.get("ramp_s", 0) for s in r["steps"])
+    steps += len(r["steps"])
+found = re.search(r"(\d+/\d+) scenarios found as expected", open(log).read())
+print(f"{end-start:.1f} {load:.1f} {steps} {found.group(1) if found else 'failed'}")
+PY
+}
+
 if [ "${DEMO:-1}" = 1 ]; then
-  for bin in "$BEFORE" "$AFTER"; do
-    start=$(date +%s.%N)
-    timeout 600 "$bin" demo > "$WORK/demo.log" 2>&1 || true
-    end=$(date +%s.%N)
-    echo "demo ($bin): $(python3 -c "print(f'{$end-$start:.1f}')") s wall; $(grep -E 'scenarios found' "$WORK/demo.log" || echo 'no summary line')"
+  row=("demo")
+  for which in before after; do
+    bin=$BEFORE; [ $which = after ] && bin=$AFTER
+    read -r wall load steps found < <(demo "$bin" "$WORK/demo-$which")
+    row+=("$wall" "$load" "$steps" "$found as expected")
   done
+  printf '| %s ' "${row[@]}"; echo '|'
 fi

@@ -15,7 +15,7 @@ mod common;
 
 use chokepoint_experiment::SweepConfig;
 use chokepoint_mock::MockConfig;
-use chokepoint_result::{Kind, Overload, SweepResult};
+use chokepoint_result::{Fact, Kind, Overload, SweepResult};
 use common::*;
 
 use std::process::Command;
@@ -404,6 +404,60 @@ fn python_bulkhead_with_an_acquire_timeout_is_a_pool_of_8_that_times_out() {
             .evidence
             .iter()
             .any(|e| e.starts_with("Past the knee: it times out.")),
+        "{:#?}",
+        diagnosis.evidence
+    );
+}
+
+/// node-cpu-downstream: one Node.js event loop burning ~5 ms of CPU a request, then calling the
+/// mock (50 ms) with no pool. Swept as a user sweeps it (adaptive, no `--clients`), the mock
+/// sees a flat ceiling of ~10 calls in flight — a consequence of the one core, which the
+/// whole-cores rule must name: cpu-bound on one core, decided by its CPU (a whole core busy
+/// from the knee on) or, when a busy machine gives it less, by its event-loop thread running
+/// or waiting for a CPU at every step. (Before the rule: blocking-pool 4.2-7.3, or
+/// connection-limit from a stall at 64 clients.)
+#[test]
+fn node_event_loop_calling_a_downstream_is_cpu_bound_on_one_core() {
+    if !toolchain_present("node", "--version") {
+        return;
+    }
+    let _one = one_at_a_time();
+    let mock = mock_with_delay();
+    let mut command = Command::new("node");
+    command
+        .arg(targets_dir().join("node-cpu-downstream/server.js"))
+        .args(["--port", "0", "--downstream", &mock.url()]);
+    let target = Target::launch("node-cpu-downstream", command);
+    let result = sweep_target(&target, None, ADAPTIVE_STEP, 256, Some(&mock));
+    drop(target);
+    let name = "node-cpu-downstream";
+    let diagnosis = assert_kind(name, &result, Kind::CpuBound);
+    let limit = diagnosis.limit.expect("a limit");
+    assert!(
+        (0.8..=1.2).contains(&limit),
+        "{name}: limit {limit:.2} is not one core's worth"
+    );
+    let decided = diagnosis.facts.iter().find_map(|fact| match fact {
+        Fact::WholeCores { cores, .. } => Some(("its CPU", *cores)),
+        Fact::WholeThreadsRunning { cores, .. } => Some(("its threads", *cores)),
+        _ => None,
+    });
+    let Some((evidence, cores)) = decided else {
+        panic!(
+            "{name}: the whole-cores rule did not decide: {:#?}",
+            diagnosis.facts
+        )
+    };
+    assert_eq!(cores, 1, "{name}: decided by {evidence}");
+    assert!(
+        most_downstream_in_flight(&result).is_some_and(|m| m >= 5),
+        "{name}: the mock saw the calls in flight"
+    );
+    assert!(
+        diagnosis
+            .evidence
+            .iter()
+            .any(|e| e.contains("is a consequence, not a pool")),
         "{:#?}",
         diagnosis.evidence
     );

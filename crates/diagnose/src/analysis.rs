@@ -48,6 +48,11 @@ impl<'p, 'a> Analysis<'p, 'a> {
         }
     }
 
+    /// Whether the target's CPU was measured at some step.
+    pub fn observed(&self) -> bool {
+        self.ctx.target_observed && self.pts.iter().any(|p| p.target_cpu.is_some())
+    }
+
     /// One downstream call per target request (or the mock did not say).
     pub fn single_call(&self) -> bool {
         self.calls.is_none_or(|c| (0.8..=1.25).contains(&c))
@@ -70,10 +75,12 @@ impl<'p, 'a> Analysis<'p, 'a> {
         let pts = self.pts;
         self.base_facts();
         let knee = self.sh.knee.filter(|&k| self.knee_confirmed(k));
-        let decision = self.decide_kind(knee);
         let overload = knee.and_then(|k| crate::overload::classify(pts, k, self.sh.base_ms));
         // A plateau that then falls is no pool: more clients cost throughput.
         let collapses = matches!(overload, Some(Overload::Collapses { .. }));
+        // A fall whose CPU per request held is the machine taking cores away, not thrashing.
+        let thrashes = collapses && !crate::whole_cores::fall_follows_the_cpu(pts);
+        let decision = self.decide_kind(knee, thrashes);
         let kind = if collapses && decision.kind == Kind::BlockingPool {
             Kind::Contention
         } else {

@@ -17,8 +17,9 @@ const PLATEAU_HELD: f64 = 0.8;
 pub(crate) const GENERATOR_SATURATED_PCT: f64 = 90.0;
 
 impl Analysis<'_, '_> {
-    /// Runs the kind rules in order on the confirmed knee `knee` (an index).
-    pub fn decide_kind(&mut self, knee: Option<usize>) -> Decision {
+    /// Runs the kind rules in order on the confirmed knee `knee` (an index); `thrashes` when
+    /// throughput falls past its peak while the target's CPU does not.
+    pub fn decide_kind(&mut self, knee: Option<usize>, thrashes: bool) -> Decision {
         let pts = self.pts;
         let knee_clients = knee.map(|k| pts[k].clients);
         // The generator explains the limit when it saturated where throughput stopped
@@ -43,6 +44,15 @@ impl Analysis<'_, '_> {
                     && median(pts[i..].iter().map(|p| p.error_rate)) > ERROR_BOUND_RATE
             })
             .filter(|&f| !errors_only_past_a_plateau(pts, knee, f));
+        // A whole number of cores busy from the knee on decides before stalls and the mock's
+        // ceiling, unless errors decide or the target thrashes (a spinning lock keeps its core
+        // busy too).
+        let whole = match (knee, self.ctx.cores) {
+            (Some(k), Some(cores)) if error_from.is_none() && !thrashes && self.observed() => {
+                crate::whole_cores::whole_cores(&pts[k..], cores)
+            }
+            _ => None,
+        };
         if let Some(i) = generator {
             let p = &pts[i];
             self.facts.push(Fact::GeneratorBound {
@@ -57,12 +67,14 @@ impl Analysis<'_, '_> {
                 knee_clients,
                 plateau: None,
             }
+        } else if let (Some(k), Some(whole)) = (knee, whole) {
+            self.plateau_kind(k, Some(whole))
         } else if let Some((i, st, cap)) = stalls {
             self.connection_limit(i, st, cap, knee_clients)
         } else if let Some(f) = error_from {
             self.error_bound(f, knee_clients)
         } else if let Some(k) = knee {
-            self.plateau_kind(k)
+            self.plateau_kind(k, None)
         } else {
             self.generator_busy(false);
             let last = &pts[pts.len() - 1];

@@ -76,6 +76,7 @@ mod settle;
 mod size;
 mod stalls;
 mod summary;
+mod whole_cores;
 
 pub use describe::{describe, Description};
 pub use finding::Finding;

@@ -1,11 +1,14 @@
 //! A plateau's kind: `cpu-bound` when the target's CPU saturated, when one request in service
 //! burns ≥ 30% of a core (15% of all cores when the cores are unknown) with the downstream idle
-//! or absent — CPU work on fewer threads than cores — or when the CPU was not observed and the
-//! downstream stayed idle; `blocking-pool` otherwise. A CPU limit is sized by the cores the
-//! target kept busy.
+//! or absent — CPU work on fewer threads than cores —, when it kept a whole number of cores
+//! busy from the knee on ([`crate::whole_cores`]: the mock's ceiling is then a consequence), or
+//! when the CPU was not observed and the downstream stayed idle; `blocking-pool` otherwise. A
+//! CPU limit is sized by the cores the target kept busy (by its threads running, when a busy
+//! machine gave it less than they wanted).
 
 use crate::analysis::{Analysis, Decision};
 use crate::points::median;
+use crate::whole_cores::{Evidence, WholeCores};
 use chokepoint_result::{Fact, Kind, Plateau};
 
 /// Share of one core a request in service must burn to count as CPU work (a request waiting on
@@ -15,8 +18,9 @@ const CPU_HEAVY_CORE_SHARE: f64 = 0.3;
 const CPU_HEAVY_PCT: f64 = 15.0;
 
 impl Analysis<'_, '_> {
-    /// The kind of the plateau past the confirmed knee `k`.
-    pub fn plateau_kind(&mut self, k: usize) -> Decision {
+    /// The kind of the plateau past the confirmed knee `k`; `whole` when the target kept whole
+    /// cores busy from it on.
+    pub fn plateau_kind(&mut self, k: usize, whole: Option<WholeCores>) -> Decision {
         let pts = self.pts;
         let (plateau_x, idx) = self.plateau(k);
         let clients = self.clients_at(&idx);
@@ -56,6 +60,14 @@ impl Analysis<'_, '_> {
             _ => None,
         };
         let cpu_limit = cores_busy.map_or(size.limit, |c| c.1);
+        let whole = whole.filter(|_| !(cpu_saturated || cpu_heavy));
+        if let Some(whole) = whole {
+            limit = match whole.evidence {
+                Evidence::CoresBusy => whole.cores_busy.unwrap_or(cpu_limit),
+                Evidence::ThreadsRunning => whole.threads_running.unwrap_or(cpu_limit),
+            };
+            self.whole_cores_fact(k, whole);
+        }
         if cpu_saturated || cpu_heavy {
             limit = cpu_limit;
             if let Some((cores, busy)) = cores_busy {
@@ -100,6 +112,8 @@ impl Analysis<'_, '_> {
                 limit_in_service: cpu_limit,
             });
             self.facts.extend(idle);
+        } else if whole.is_some() {
+            kind = Kind::CpuBound;
         } else if let (false, Some(idle)) = (observed, idle.clone()) {
             kind = Kind::CpuBound;
             self.facts.push(idle);
@@ -115,9 +129,12 @@ impl Analysis<'_, '_> {
             }
             self.facts.extend(idle);
         }
-        self.facts.extend(size.facts);
-        if let Some((low, high)) = self.batch_range(k) {
-            limit = size.limit.clamp(low, high);
+        if whole.is_none() {
+            // With whole cores the mock's ceiling is a consequence, told in their fact.
+            self.facts.extend(size.facts);
+            if let Some((low, high)) = self.batch_range(k) {
+                limit = size.limit.clamp(low, high);
+            }
         }
         Decision {
             kind,
@@ -129,6 +146,40 @@ impl Analysis<'_, '_> {
                 clients,
             }),
         }
+    }
+
+    /// The fact of the whole-cores rule over the points from the knee `k` on, with the machine's
+    /// CPU and the mock's ceiling beside it.
+    fn whole_cores_fact(&mut self, k: usize, whole: WholeCores) {
+        let past = &self.pts[k..];
+        let clients: Vec<u32> = past.iter().map(|p| p.clients).collect();
+        let of = |pick: &dyn Fn(&crate::points::Point<'_>) -> Option<f64>| {
+            let values: Vec<f64> = past.iter().filter_map(pick).collect();
+            (!values.is_empty()).then(|| median(values))
+        };
+        let machine_cpu_pct = of(&|p| p.machine_cpu);
+        let mock_max_in_flight = of(&|p| p.inflight_max).filter(|&m| m > 0.0);
+        let machine_cores = self.ctx.cores.unwrap_or(0);
+        self.facts.push(match whole.evidence {
+            Evidence::CoresBusy => Fact::WholeCores {
+                clients,
+                cores: whole.cores,
+                cores_busy: whole.cores_busy.unwrap_or(0.0),
+                machine_cores,
+                threads_running: whole.threads_running,
+                machine_cpu_pct,
+                mock_max_in_flight,
+            },
+            Evidence::ThreadsRunning => Fact::WholeThreadsRunning {
+                clients,
+                cores: whole.cores,
+                threads_running: whole.threads_running.unwrap_or(0.0),
+                cores_busy: whole.cores_busy,
+                machine_cores,
+                machine_cpu_pct,
+                mock_max_in_flight,
+            },
+        });
     }
 
     /// When the mock is present and stayed (nearly) idle at the plateau: a

@@ -1,6 +1,11 @@
 //! The adaptive search for the knee: which client count to run next, pure over the steps so far.
 //!
-//! 1. Start at 1 client; double while throughput keeps following clients (efficiency ≥ 0.9).
+//! 1. Start at 1 client; double while throughput keeps following clients (efficiency ≥ 0.9),
+//!    or grow four-fold when the largest step (past the first) kept the base latency within 5%
+//!    ([`CLEAN`]) without errors: far from any limit the counts between tell nothing new, and
+//!    each step costs seconds. Latency, not counted throughput, decides: in a closed loop they
+//!    say the same (X = clients / latency), but a short step's count is off by up to one
+//!    request per client (1 client at 100 ms counts 9 or 10 in a second), its latency is not.
 //! 2. Once a step falls below, bisect between the last good and the first bad count: at most
 //!    [`MAX_NARROWING`] extra steps, and only while the interval is wider than 2 clients and
 //!    than 10% of the estimated limit (plateau throughput × base latency).
@@ -8,7 +13,8 @@
 //!    calls in flight below the clients (its mean within 10% of its most), or the target kept a
 //!    whole number of cores busy (within 10%). Then one step confirms it instead — just past the
 //!    ceiling (a fifth past, at least one more client), or one doubling past the largest step
-//!    for cores — and two steps past the knee that agree end the search.
+//!    for cores — and two steps past the knee that agree end the search. The 2× probe stands for
+//!    the step past the ceiling when a step within 1.5× of the ceiling already places the knee.
 //! 3. Confirm the plateau with one step at about twice the estimated limit (or twice the first
 //!    bad count), unless a measured step past the knee is already at 1.5× the estimate.
 //! 4. Probe the overload side: steps at about [`PROBES`] (2× and 4×) the estimated limit (the
@@ -31,6 +37,10 @@
 
 use crate::points::{points, shape, Point};
 use chokepoint_result::{Step, StepChoice};
+
+/// Base latency over a step's latency from which it followed clients cleanly (no queue): the
+/// search then grows four-fold.
+const CLEAN: f64 = 0.95;
 
 /// Most bisection steps between the last good and the first bad count.
 const MAX_NARROWING: usize = 3;
@@ -89,15 +99,22 @@ pub fn next_step(
     let sh = shape(&pts, None);
     let largest = pts.last().map_or(0, |p| p.clients);
     let Some(knee) = sh.knee else {
-        // Still following clients: double, ending with one step at the maximum.
+        // Still following clients: grow, ending with one step at the maximum.
         if largest >= max_clients {
             return None;
         }
-        let doubled = largest.saturating_mul(2);
-        return if doubled > max_clients {
+        let factor = growth(&pts, sh.base_ms);
+        let grown = largest.saturating_mul(factor);
+        return if grown > max_clients {
             propose(max_clients, StepChoice::MaxClients)
         } else {
-            propose(doubled, StepChoice::Doubling { from: largest })
+            propose(
+                grown,
+                StepChoice::Doubling {
+                    from: largest,
+                    times: Some(factor),
+                },
+            )
         };
     };
     let first_bad = pts[knee].clients;
@@ -105,17 +122,17 @@ pub fn next_step(
     let plateau_x = crate::points::median(pts[knee..].iter().map(|p| p.ok_x));
     let estimate = plateau_x * sh.base_ms / 1000.0;
 
-    // Bisection steps are the counts off the doubling chain that start..2^k would give.
-    let on_chain = |c: u32| {
-        let mut x = first.clients;
-        while x < c {
-            x = x.saturating_mul(2);
+    // Bisection steps are the counts off the growth chain (each ×2 or ×4 the one before).
+    let mut chain = vec![first.clients];
+    for p in &pts[1..] {
+        let last = chain[chain.len() - 1];
+        if p.clients == last.saturating_mul(2) || p.clients == last.saturating_mul(4) {
+            chain.push(p.clients);
         }
-        x == c
-    };
+    }
     let narrowing = pts
         .iter()
-        .filter(|p: &&Point<'_>| !on_chain(p.clients) && p.clients < max_clients)
+        .filter(|p: &&Point<'_>| !chain.contains(&p.clients) && p.clients < max_clients)
         .count();
     if let Some((size, why)) = size_seen_past_knee(&pts[knee..], cores) {
         let agreeing = pts[knee..]
@@ -129,10 +146,16 @@ pub fn next_step(
             return overload_probe(&pts, probe_estimate, sh.base_ms, max_clients);
         }
         let confirm = if ceiling {
-            // The 2x probe confirms the ceiling too, unless a step already covers it: then one
+            // The 2x probe confirms the ceiling too when a step just past the ceiling (within
+            // 1.5x of it) already places the knee and no step covers the probe; otherwise one
             // step just past the ceiling places the knee.
+            let knee_placed = pts
+                .iter()
+                .any(|p| f64::from(p.clients) > size && f64::from(p.clients) <= 1.5 * size);
             match overload_probe(&pts, size, sh.base_ms, max_clients) {
-                Some((clients, StepChoice::OverloadProbe { multiple: 2, .. })) => clients,
+                Some((clients, StepChoice::OverloadProbe { multiple: 2, .. })) if knee_placed => {
+                    clients
+                }
                 _ => (size + (size / 5.0).max(1.0)).ceil() as u32,
             }
         } else {
@@ -169,6 +192,23 @@ pub fn next_step(
         }
     }
     overload_probe(&pts, estimate, sh.base_ms, max_clients)
+}
+
+/// How much the next step grows while throughput follows clients: four-fold when the largest
+/// step, past the first, kept the base latency `base_ms` within [`CLEAN`] and had no errors,
+/// else two-fold.
+fn growth(pts: &[Point<'_>], base_ms: f64) -> u32 {
+    match pts {
+        [_, .., largest]
+            if base_ms > 0.0
+                && largest.error_rate == 0.0
+                && largest.ok_mean_ms > 0.0
+                && base_ms / largest.ok_mean_ms >= CLEAN =>
+        {
+            4
+        }
+        _ => 2,
+    }
 }
 
 /// The next overload probe (see the module documentation), or `None` when every probe is
@@ -254,9 +294,8 @@ fn mock_ceiling(p: &Point<'_>) -> Option<f64> {
 
 /// The target's busy cores when they were a whole number (at least one).
 fn busy_cores(p: &Point<'_>, cores: u32) -> Option<f64> {
-    let busy = p.target_cpu? / 100.0 * f64::from(cores);
-    let whole = busy.round();
-    (whole >= 1.0 && (busy - whole).abs() <= SAME_SIZE * whole).then_some(busy)
+    let busy = crate::whole_cores::busy_cores(p.target_cpu?, cores);
+    crate::whole_cores::whole(busy, SAME_SIZE).map(|_| busy)
 }
 
 fn same_size(a: f64, b: f64) -> bool {

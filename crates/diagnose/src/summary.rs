@@ -79,6 +79,15 @@ pub(crate) fn summary(f: &Finding) -> String {
                     "{start} with the target's CPU at {target_cpu_pct:.0}%: the limit is the CPU, about {} requests in service at once.",
                     count(*in_service)
                 )),
+                Fact::WholeCores { cores, .. } => Some(format!(
+                    "{start} with the target keeping {} busy: the limit is its CPU on {}, not the downstream.",
+                    cores_words(*cores),
+                    if *cores == 1 { "that core" } else { "those cores" }
+                )),
+                Fact::WholeThreadsRunning { cores, .. } => Some(format!(
+                    "{start} with the target's threads wanting {} all the time: the limit is its CPU, not the downstream.",
+                    cores_words(*cores)
+                )),
                 Fact::ThreadsRunning { running, .. } => Some(format!(
                     "{start} with the target's threads running ({running:.1} on a CPU or waiting for one at once): the limit is its CPU work, \
                      about {} requests in service at once.",
@@ -310,6 +319,7 @@ fn rank(kind: Kind, fact: &Fact) -> Option<u8> {
         (Kind::BlockingPool | Kind::CpuBound, Fact::NoMock) => Some(5),
         (Kind::MachineSaturated, Fact::MachineSaturated { .. }) => Some(0),
         (Kind::CpuBound, Fact::ThreadsRunning { .. }) => Some(1),
+        (Kind::CpuBound, Fact::WholeCores { .. } | Fact::WholeThreadsRunning { .. }) => Some(1),
         (Kind::MachineSaturated, Fact::Plateau { .. }) => Some(1),
         (Kind::BlockingPool | Kind::MachineSaturated, Fact::PoolWaiting { .. }) => Some(3),
         (Kind::ConnectionLimit, Fact::DownstreamConnections { .. }) => Some(2),
@@ -548,6 +558,23 @@ fn short(fact: &Fact, f: &Finding) -> Option<String> {
         Fact::ThreadsRunning {
             running, threads, ..
         } => format!("{running:.1} of the target's {threads:.0} threads running at once, none waiting on the network."),
+        Fact::WholeCores {
+            cores, cores_busy, ..
+        } => format!(
+            "{} of {} busy at every step from the knee on.",
+            count(*cores_busy),
+            cores_words(*cores)
+        ),
+        Fact::WholeThreadsRunning {
+            threads_running,
+            cores_busy,
+            ..
+        } => format!(
+            "{threads_running:.1} threads on a CPU or waiting for one at once from the knee on{}.",
+            cores_busy
+                .map(|c| format!(", {} cores got", count(c)))
+                .unwrap_or_default()
+        ),
         Fact::PoolWaiting {
             pool,
             threads,
@@ -568,4 +595,13 @@ fn short(fact: &Fact, f: &Finding) -> Option<String> {
         _ => return None,
     };
     Some(line)
+}
+
+/// `one core` or `N cores`.
+pub(crate) fn cores_words(cores: u32) -> String {
+    if cores == 1 {
+        "one core".to_string()
+    } else {
+        format!("{cores} cores")
+    }
 }

@@ -49,10 +49,36 @@ fn next_clients_table() {
             Some(2),
         ),
         (
-            "1..16 follow the ideal => double to 32",
-            run(pool20, &[1, 2, 4, 8, 16]),
+            "1 and 2 follow the ideal within 5% => grow four-fold, to 8",
+            run(pool20, &[1, 2]),
+            1000,
+            Some(8),
+        ),
+        (
+            "1, 2, 8 follow => four-fold again, to 32",
+            run(pool20, &[1, 2, 8]),
             1000,
             Some(32),
+        ),
+        (
+            "2 waited 9% longer than 1 (92% of ideal): followed, but not within 5% => only \
+             double, to 4",
+            vec![pool20(1), step(2, 40.0 * 0.92, 50.0 / 0.92)],
+            1000,
+            Some(4),
+        ),
+        (
+            "2 counted 8% short (a short step's count is off by a request) at the base latency \
+             => four-fold, to 8",
+            vec![pool20(1), step(2, 40.0 * 0.92, 50.0)],
+            1000,
+            Some(8),
+        ),
+        (
+            "1..16 follow the ideal => four-fold to 64",
+            run(pool20, &[1, 2, 4, 8, 16]),
+            1000,
+            Some(64),
         ),
         (
             "32 ran at 62% of ideal, estimate 20 => bisect 16..32 at 24",
@@ -89,7 +115,7 @@ fn next_clients_table() {
             "steps out of order and repeated count once => same as 1..16",
             run(pool20, &[16, 1, 4, 2, 8, 4, 16]),
             1000,
-            Some(32),
+            Some(64),
         ),
         (
             "64 follows and 128 would overshoot 100 => one last step at 100",
@@ -208,7 +234,7 @@ fn no_limit_up_to_256_ends_at_the_maximum() {
         256,
     );
     let counts: Vec<u32> = steps.iter().map(|s| s.clients).collect();
-    assert_eq!(counts, vec![1, 2, 4, 8, 16, 32, 64, 128, 256]);
+    assert_eq!(counts, vec![1, 2, 8, 32, 128, 256]);
     let d = diagnosed(&steps, &bare_context());
     assert_eq!(d.kind, Kind::NoLimitFound);
     // The largest step, the one the summary names, is the 256-client one.
@@ -292,7 +318,7 @@ fn next_step_table_says_why() {
             "16 follows => double",
             run(pool20_with_mock, &[1, 2, 4, 8, 16]),
             None,
-            Some((32, Doubling { from: 16 })),
+            Some((64, Doubling { from: 16, times: Some(4) })),
         ),
         (
             "32 saw a flat ceiling of 20 at the mock => confirm just past it, at 24, no bisection",
@@ -390,14 +416,16 @@ fn next_step_table_says_why() {
 }
 
 #[test]
-fn a_pool_of_20_behind_the_mock_is_found_in_eight_steps_with_its_overload() {
+fn a_pool_of_20_behind_the_mock_is_found_in_six_steps_with_its_overload() {
     let mut steps = Vec::new();
     while let Some((c, _)) = chokepoint_diagnose::next_step(&steps, 1000, None) {
         steps.push(pool20_with_mock(c));
         assert!(steps.len() < 20, "the search does not end");
     }
     let counts: Vec<u32> = steps.iter().map(|s| s.clients).collect();
-    assert_eq!(counts, [1, 2, 4, 8, 16, 32, 24, 80]);
+    // Four-fold while the steps follow within 5%; the mock's ceiling of 20 at 32 is confirmed
+    // just past it (24, which places the knee), then the 4x probe (32 covers the 2x one).
+    assert_eq!(counts, [1, 2, 8, 32, 24, 80]);
     let finding = diagnosed(&steps, &mock_context(50.0));
     assert!(
         matches!(

@@ -420,39 +420,45 @@ fn probe(config: &SweepConfig, requests: u64, timeout: Duration) -> LoadConfig {
     probe
 }
 
-/// Refuses a target that answers no request at all: three requests, one at a time, that all
-/// fail before any response (the connection reset or closed, no HTTP, a TLS failure) end the
-/// sweep with one line naming the failure, instead of steps of nothing but errors. Timeouts and
-/// error statuses are answers of a kind, and the sweep measures those.
+/// Refuses a target that answers no request at all: up to three requests, one at a time, that
+/// all fail before any response (the connection reset or closed, no HTTP, a TLS failure) end
+/// the sweep with one line naming the failure, instead of steps of nothing but errors. The
+/// first request answered ends the check. Timeouts and error statuses are answers of a kind,
+/// and the sweep measures those.
 fn first_answer(config: &SweepConfig, cancel: &CancellationToken) -> anyhow::Result<()> {
     use chokepoint_result::error_kind::{CONNECT_REFUSED, OTHER, PROTOCOL, RESET, TLS};
-    let run = chokepoint_load::start(
-        probe(config, 3, Duration::from_secs(5)),
-        cancel.child_token(),
-    )
-    .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let report = run.finish().map_err(|e| anyhow::anyhow!("{e}"))?;
     let unanswered = [RESET, PROTOCOL, TLS, CONNECT_REFUSED, OTHER];
-    let never_answers = report.ok == 0
-        && report.requests > 0
-        && report
-            .errors
-            .keys()
-            .all(|k| unanswered.contains(&k.as_str()))
-        && report.errors.values().sum::<u64>() == report.requests;
-    if never_answers && !report.interrupted {
-        let kinds: Vec<String> = report
-            .errors
-            .iter()
-            .map(|(kind, n)| format!("{kind} ×{n}"))
-            .collect();
-        anyhow::bail!(
-            "{}: every request failed before any answer ({}); check the URL, its scheme (http or https) and that an HTTP/1.1 service listens there",
-            config.base.url,
-            kinds.join(", ")
-        );
+    let mut failures: std::collections::BTreeMap<String, u64> = Default::default();
+    for _ in 0..3 {
+        let run = chokepoint_load::start(
+            probe(config, 1, Duration::from_secs(5)),
+            cancel.child_token(),
+        )
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let report = run.finish().map_err(|e| anyhow::anyhow!("{e}"))?;
+        let never_answered = report.ok == 0
+            && report.requests > 0
+            && report
+                .errors
+                .keys()
+                .all(|k| unanswered.contains(&k.as_str()))
+            && report.errors.values().sum::<u64>() == report.requests;
+        if report.interrupted || !never_answered {
+            return Ok(());
+        }
+        for (kind, n) in report.errors {
+            *failures.entry(kind).or_default() += n;
+        }
     }
-    Ok(())
+    let kinds: Vec<String> = failures
+        .iter()
+        .map(|(kind, n)| format!("{kind} ×{n}"))
+        .collect();
+    anyhow::bail!(
+        "{}: every request failed before any answer ({}); check the URL, its scheme (http or https) and that an HTTP/1.1 service listens there",
+        config.base.url,
+        kinds.join(", ")
+    )
 }
 
 /// Waits, bounded, until the target has worked off the requests the last step left queued:

@@ -43,6 +43,11 @@ pub(crate) struct Shared {
     pub(crate) max_in_flight: AtomicU64,
     /// Clients that completed at least one request.
     warmed: AtomicU32,
+    /// Clients of the run (closed model).
+    clients: u32,
+    /// Told when the last client completed its first request: the ramp is over then, not at
+    /// the next bucket tick.
+    all_warmed: tokio::sync::Notify,
     pub(crate) counts: ConnectionCounts,
     /// Request `k` of the run is `target.requests[order[k % order.len()]]`.
     order: Vec<usize>,
@@ -136,6 +141,8 @@ async fn drive<C: Connect>(
         in_flight: AtomicU64::new(0),
         max_in_flight: AtomicU64::new(0),
         warmed: AtomicU32::new(0),
+        clients: config.clients,
+        all_warmed: tokio::sync::Notify::new(),
         counts: ConnectionCounts::default(),
         order: send_order(config.targets.len(), config.targets_order),
         several: !config.targets.is_empty(),
@@ -177,6 +184,9 @@ async fn drive<C: Connect>(
             }
             _ = sleep_until(deadline) => break,
             _ = end_window.cancelled() => break,
+            _ = shared.all_warmed.notified(), if window.start.is_none() => {
+                window.begin(Instant::now(), &shared, &send);
+            }
             _ = bucket_tick.tick() => {
                 let now = Instant::now();
                 if window.start.is_none()
@@ -343,7 +353,9 @@ async fn closed_client<C: Connect>(
         );
         if !warmed {
             warmed = true;
-            shared.warmed.fetch_add(1, Relaxed);
+            if shared.warmed.fetch_add(1, Relaxed) + 1 == shared.clients {
+                shared.all_warmed.notify_one();
+            }
         }
         if !think_time.is_zero() {
             tokio::time::sleep(think_time).await;

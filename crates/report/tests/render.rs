@@ -3,7 +3,7 @@
 mod fixtures;
 
 use chokepoint_report::{html, sweep_text};
-use chokepoint_result::{LatencyMs, SweepResult};
+use chokepoint_result::{LatencyMs, Overload, Peak, SweepResult};
 
 fn count(haystack: &str, needle: &str) -> usize {
     haystack.matches(needle).count()
@@ -254,6 +254,85 @@ fn empty_single_and_interrupted_results_still_render() {
     assert!(!page.contains("knee:"));
     assert!(page.contains("1 step at 1 client "));
     assert!(sweep_text::render(&single).contains("No finding yet"));
+}
+
+/// The throughput chart carries the three figures of what happens past the knee (issue 13):
+/// the knee, the peak and the overload behaviour, each a mark with its words, read from the
+/// diagnosis and drawn for each behaviour.
+#[test]
+fn the_throughput_chart_marks_the_knee_the_peak_and_the_overload() {
+    let overloads = [
+        (
+            Overload::Queues {
+                from_clients: 40,
+                to_clients: 100,
+                throughput_rps: 19.7,
+                from_latency_ms: 2030.0,
+                to_latency_ms: 5070.0,
+            },
+            "past the knee: it queues",
+        ),
+        (
+            Overload::Sheds {
+                from_clients: 40,
+                at_clients: 100,
+                error_rate: 0.93,
+                error_latency_ms: 1.2,
+                error_kind: "http_503".into(),
+            },
+            "past the knee: it sheds (errors in 1.2 ms)",
+        ),
+        (
+            Overload::TimesOut {
+                from_clients: 40,
+                at_clients: 100,
+                error_rate: 0.4,
+                wait_ms: 250.0,
+                error_kind: "http_503".into(),
+            },
+            "past the knee: it times out after 250 ms",
+        ),
+        (
+            Overload::Collapses {
+                peak: Peak {
+                    clients: 40,
+                    throughput_rps: 19.9,
+                },
+                at_clients: 100,
+                throughput_rps: 9.95,
+                fall: 0.5,
+            },
+            "past the knee: it collapses (−50%)",
+        ),
+    ];
+    for (overload, words) in overloads {
+        let mut result = fixtures::seed000();
+        let diagnosis = result.diagnosis.as_mut().expect("a diagnosis");
+        diagnosis.peak = Some(Peak {
+            clients: 40,
+            throughput_rps: 19.9,
+        });
+        diagnosis.overload = Some(overload);
+        let page = html::render(&result);
+        assert_self_contained(&page, &result.target);
+        let throughput = svgs(&page)[0];
+        let labels = texts(throughput);
+        for mark in ["knee: 40 clients", "peak: 19.9 req/s at 40 clients", words] {
+            // On the chart and in its legend.
+            assert_eq!(
+                labels.iter().filter(|t| *t == mark).count(),
+                2,
+                "{mark}: {labels:?}"
+            );
+        }
+    }
+    // An older result without the figures: no marks, and nothing else missing.
+    let page = html::render(&fixtures::seed000());
+    let labels = texts(svgs(&page)[0]);
+    assert!(labels.iter().any(|t| t == "knee: 40 clients"));
+    assert!(!labels
+        .iter()
+        .any(|t| t.starts_with("peak:") || t.starts_with("past the knee")));
 }
 
 #[test]

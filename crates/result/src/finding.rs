@@ -392,6 +392,43 @@ pub enum Fact {
         /// All the target's threads (the most one sample saw).
         threads: f64,
     },
+    /// The target kept a whole number of cores busy at every step from the knee on (its CPU
+    /// decided): CPU-bound on that many cores, whatever the mock saw.
+    WholeCores {
+        /// The steps from the knee on.
+        clients: Vec<u32>,
+        /// The whole number of cores.
+        cores: u32,
+        /// Cores busy, target CPU × the machine's cores (median over the steps).
+        cores_busy: f64,
+        /// The machine's cores.
+        machine_cores: u32,
+        /// The target's threads running or runnable at once (median), when /proc was read.
+        threads_running: Option<f64>,
+        /// The machine's CPU, percent of all cores (median), when measured.
+        machine_cpu_pct: Option<f64>,
+        /// The mock's most calls in flight (median), when it saw the calls: a consequence.
+        mock_max_in_flight: Option<f64>,
+    },
+    /// The target's threads (read from /proc) were running or runnable a whole number at once at
+    /// every step from the knee on, none waiting on the network, while its CPU was a fraction
+    /// of that many cores (a busy machine gave it less): CPU-bound on that many cores.
+    WholeThreadsRunning {
+        /// The steps from the knee on.
+        clients: Vec<u32>,
+        /// The whole number of threads, and of cores they want.
+        cores: u32,
+        /// Threads running or runnable at once (median over the steps).
+        threads_running: f64,
+        /// Cores the target got, target CPU × the machine's cores (median), when measured.
+        cores_busy: Option<f64>,
+        /// The machine's cores.
+        machine_cores: u32,
+        /// The machine's CPU, percent of all cores (median), when measured.
+        machine_cpu_pct: Option<f64>,
+        /// The mock's most calls in flight (median), when it saw the calls: a consequence.
+        mock_max_in_flight: Option<f64>,
+    },
     /// A pool of the target's threads (read from /proc) waiting on the network at the plateau.
     PoolWaiting {
         /// The step.

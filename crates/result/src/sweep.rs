@@ -83,10 +83,14 @@ pub enum StepChoice {
     Given,
     /// The first step of a search.
     Start,
-    /// Throughput still followed clients at the largest step: doubled.
+    /// Throughput still followed clients at the largest step: doubled (or grown four-fold).
     Doubling {
         /// The largest step so far.
         from: u32,
+        /// How many times `from` the new count is: 2, or 4 when the largest step kept the base
+        /// latency within 5%. Absent in older results (2).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        times: Option<u32>,
     },
     /// Bisection between the last step that followed clients and the first that did not.
     Narrowing {

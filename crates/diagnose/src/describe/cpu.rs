@@ -87,6 +87,7 @@ pub(super) fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
              (taskset) or another machine.",
             pool_size.map_or("?".to_string(), count)
         ),
+        Fact::WholeCores { .. } | Fact::WholeThreadsRunning { .. } => whole_cores_sentence(fact)?,
         Fact::ThreadsRunning {
             running, threads, ..
         } => format!(
@@ -96,4 +97,88 @@ pub(super) fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
         _ => return None,
     };
     Some(s)
+}
+
+/// The sentence of the whole-cores rule: the evidence that decided, and the mock's ceiling as a
+/// consequence.
+fn whole_cores_sentence(fact: &Fact) -> Option<String> {
+    let one_or_those = |cores: u32| {
+        if cores == 1 {
+            "that core"
+        } else {
+            "those cores"
+        }
+    };
+    let (mut s, cores, ceiling) = match fact {
+        Fact::WholeCores {
+            clients: c,
+            cores,
+            cores_busy,
+            machine_cores,
+            mock_max_in_flight,
+            ..
+        } => (
+            format!(
+                "Its CPU decided: from {} on the target kept {} of the machine's {machine_cores} cores busy at every step, \
+                 {}, so it is CPU-bound on {}{}.",
+                clients(*c.first()?),
+                count(*cores_busy),
+                whole_cores_words(*cores),
+                one_or_those(*cores),
+                if *cores == 1 {
+                    " (one core is what an event loop, a GIL or GOMAXPROCS=1 can use)"
+                } else {
+                    ""
+                }
+            ),
+            *cores,
+            mock_max_in_flight,
+        ),
+        Fact::WholeThreadsRunning {
+            clients: c,
+            cores,
+            threads_running,
+            cores_busy,
+            machine_cores,
+            machine_cpu_pct,
+            mock_max_in_flight,
+        } => (
+            format!(
+                "Its threads decided: from {} on {threads_running:.1} of the target's threads were on a CPU or waiting for one \
+                 at once at every step (from /proc), none waiting on the network, so it is CPU-bound on {}{}{}.",
+                clients(*c.first()?),
+                crate::summary::cores_words(*cores),
+                cores_busy
+                    .map(|got| format!(
+                        ", though it got only {} of the machine's {machine_cores}",
+                        count(got)
+                    ))
+                    .unwrap_or_default(),
+                machine_cpu_pct
+                    .filter(|&m| m >= 90.0)
+                    .map(|m| format!(" (the machine was {m:.0}% busy: other processes held the rest)"))
+                    .unwrap_or_default()
+            ),
+            *cores,
+            mock_max_in_flight,
+        ),
+        _ => return None,
+    };
+    if let Some(m) = ceiling {
+        s.push_str(&format!(
+            " The mock's ceiling of about {} calls in flight is a consequence, not a pool: it is as many calls as {} serves keep in flight.",
+            count(*m),
+            one_or_those(cores)
+        ));
+    }
+    Some(s)
+}
+
+/// `a whole core` or `a whole 2 cores`.
+fn whole_cores_words(cores: u32) -> String {
+    if cores == 1 {
+        "a whole core".to_string()
+    } else {
+        format!("a whole {cores} cores")
+    }
 }

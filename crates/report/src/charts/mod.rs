@@ -1,8 +1,9 @@
 //! The four charts of `report.html`, drawn by plotters as inline SVG strings.
 //!
 //! Every derived figure a chart shows — the base latency of the ideal line, the plateau, the
-//! knee, the limit, the stalls — is read from the result's diagnosis, never worked out again
-//! here: a result without one (saved mid-sweep, or by an older version) is drawn without them.
+//! knee, the peak, the overload behaviour, the limit, the stalls — is read from the result's
+//! diagnosis, never worked out again here: a result without one (saved mid-sweep, or by an
+//! older version) is drawn without them.
 //!
 //! Clients go on a log-2 axis (1, 2, 4 … 1024 read evenly, and a sweep spans that range): the
 //! axis is linear in log₂(clients) with tick labels written back as client counts, so ticks fall
@@ -12,7 +13,9 @@ use chokepoint_result::{Step, SweepResult};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+mod marks;
 mod timeline;
+use marks::{draw_knee, draw_overload, draw_peak};
 pub use timeline::{named_stalls, timelines};
 
 type Drawn = Result<(), Box<dyn std::error::Error>>;
@@ -30,6 +33,8 @@ const OK: RGBColor = RGBColor(44, 160, 44);
 const IDEAL: RGBColor = RGBColor(150, 150, 150);
 const KNEE: RGBColor = RGBColor(214, 39, 40);
 const PLATEAU: RGBColor = RGBColor(255, 127, 14);
+const PEAK: RGBColor = RGBColor(148, 103, 189);
+const OVERLOAD: RGBColor = RGBColor(140, 86, 75);
 const P50: RGBColor = RGBColor(31, 119, 180);
 const P90: RGBColor = RGBColor(148, 103, 189);
 const P99: RGBColor = RGBColor(214, 39, 40);
@@ -210,6 +215,10 @@ pub fn throughput(result: &SweepResult) -> Result<String, String> {
                 });
         }
         draw_knee(&mut chart, result, y_max)?;
+        draw_peak(&mut chart, result)?;
+        if let Some(span) = draw_overload(&mut chart, result, &axis, y_max)? {
+            drawn.push(span);
+        }
         let corner = legend_corner(&drawn, &axis, y_max, 5);
         draw_legend(&mut chart, corner)
     })
@@ -260,6 +269,10 @@ pub fn latency(result: &SweepResult) -> Result<String, String> {
             chart.draw_series(line.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
         }
         draw_knee(&mut chart, result, y_max)?;
+        draw_peak(&mut chart, result)?;
+        if let Some(span) = draw_overload(&mut chart, result, &axis, y_max)? {
+            drawn.push(span);
+        }
         let corner = legend_corner(&drawn, &axis, y_max, 5);
         draw_legend(&mut chart, corner)
     })
@@ -332,6 +345,10 @@ pub fn in_flight(result: &SweepResult) -> Option<Result<String, String>> {
                 });
         }
         draw_knee(&mut chart, result, y_max)?;
+        draw_peak(&mut chart, result)?;
+        if let Some(span) = draw_overload(&mut chart, result, &axis, y_max)? {
+            drawn.push(span);
+        }
         let corner = legend_corner(&drawn, &axis, y_max, 5);
         draw_legend(&mut chart, corner)
     }))
@@ -430,29 +447,6 @@ type Chart<'a, 'b> = ChartContext<
     SVGBackend<'b>,
     Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
 >;
-
-/// A vertical line at the diagnosis's knee, labelled.
-fn draw_knee<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>, result: &SweepResult, y_max: f64) -> Drawn {
-    let Some(knee) = result.diagnosis.as_ref().and_then(|d| d.knee_clients) else {
-        return Ok(());
-    };
-    let x = log2_clients(knee as f64);
-    chart
-        .draw_series(DashedLineSeries::new(
-            [(x, 0.0), (x, y_max)],
-            6,
-            4,
-            KNEE.stroke_width(2),
-        ))?
-        .label(format!("knee: {knee} clients"))
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], KNEE.stroke_width(2)));
-    chart.draw_series(std::iter::once(Text::new(
-        format!("knee: {knee} clients"),
-        (x + 0.06, y_max * 0.97),
-        ("sans-serif", 15).into_font().color(&KNEE),
-    )))?;
-    Ok(())
-}
 
 fn draw_legend<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>, position: SeriesLabelPosition) -> Drawn {
     chart

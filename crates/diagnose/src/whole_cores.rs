@@ -1,0 +1,234 @@
+//! The whole-cores rule: a target that keeps a whole number of cores busy from the knee on is
+//! CPU-bound on that many cores, whatever else it does (one core: a GIL, `GOMAXPROCS=1`, an
+//! event loop; or all of them). When it also calls a downstream, the mock's flat ceiling of calls
+//! in flight is then a consequence — as many calls as the core's throughput keeps in flight —
+//! not the limit.
+//!
+//! Two readings of the steps from the knee on, tried in order; the first that holds decides:
+//!
+//! 1. **Cores busy.** The target's CPU as cores (target CPU % × cores / 100) is a whole number
+//!    k ≥ 1: the median within [`WHOLE`] of k, and at least [`MOST_STEPS`] of the steps within
+//!    [`EVERY_STEP`] of it (a busy machine may take the core away for one step).
+//! 2. **Threads running.** On a machine too busy to give the target its core, its CPU is a
+//!    fraction of one and says nothing; but a thread that wants a core is running or runnable
+//!    (`R` in /proc) whether or not it gets one. The target's threads running or runnable at once
+//!    (the observer's mean, summed over its pools) are a whole number k ≤ cores by the same
+//!    test, and no pool had a thread waiting on the network (a pool blocked on a downstream
+//!    call waits there, not on a CPU).
+//!
+//! The cores busy are not taken alone when the mock saw a pool's ceiling: the very same most
+//! calls in flight at every step from the knee on, with its mean within [`FLAT`] of it (every
+//! slot always held). A pool of 10 calls of 50 ms whose requests each burn 5 ms of CPU keeps
+//! 0.91 of a core busy, near enough a whole one; an event loop's calls come in bursts, so its
+//! most in flight moves from step to step and its mean stays below. Then only the threads
+//! decide.
+//!
+//! The caller skips the rule when errors decide the kind, and when throughput falls past its
+//! peak while the CPU does not ([`fall_follows_the_cpu`]): a thrashing lock keeps its core busy
+//! too, spending it on spinning, and the fall is the finding. A fall whose CPU per request held
+//! is the machine taking the core away from a target that still wants it.
+
+use crate::points::{median, Point};
+
+/// How near a whole number the median reading must be (a share of it).
+const WHOLE: f64 = 0.1;
+/// How near the same whole number most steps' readings must be (a share of it).
+const EVERY_STEP: f64 = 0.2;
+/// The share of the steps whose reading must be that near: one step in three of a busy machine
+/// may dip (a live sweep of node-cpu-downstream had one step at 0.42 of a core among steps at
+/// 0.8-0.9).
+const MOST_STEPS: f64 = 2.0 / 3.0;
+/// Threads waiting on the network at once, on average, from which a pool waits on a call.
+const SOCKET_WAITING: f64 = 1.0;
+/// The mock's mean calls in flight at or above this share of its most: every slot held.
+const FLAT: f64 = 0.9;
+
+/// Which evidence showed the whole cores.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Evidence {
+    /// The target's CPU was a whole number of cores.
+    CoresBusy,
+    /// The target's threads running or runnable were a whole number, none waiting on the
+    /// network.
+    ThreadsRunning,
+}
+
+/// What the rule found: the cores, which evidence decided, and both readings (medians over the
+/// steps from the knee on) when they were there.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct WholeCores {
+    /// The whole number of cores.
+    pub cores: u32,
+    pub evidence: Evidence,
+    /// Cores the target kept busy.
+    pub cores_busy: Option<f64>,
+    /// The target's threads running or runnable at once.
+    pub threads_running: Option<f64>,
+}
+
+/// The target's CPU as cores busy: percent of all `cores` turned into cores.
+pub(crate) fn busy_cores(target_cpu_pct: f64, cores: u32) -> f64 {
+    target_cpu_pct * f64::from(cores) / 100.0
+}
+
+/// The whole number (≥ 1) that `value` is within `share` of, if any.
+pub(crate) fn whole(value: f64, share: f64) -> Option<u32> {
+    let k = value.round();
+    (k >= 1.0 && (value - k).abs() <= share * k).then_some(k as u32)
+}
+
+/// The whole number the readings hold, with their median: the median within [`WHOLE`], at
+/// least [`MOST_STEPS`] of them within [`EVERY_STEP`]. `None` with no readings or a missing one.
+fn held(readings: &[Option<f64>]) -> Option<(u32, f64)> {
+    let values: Option<Vec<f64>> = readings.iter().copied().collect();
+    let values = values.filter(|v| !v.is_empty())?;
+    let mid = median(values.iter().copied());
+    let k = whole(mid, WHOLE)?;
+    let kf = f64::from(k);
+    let near = values
+        .iter()
+        .filter(|v| (*v - kf).abs() <= EVERY_STEP * kf)
+        .count();
+    (near as f64 >= MOST_STEPS * values.len() as f64).then_some((k, mid))
+}
+
+/// Threads running or runnable at once at a point (median over its steps of the sum over the
+/// pools), or `None` when /proc was not read or some pool waited on the network.
+fn threads_running(p: &Point<'_>) -> Option<f64> {
+    let mut running = Vec::new();
+    for step in &p.steps {
+        let Some(threads) = step.threads_by_pool.as_ref() else {
+            continue;
+        };
+        if threads
+            .pools
+            .iter()
+            .any(|pool| pool.mean.socket_wait >= SOCKET_WAITING)
+        {
+            return None;
+        }
+        running.push(threads.pools.iter().map(|pool| pool.mean.running).sum());
+    }
+    (!running.is_empty()).then(|| median(running))
+}
+
+/// Largest change of the CPU per successful request, from the peak to the largest step, for a
+/// fall to be the CPU the target got falling with it.
+const SAME_WORK: f64 = 0.25;
+
+/// Whether a fall of throughput past the peak came with the target's CPU falling alike: the CPU
+/// per successful request at the largest step within [`SAME_WORK`] of the peak's. `false` when
+/// either CPU is unknown.
+pub(crate) fn fall_follows_the_cpu(pts: &[Point<'_>]) -> bool {
+    let Some(peak) = pts
+        .iter()
+        .reduce(|best, p| if p.ok_x > best.ok_x { p } else { best })
+    else {
+        return false;
+    };
+    let Some(last) = pts.last() else {
+        return false;
+    };
+    let per_request = |p: &Point<'_>| p.target_cpu.filter(|_| p.ok_x > 0.0).map(|t| t / p.ok_x);
+    match (per_request(peak), per_request(last)) {
+        (Some(at_peak), Some(at_last)) if at_peak > 0.0 => {
+            (at_last / at_peak - 1.0).abs() <= SAME_WORK
+        }
+        _ => false,
+    }
+}
+
+/// Whether the mock saw a pool's ceiling at every point: the same most calls in flight, with
+/// the mean within [`FLAT`] of it.
+fn pool_ceiling(past_knee: &[Point<'_>]) -> bool {
+    let most = past_knee[0].inflight_max;
+    most.is_some_and(|m| m >= 1.0)
+        && past_knee.iter().all(|p| {
+            p.inflight_max == most
+                && p.inflight_mean
+                    .zip(p.inflight_max)
+                    .is_some_and(|(mean, max)| mean >= FLAT * max)
+        })
+}
+
+/// The rule over the points from the knee on (see the module documentation); `cores` is the
+/// machine's core count. Needs two points or more.
+pub(crate) fn whole_cores(past_knee: &[Point<'_>], cores: u32) -> Option<WholeCores> {
+    if past_knee.len() < 2 || cores == 0 {
+        return None;
+    }
+    let busy: Vec<Option<f64>> = past_knee
+        .iter()
+        .map(|p| p.target_cpu.map(|t| busy_cores(t, cores)))
+        .collect();
+    let running: Vec<Option<f64>> = past_knee.iter().map(threads_running).collect();
+    let by_cpu = held(&busy).filter(|_| !pool_ceiling(past_knee));
+    let by_threads = held(&running).filter(|&(k, _)| k <= cores);
+    let busy_median = by_cpu.map(|b| b.1).or_else(|| {
+        let known: Vec<f64> = busy.iter().flatten().copied().collect();
+        (!known.is_empty()).then(|| median(known))
+    });
+    let running_median = by_threads.map(|r| r.1).or_else(|| {
+        let known: Vec<f64> = running.iter().flatten().copied().collect();
+        (!known.is_empty()).then(|| median(known))
+    });
+    let (k, evidence) = match (by_cpu, by_threads) {
+        (Some((k, _)), _) => (k, Evidence::CoresBusy),
+        (None, Some((k, _))) => (k, Evidence::ThreadsRunning),
+        (None, None) => return None,
+    };
+    Some(WholeCores {
+        cores: k,
+        evidence,
+        cores_busy: busy_median,
+        threads_running: running_median,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_numbers_within_a_share() {
+        // (value, share, whole)
+        let table: [(f64, f64, Option<u32>); 7] = [
+            (0.95, 0.1, Some(1)),
+            (1.09, 0.1, Some(1)),
+            (0.88, 0.1, None),
+            (1.9, 0.1, Some(2)),
+            (1.5, 0.1, None),
+            // Less than half a core is no core.
+            (0.4, 0.9, None),
+            (0.83, 0.2, Some(1)),
+        ];
+        for (value, share, expected) in table {
+            assert_eq!(whole(value, share), expected, "{value} within {share}");
+        }
+    }
+
+    #[test]
+    fn every_reading_holds_the_same_whole_number() {
+        // (readings, held)
+        let table: [(&[Option<f64>], Option<u32>); 8] = [
+            // An event loop on one core, one step of a busy machine dipping to 0.83.
+            (&[Some(0.95), Some(0.96), Some(0.83), Some(0.98)], Some(1)),
+            // A fraction of a core: a starved target, not whole.
+            (&[Some(0.58), Some(0.62), Some(0.96)], None),
+            // One step in three far off the rest: a busy machine took the core for a step.
+            (&[Some(1.0), Some(1.0), Some(0.6)], Some(1)),
+            // Two in four far off: not held.
+            (&[Some(1.0), Some(1.0), Some(0.6), Some(0.5)], None),
+            // One of two far off: not held.
+            (&[Some(1.0), Some(0.6)], None),
+            // All of two cores.
+            (&[Some(1.93), Some(1.97)], Some(2)),
+            // A reading missing (the target not observed at a step).
+            (&[Some(1.0), None], None),
+            (&[], None),
+        ];
+        for (readings, expected) in table {
+            assert_eq!(held(readings).map(|h| h.0), expected, "{readings:?}");
+        }
+    }
+}
