@@ -101,6 +101,9 @@ fn overload_span(overload: &Overload) -> (u32, u32) {
     }
 }
 
+/// A drawn bracket's points, in the chart's coordinates.
+type Bracket = Vec<(f64, f64)>;
+
 /// The overload behaviour: a bracket over the steps it was read from, near the top, labelled.
 /// Returns the bracket, for the legend to keep clear of it.
 pub(super) fn draw_overload<'a, 'b: 'a>(
@@ -108,7 +111,7 @@ pub(super) fn draw_overload<'a, 'b: 'a>(
     result: &SweepResult,
     axis: &ClientAxis,
     y_max: f64,
-) -> Result<Option<Vec<(f64, f64)>>, Box<dyn std::error::Error>> {
+) -> Result<Option<Bracket>, Box<dyn std::error::Error>> {
     let Some(overload) = result.diagnosis.as_ref().and_then(|d| d.overload.as_ref()) else {
         return Ok(None);
     };
