@@ -12,8 +12,8 @@
 //!    Skipped when a step past the knee already says the size: the mock saw a flat ceiling of
 //!    calls in flight below the clients (its mean within 10% of its most), or the target kept a
 //!    whole number of cores busy (within 10%). Then one step confirms it instead — just past the
-//!    ceiling (a fifth past, at least one more client), or one doubling past the largest step
-//!    for cores — and two steps past the knee that agree end the search. The 2× probe stands for
+//!    ceiling (a fifth past, at least one more client), or one doubling past the step that
+//!    showed the cores (once) — and two steps past the knee that agree end the search. The 2× probe stands for
 //!    the step past the ceiling when a step within 1.5× of the ceiling already places the knee.
 //! 3. Confirm the plateau with one step at about twice the estimated limit (or twice the first
 //!    bad count), unless a measured step past the knee is already at 1.5× the estimate.
@@ -159,8 +159,13 @@ pub fn next_step(
                 _ => (size + (size / 5.0).max(1.0)).ceil() as u32,
             }
         } else {
-            // Cores are no client count: one doubling past the step that showed them.
-            largest.saturating_mul(2)
+            // Cores are no client count: one doubling past the step that showed them, once (a
+            // busy machine may never give a second reading within 10%; the plateau's other
+            // steps then decide, as without the cores).
+            match why {
+                StepChoice::ConfirmCores { seen_at, .. } => seen_at.saturating_mul(2),
+                _ => largest.saturating_mul(2),
+            }
         };
         if let Some(next) = propose(confirm, why) {
             return Some(next);

@@ -27,6 +27,13 @@
 //!    about 1.96 · L / (T · √(6c)) at 95%, so the window must be long enough for that to be
 //!    within the same ±3%.
 //!
+//! A step where more than [`SettleRule::error_share`] of the completions failed (a server that
+//! sheds, or callers that time out) is judged on its *successful* throughput, the figure the
+//! diagnosis reads there: counted per batch (the law would read the mix of fast errors and slow
+//! successes, which swings from batch to batch), with the same interval and a drift check on
+//! the halves' successful throughput. The batches' counts carry their own edge error, so the
+//! interval covers rule 5.
+//!
 //! The rule holds for the closed model only (the sweep's); an open-model run has no clients whose
 //! cycle the law could read.
 use crate::stalls::quiet_runs;
@@ -45,6 +52,9 @@ pub struct SettleRule {
     pub batch_s: f64,
     /// Fewest batches the interval is computed over.
     pub min_batches: usize,
+    /// Share of failed completions above which the successful throughput is judged (the
+    /// diagnosis' error-bound share).
+    pub error_share: f64,
 }
 
 impl Default for SettleRule {
@@ -55,6 +65,7 @@ impl Default for SettleRule {
             max_half_width: 0.03,
             batch_s: 0.2,
             min_batches: 4,
+            error_share: 0.05,
         }
     }
 }
@@ -132,6 +143,10 @@ pub fn assess(
         return Settling::Stalling;
     }
     let per_batch = ((rule.batch_s / bucket_s).round() as usize).max(1);
+    let ok: u64 = timeline.iter().map(|p| p.ok.min(p.completed)).sum();
+    if (completed - ok) as f64 > rule.error_share * completed as f64 {
+        return assess_successes(timeline, bucket_s, per_batch, rule);
+    }
     let batches: Vec<f64> = timeline
         .chunks_exact(per_batch)
         .map(mean_latency_ms)
@@ -159,6 +174,46 @@ pub fn assess(
     let edge = 1.96 * (mean_ms / 1000.0) / (measured_s * (6.0 * c).sqrt());
     if edge > rule.max_half_width {
         return Settling::EdgeError { edge };
+    }
+    Settling::Settled {
+        throughput_rps: x,
+        half_width,
+    }
+}
+
+/// Rules 3 and 4 on the successful throughput counted per batch, for a step with errors.
+fn assess_successes(
+    timeline: &[TimelinePoint],
+    bucket_s: f64,
+    per_batch: usize,
+    rule: &SettleRule,
+) -> Settling {
+    let rate = |buckets: &[TimelinePoint]| {
+        let ok: u64 = buckets.iter().map(|p| p.ok.min(p.completed)).sum();
+        ok as f64 / (buckets.len() as f64 * bucket_s)
+    };
+    let batches: Vec<f64> = timeline.chunks_exact(per_batch).map(rate).collect();
+    if batches.len() < rule.min_batches.max(2) {
+        return Settling::Floor;
+    }
+    let (x, half) = mean_and_half_width(&batches);
+    if x <= 0.0 {
+        return Settling::Floor;
+    }
+    let half_width = half / x;
+    if half_width > rule.max_half_width {
+        return Settling::Wide { half_width };
+    }
+    let (first, second) = timeline.split_at(timeline.len() / 2);
+    let (first_x, second_x) = (rate(first), rate(second));
+    // As a change of latency: successes that came faster are a latency that fell.
+    let change = if second_x > 0.0 {
+        first_x / second_x - 1.0
+    } else {
+        0.0
+    };
+    if change.abs() > rule.max_half_width && change.abs() > 2.0 * half_width {
+        return Settling::Drifting { change };
     }
     Settling::Settled {
         throughput_rps: x,
@@ -273,6 +328,51 @@ mod tests {
         assert!(
             matches!(verdict, Settling::Drifting { change } if change < -0.1)
                 || matches!(verdict, Settling::Wide { .. }),
+            "{verdict:?}"
+        );
+    }
+
+    fn with_errors(buckets: &[(u64, u64, f64)]) -> Vec<TimelinePoint> {
+        buckets
+            .iter()
+            .enumerate()
+            .map(|(i, &(completed, ok, mean_latency_ms))| TimelinePoint {
+                t_s: i as f64 * 0.1,
+                completed,
+                ok,
+                mean_latency_ms,
+                in_flight: 0,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_shedding_step_is_judged_on_its_successes() {
+        // 32 clients against 30 permits held 100 ms: 30 successes a bucket, and a mix of fast
+        // 503s that swings (40 to 400 a bucket): the law over the mix is wide, the successes
+        // are not.
+        let buckets: Vec<(u64, u64, f64)> = (0..20)
+            .map(|i| {
+                let errors = if i % 2 == 0 { 40 } else { 400 };
+                let mean = (30.0 * 100.0 + errors as f64 * 1.0) / (30 + errors) as f64;
+                (30 + errors, 30, mean)
+            })
+            .collect();
+        match assess(&with_errors(&buckets), 0.1, 32, &SettleRule::default()) {
+            Settling::Settled { throughput_rps, .. } => {
+                assert!((throughput_rps - 300.0).abs() < 1e-9, "{throughput_rps}")
+            }
+            other => panic!("{other:?}"),
+        }
+        // The same successes falling by a third in the second second: drift, measured on.
+        let falling: Vec<(u64, u64, f64)> = buckets
+            .iter()
+            .enumerate()
+            .map(|(i, &(c, ok, ms))| if i >= 10 { (c - 10, ok - 10, ms) } else { (c, ok, ms) })
+            .collect();
+        let verdict = assess(&with_errors(&falling), 0.1, 32, &SettleRule::default());
+        assert!(
+            matches!(verdict, Settling::Drifting { .. } | Settling::Wide { .. }),
             "{verdict:?}"
         );
     }

@@ -409,6 +409,17 @@ fn next_step_table_says_why() {
             Some(2),
             None,
         ),
+        (
+            "4 clients read 1.25 cores (a busy machine): the cores are confirmed once, not \
+             chased by doubling; the plateau and the probes (2, 4) are covered => done",
+            {
+                let mut s = run(one_core, &[1, 2, 4]);
+                s[2].target_cpu_pct = Some(62.5);
+                s
+            },
+            Some(2),
+            None,
+        ),
     ];
     for (comment, steps, cores, expected) in table {
         assert_eq!(next_step(&steps, 1000, cores), expected, "{comment}");

@@ -325,6 +325,10 @@ fn run_step(
             so_far.push(TimelinePoint {
                 t_s: summary.start.as_secs_f64(),
                 completed: summary.interval.requests,
+                ok: summary
+                    .interval
+                    .requests
+                    .saturating_sub(summary.interval.errors),
                 mean_latency_ms: summary.interval.mean_ms,
                 ..TimelinePoint::default()
             });
