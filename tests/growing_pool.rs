@@ -8,7 +8,7 @@
 
 mod common;
 
-use chokepoint_result::{Fact, Kind};
+use chokepoint_result::{Fact, Kind, PlaceKind};
 use common::*;
 use std::process::Command;
 
@@ -77,5 +77,15 @@ fn a_cached_thread_pool_is_named_a_growing_pool_with_its_threads_per_step() {
             .any(|line| line.starts_with("Pool `pool-1-thread`")),
         "{:?}",
         diagnosis.key_evidence
+    );
+    // The place is the pool that grew, at the largest step.
+    let place = diagnosis.place.as_ref().expect("the growing pool is the place");
+    assert_eq!(place.kind, Some(PlaceKind::GrowingPool));
+    assert_eq!(place.pool.as_deref(), Some("pool-1-thread"));
+    assert_eq!(place.clients, largest);
+    let attribution = diagnosis.attribution.as_deref().unwrap_or_default();
+    assert!(
+        attribution.starts_with("pool `pool-1-thread`, grown to"),
+        "{attribution}"
     );
 }

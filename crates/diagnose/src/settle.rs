@@ -368,7 +368,13 @@ mod tests {
         let falling: Vec<(u64, u64, f64)> = buckets
             .iter()
             .enumerate()
-            .map(|(i, &(c, ok, ms))| if i >= 10 { (c - 10, ok - 10, ms) } else { (c, ok, ms) })
+            .map(|(i, &(c, ok, ms))| {
+                if i >= 10 {
+                    (c - 10, ok - 10, ms)
+                } else {
+                    (c, ok, ms)
+                }
+            })
             .collect();
         let verdict = assess(&with_errors(&falling), 0.1, 32, &SettleRule::default());
         assert!(

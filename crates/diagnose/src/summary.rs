@@ -575,6 +575,9 @@ fn short(fact: &Fact, f: &Finding) -> Option<String> {
                 .map(|c| format!(", {} cores got", count(c)))
                 .unwrap_or_default()
         ),
+        Fact::PoolWaiting { pool, .. } if crate::describe::place::names_pool(f, pool) => {
+            return None
+        }
         Fact::PoolWaiting {
             pool,
             threads,

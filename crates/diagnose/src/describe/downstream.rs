@@ -66,6 +66,7 @@ pub(super) fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
             whole_ms(*slowest_ms),
             whole_ms(*serial_ms)
         ),
+        Fact::PoolWaiting { pool, .. } if super::place::names_pool(finding, pool) => return None,
         Fact::PoolWaiting {
             clients: c,
             pool,

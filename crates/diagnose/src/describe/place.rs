@@ -24,10 +24,30 @@ pub fn attribution(place: &Place) -> String {
     line
 }
 
-/// Whether the place says more than the CPU facts already do: a CPU place without a pool is
-/// only the CPU figure, told in their sentences.
+/// Whether the place says more than the finding's other facts already do: a CPU place
+/// without a pool is only the CPU figure, a growing pool without a known setting only what
+/// its own fact tells (the threads per step).
 fn tells_more(place: &Place) -> bool {
-    place.kind != Some(PlaceKind::Cpu) || place.pool.is_some()
+    match place.kind {
+        Some(PlaceKind::Cpu) => place.pool.is_some(),
+        Some(PlaceKind::GrowingPool) => place.setting.is_some(),
+        _ => true,
+    }
+}
+
+/// Whether the finding's place names pool `pool`, so that what `/proc` saw of it
+/// ([`Fact::PoolWaiting`]) is told there and not again.
+pub(crate) fn names_pool(finding: &Finding, pool: &str) -> bool {
+    finding.facts.iter().any(|fact| match fact {
+        Fact::Place { place } => {
+            tells_more(place)
+                && place.pool.as_deref().is_some_and(|named| {
+                    // Linux keeps 15 bytes of a thread's name; the stacks keep it whole.
+                    named == pool || (pool.len() == 15 && named.starts_with(pool))
+                })
+        }
+        _ => false,
+    })
 }
 
 /// The evidence sentence of a place fact; `None` for any other fact.
@@ -38,7 +58,7 @@ pub(crate) fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
             if place.kind == Some(PlaceKind::ConnectionPool) && place.pool.is_none() {
                 s.push_str(&connection_owner(place, finding));
             }
-            if place.kind != Some(PlaceKind::Cpu) {
+            if !matches!(place.kind, Some(PlaceKind::Cpu | PlaceKind::GrowingPool)) {
                 s.push_str(&format!(", at {}", clients(place.clients)));
             }
             s.push('.');
@@ -102,6 +122,11 @@ fn where_line(place: &Place) -> String {
                 None => cpu,
             }
         }
+        (Some(PlaceKind::GrowingPool), _) => format!(
+            "pool `{pool}`, grown to {} threads at {}, a thread per blocked call ({from})",
+            count(size),
+            clients(place.clients)
+        ),
         (Some(PlaceKind::ConnectionPool), Some(PlaceSource::Connections)) => format!(
             "{} connections to the downstream{}, never more ({from})",
             count(size),

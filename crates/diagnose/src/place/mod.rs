@@ -16,6 +16,7 @@
 //!   demand does.
 //! - **connection-limit**: the connections to the downstream, never more than N at the steps
 //!   past the knee while clients grew past N.
+//! - **growing-pool**: the pool that grew ([`Fact::GrowingPool`]), at its largest step.
 //! - **cpu-bound**: the CPU figure of the plateau, and the busiest pool (most threads running)
 //!   when it clearly leads (1.5× the next).
 //!
@@ -66,6 +67,7 @@ pub(crate) fn facts(steps: &[Step], finding: &Finding) -> Vec<Fact> {
             held_pool(&plateau, &before, limit)
         }
         (Kind::ConnectionLimit, _) => connection_pool(&plateau).map(place),
+        (Kind::GrowingPool, _) => growing_pool(finding).map(place),
         (Kind::CpuBound, _) => cpu(&plateau, finding).map(place),
         _ => None,
     };
@@ -439,6 +441,28 @@ fn connection_pool(plateau: &[&Step]) -> Option<Place> {
         source: Some(PlaceSource::Connections),
         peer_port: Some(peer_port),
         ..Place::default()
+    })
+}
+
+/// The pool that grew instead of queueing, at its largest step, as the growing-pool rule read
+/// it from `/proc`.
+fn growing_pool(finding: &Finding) -> Option<Place> {
+    finding.facts.iter().find_map(|fact| match fact {
+        Fact::GrowingPool {
+            pool,
+            clients,
+            threads,
+            ..
+        } => Some(Place {
+            kind: Some(PlaceKind::GrowingPool),
+            pool: Some(pool.clone()),
+            size: threads.last().copied(),
+            clients: clients.last().copied().unwrap_or(0),
+            source: Some(PlaceSource::Proc),
+            setting: crate::catalogue::setting_for(pool),
+            ..Place::default()
+        }),
+        _ => None,
     })
 }
 

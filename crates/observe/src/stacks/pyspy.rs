@@ -89,7 +89,7 @@ impl PySpy {
         let mut first_failure = None;
         let mut dumped = 0;
         for &pid in &self.interpreters {
-            match dump(pid) {
+            match dump(pid, self.interpreters.len() > 1) {
                 Ok(found) => {
                     dumped += 1;
                     threads.extend(found);
@@ -108,8 +108,11 @@ impl PySpy {
     }
 }
 
-/// One interpreter's threads, dumped now.
-fn dump(pid: i32) -> Result<Vec<ThreadStack>, String> {
+/// One interpreter's threads, dumped now. Of a tree with several interpreters (a pre-fork
+/// server's master and workers), each main thread takes its process's name (`gunicorn`,
+/// `uwsgi`): the workers are one pool of processes, as `/proc` pools them, and that name is
+/// what the catalogue knows, where every `MainThread` would look alike.
+fn dump(pid: i32, pre_fork: bool) -> Result<Vec<ThreadStack>, String> {
     let output = run_bounded(
         Command::new(PY_SPY)
             .args(["dump", "--json", "--nonblocking", "--pid", &pid.to_string()])
@@ -120,13 +123,27 @@ fn dump(pid: i32) -> Result<Vec<ThreadStack>, String> {
         return Err(failure_reason(&String::from_utf8_lossy(&output.stderr)));
     }
     let threads = parse_dump(&String::from_utf8_lossy(&output.stdout))?;
+    let process_name = pre_fork
+        .then(|| std::fs::read_to_string(format!("/proc/{pid}/comm")).ok())
+        .flatten()
+        .map(|comm| comm.trim_end().to_string());
     Ok(threads
         .iter()
         .map(|thread| {
             let activity = thread.os_thread_id.and_then(|tid| os_activity(pid, tid));
-            thread_stack(thread, activity)
+            let mut stack = thread_stack(thread, activity);
+            if let Some(name) = process_name.as_ref().filter(|_| is_main(thread, pid)) {
+                stack.name = name.clone();
+            }
+            stack
         })
         .collect())
+}
+
+/// Whether `thread` is the main thread of process `pid` (its OS thread is the process, or
+/// `threading` names it so).
+fn is_main(thread: &PyThread, pid: i32) -> bool {
+    thread.os_thread_id == Some(pid) || thread.thread_name.as_deref() == Some("MainThread")
 }
 
 /// Why py-spy failed, from its stderr: its `Error:` line and first cause, and what to do

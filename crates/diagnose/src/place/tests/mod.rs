@@ -498,3 +498,45 @@ fn a_known_pool_says_its_setting_beside_its_measured_size() {
         "{said}"
     );
 }
+
+#[test]
+fn a_growing_pool_is_the_place_at_its_largest_step_with_the_catalogues_setting() {
+    // (pool, its setting's start when the catalogue knows it)
+    let table = [
+        ("pool-1-thread", None),
+        (
+            "RxCachedThreadScheduler",
+            Some("RxJava 3's Schedulers.io()"),
+        ),
+    ];
+    for (pool, framework) in table {
+        let mut growing = finding(Kind::GrowingPool, 1.6, 32);
+        growing.facts.push(Fact::GrowingPool {
+            pool: pool.to_string(),
+            clients: vec![8, 32, 128],
+            threads: vec![9.0, 33.0, 129.0],
+            knee_clients: 32,
+            busy_share: 0.9,
+            instead_of: Kind::CpuBound,
+        });
+        let place = place_of(&[], &growing);
+        assert_eq!(place.kind, Some(PlaceKind::GrowingPool), "{pool}");
+        assert_eq!(place.pool.as_deref(), Some(pool));
+        assert_eq!((place.size, place.clients), (Some(129.0), 128));
+        assert_eq!(
+            place
+                .setting
+                .as_ref()
+                .map(|s| &s.framework[..framework.map_or(0, str::len)]),
+            framework,
+            "{pool}"
+        );
+        assert!(
+            attribution(&place).starts_with(&format!(
+                "pool `{pool}`, grown to 129 threads at 128 clients, a thread per blocked call (/proc)"
+            )),
+            "{}",
+            attribution(&place)
+        );
+    }
+}
