@@ -79,7 +79,10 @@ fn a_cached_thread_pool_is_named_a_growing_pool_with_its_threads_per_step() {
         diagnosis.key_evidence
     );
     // The place is the pool that grew, at the largest step.
-    let place = diagnosis.place.as_ref().expect("the growing pool is the place");
+    let place = diagnosis
+        .place
+        .as_ref()
+        .expect("the growing pool is the place");
     assert_eq!(place.kind, Some(PlaceKind::GrowingPool));
     assert_eq!(place.pool.as_deref(), Some("pool-1-thread"));
     assert_eq!(place.clients, largest);

@@ -20,7 +20,8 @@
 //! 4. Probe the overload side: steps at about [`PROBES`] (2× and 4×) the estimated limit (the
 //!    mock's ceiling when it showed one, else plateau throughput × base latency), each skipped
 //!    when a measured count lies within [`NEAR`] of it, so the diagnosis can say what overload
-//!    does (it queues, sheds, times out or collapses). A flat mock ceiling is confirmed by the
+//!    does (it queues, sheds, times out or collapses); none once a step at the 4× probe's load
+//!    or beyond has run. A flat mock ceiling is confirmed by the
 //!    2× probe instead of a step of its own when no step covers that probe yet (else by the
 //!    step just past the ceiling, which places the knee). No more probes once the largest step
 //!    had more than half its requests fail or a p99 above [`P99_STOP`]× the base latency. When the
@@ -244,6 +245,13 @@ fn overload_probe(
     let largest = pts.last()?;
     let p99_ms = crate::points::median(largest.steps.iter().map(|s| s.latency_ms.p99));
     if largest.error_rate > ERRORS_STOP || (base_ms > 0.0 && p99_ms > P99_STOP * base_ms) {
+        return None;
+    }
+    // A step already run at the largest probe's load or beyond shows what overload does; a
+    // smaller probe under it would only re-measure the queue (a CPU-bound target whose
+    // doubling went to 8× its cores before the cores were confirmed).
+    let largest_probe = f64::from(PROBES[PROBES.len() - 1]) * estimate;
+    if f64::from(largest.clients) >= (1.0 - NEAR) * largest_probe {
         return None;
     }
     let probe = |multiple: u32| {

@@ -217,6 +217,7 @@ fn pools_of_8_and_64_stay_within_12_steps() {
         let steps = sweep(&mut |c| pool_step(pool, 50.0, 1.0, c, &mut noise), 1000);
         let counts: Vec<u32> = steps.iter().map(|s| s.clients).collect();
         assert!(steps.len() <= 12, "pool {pool}: {counts:?}");
+        println!("pool {pool}: {counts:?}");
         let d = diagnosed(&steps, &mock_context(50.0));
         assert_eq!(d.kind, Kind::BlockingPool, "pool {pool}: {counts:?}");
         assert_near(d.limit.unwrap(), pool as f64, 0.1);
