@@ -153,14 +153,6 @@ pub fn assess(
         .filter(|&ms| ms > 0.0)
         .map(|ms| c / (ms / 1000.0))
         .collect();
-    if batches.len() < rule.min_batches.max(2) {
-        return Settling::Floor;
-    }
-    let (x, half) = mean_and_half_width(&batches);
-    let half_width = half / x;
-    if half_width > rule.max_half_width {
-        return Settling::Wide { half_width };
-    }
     let (first, second) = timeline.split_at(timeline.len() / 2);
     let (first_ms, second_ms) = (mean_latency_ms(first), mean_latency_ms(second));
     let change = if first_ms > 0.0 {
@@ -168,9 +160,10 @@ pub fn assess(
     } else {
         0.0
     };
-    if change.abs() > rule.max_half_width && change.abs() > 2.0 * half_width {
-        return Settling::Drifting { change };
-    }
+    let (x, half_width) = match interval_and_drift(&batches, change, rule) {
+        Ok(known) => known,
+        Err(not_yet) => return not_yet,
+    };
     let edge = 1.96 * (mean_ms / 1000.0) / (measured_s * (6.0 * c).sqrt());
     if edge > rule.max_half_width {
         return Settling::EdgeError { edge };
@@ -179,6 +172,30 @@ pub fn assess(
         throughput_rps: x,
         half_width,
     }
+}
+
+/// Rules 3 and 4 over the throughput of each batch and the change of latency between the
+/// step's halves: the mean throughput and its relative half-width, or why the step goes on.
+fn interval_and_drift(
+    batches: &[f64],
+    change: f64,
+    rule: &SettleRule,
+) -> Result<(f64, f64), Settling> {
+    if batches.len() < rule.min_batches.max(2) {
+        return Err(Settling::Floor);
+    }
+    let (x, half) = mean_and_half_width(batches);
+    if x <= 0.0 {
+        return Err(Settling::Floor);
+    }
+    let half_width = half / x;
+    if half_width > rule.max_half_width {
+        return Err(Settling::Wide { half_width });
+    }
+    if change.abs() > rule.max_half_width && change.abs() > 2.0 * half_width {
+        return Err(Settling::Drifting { change });
+    }
+    Ok((x, half_width))
 }
 
 /// Rules 3 and 4 on the successful throughput counted per batch, for a step with errors.
@@ -193,17 +210,6 @@ fn assess_successes(
         ok as f64 / (buckets.len() as f64 * bucket_s)
     };
     let batches: Vec<f64> = timeline.chunks_exact(per_batch).map(rate).collect();
-    if batches.len() < rule.min_batches.max(2) {
-        return Settling::Floor;
-    }
-    let (x, half) = mean_and_half_width(&batches);
-    if x <= 0.0 {
-        return Settling::Floor;
-    }
-    let half_width = half / x;
-    if half_width > rule.max_half_width {
-        return Settling::Wide { half_width };
-    }
     let (first, second) = timeline.split_at(timeline.len() / 2);
     let (first_x, second_x) = (rate(first), rate(second));
     // As a change of latency: successes that came faster are a latency that fell.
@@ -212,9 +218,10 @@ fn assess_successes(
     } else {
         0.0
     };
-    if change.abs() > rule.max_half_width && change.abs() > 2.0 * half_width {
-        return Settling::Drifting { change };
-    }
+    let (x, half_width) = match interval_and_drift(&batches, change, rule) {
+        Ok(known) => known,
+        Err(not_yet) => return not_yet,
+    };
     Settling::Settled {
         throughput_rps: x,
         half_width,

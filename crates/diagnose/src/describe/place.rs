@@ -42,8 +42,9 @@ pub(crate) fn names_pool(finding: &Finding, pool: &str) -> bool {
         Fact::Place { place } => {
             tells_more(place)
                 && place.pool.as_deref().is_some_and(|named| {
-                    // Linux keeps 15 bytes of a thread's name; the stacks keep it whole.
-                    named == pool || (pool.len() == 15 && named.starts_with(pool))
+                    // Linux cuts a thread's name; the stacks keep it whole.
+                    named == pool
+                        || (pool.len() == crate::pool_pattern::CUT_BYTES && named.starts_with(pool))
                 })
         }
         _ => false,
