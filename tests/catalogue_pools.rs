@@ -180,17 +180,7 @@ fn the_jvm_common_pool_says_its_parallelism_property() {
     }
     let _one = one_at_a_time();
     let mock = mock_with_delay();
-    let mut command = Command::new("java");
-    command
-        .args([
-            "PoolsServer.java",
-            "--port",
-            "0",
-            "--downstream",
-            &mock.url(),
-        ])
-        .current_dir(targets_dir().join("java-pools"));
-    let target = Target::launch("java-pools", command);
+    let target = launch_java_pools(&mock);
     let (pool, threads, waiting, setting, named) = sweep_and_look_up(
         "java-pools /common",
         &target.url_of("/common"),

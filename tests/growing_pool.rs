@@ -10,7 +10,6 @@ mod common;
 
 use chokepoint_result::{Fact, Kind, PlaceKind};
 use common::*;
-use std::process::Command;
 
 #[test]
 fn a_cached_thread_pool_is_named_a_growing_pool_with_its_threads_per_step() {
@@ -19,17 +18,7 @@ fn a_cached_thread_pool_is_named_a_growing_pool_with_its_threads_per_step() {
     }
     let _one = one_at_a_time();
     let mock = mock_with_delay();
-    let mut command = Command::new("java");
-    command
-        .args([
-            "PoolsServer.java",
-            "--port",
-            "0",
-            "--downstream",
-            &mock.url(),
-        ])
-        .current_dir(targets_dir().join("java-pools"));
-    let target = Target::launch("java-pools", command);
+    let target = launch_java_pools(&mock);
     let config = chokepoint_experiment::SweepConfig::new(&target.url_of("/cached"))
         .expect("a valid target URL")
         .with_target_pid(target.pid());

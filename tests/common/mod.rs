@@ -183,6 +183,21 @@ pub fn launch_py_threadpool(mock: &RunningMock) -> Target {
     Target::launch("py-threadpool", command)
 }
 
+/// tests/targets/java-pools (the JVM's common pool, a cached pool, ...) calling `mock`.
+pub fn launch_java_pools(mock: &RunningMock) -> Target {
+    let mut command = Command::new("java");
+    command
+        .args([
+            "PoolsServer.java",
+            "--port",
+            "0",
+            "--downstream",
+            &mock.url(),
+        ])
+        .current_dir(targets_dir().join("java-pools"));
+    Target::launch("java-pools", command)
+}
+
 pub fn launch_go_semaphore(mock: &RunningMock) -> Target {
     let mut command = Command::new(build_go_target("go-semaphore"));
     command.args(["-port", "0", "-downstream", &mock.url()]);
