@@ -23,11 +23,23 @@ mod common;
 use chokepoint_diagnose::catalogue::setting_for;
 use chokepoint_experiment::SweepConfig;
 use chokepoint_result::{Setting, SweepResult, WaitKind};
+use chokepoint_testkit::Server;
 use common::*;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// How long a server started here may take to listen.
+const LISTEN_LIMIT: Duration = Duration::from_secs(30);
+
+/// Starts the server `build(port)` makes on a free port, its output discarded.
+fn start_quiet(name: &str, mut build: impl FnMut(u16) -> Command) -> (Server, u16) {
+    Server::spawn_on_free_port(name, LISTEN_LIMIT, |port| {
+        let mut command = build(port);
+        command.stdout(Stdio::null()).stderr(Stdio::null());
+        command
+    })
+}
 
 /// The steps of these sweeps: a client, then more than any of these pools holds.
 const CLIENTS: [u32; 2] = [1, 8];
@@ -64,45 +76,6 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-/// A server started here that does not print its port: killed when dropped.
-struct Server(Child);
-
-impl Server {
-    /// Starts `command` and waits until `port` accepts connections.
-    fn start(name: &str, mut command: Command, port: u16) -> Server {
-        command.stdout(Stdio::null()).stderr(Stdio::null());
-        let child = command
-            .spawn()
-            .unwrap_or_else(|e| panic!("{name}: cannot start {command:?}: {e}"));
-        let server = Server(child);
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "{name} did not listen on {port}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        server
-    }
-
-    fn pid(&self) -> i32 {
-        self.0.id() as i32
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// The first of `candidates` that exists; `None` (the test is skipped) when none does, which
@@ -210,13 +183,14 @@ fn gunicorn_says_its_workers_flag() {
     }
     let _one = one_at_a_time();
     let mock = mock_with_delay();
-    let port = free_port();
-    let mut command = Command::new("gunicorn");
-    command
-        .args(["--bind", &format!("127.0.0.1:{port}"), "app:app"])
-        .env("DOWNSTREAM", mock.url())
-        .current_dir(targets_dir().join("py-gunicorn"));
-    let server = Server::start("gunicorn", command, port);
+    let (server, port) = start_quiet("gunicorn", |port| {
+        let mut command = Command::new("gunicorn");
+        command
+            .args(["--bind", &format!("127.0.0.1:{port}"), "app:app"])
+            .env("DOWNSTREAM", mock.url())
+            .current_dir(targets_dir().join("py-gunicorn"));
+        command
+    });
     let (pool, threads, waiting, setting, named) = sweep_and_look_up(
         "py-gunicorn",
         &format!("http://127.0.0.1:{port}/"),
@@ -261,7 +235,6 @@ fn php_fpm_says_its_max_children() {
     let mock = mock_with_delay();
     let scratch = Scratch::new("php-fpm");
     let dir = scratch.0.display().to_string();
-    let (fpm_port, port) = (free_port(), free_port());
     std::fs::copy(
         targets_dir().join("php-fpm-nginx/index.php"),
         scratch.path("index.php"),
@@ -269,31 +242,35 @@ fn php_fpm_says_its_max_children() {
     .expect("index.php copied");
     std::fs::write(scratch.path("downstream.txt"), format!("{}/", mock.url()))
         .expect("downstream.txt");
-    let fpm_conf = scratch.fill(
-        "php-fpm-nginx/php-fpm.conf",
-        "php-fpm.conf",
-        &[("DIR", dir.clone()), ("PORT", fpm_port.to_string())],
-    );
-    let nginx_conf = scratch.fill(
-        "php-fpm-nginx/nginx.conf",
-        "nginx.conf",
-        &[
-            ("DIR", dir.clone()),
-            ("PORT", port.to_string()),
-            ("FPM_PORT", fpm_port.to_string()),
-            ("SCRIPT", scratch.path("index.php").display().to_string()),
-        ],
-    );
-    let mut command = Command::new(&fpm);
-    command.arg("-R").arg("-F").arg("-y").arg(&fpm_conf);
-    let fpm = Server::start("php-fpm", command, fpm_port);
-    let mut command = Command::new(&nginx);
-    command
-        .arg("-c")
-        .arg(&nginx_conf)
-        .arg("-p")
-        .arg(format!("{dir}/"));
-    let nginx = Server::start("nginx", command, port);
+    let (fpm, fpm_port) = start_quiet("php-fpm", |fpm_port| {
+        let fpm_conf = scratch.fill(
+            "php-fpm-nginx/php-fpm.conf",
+            "php-fpm.conf",
+            &[("DIR", dir.clone()), ("PORT", fpm_port.to_string())],
+        );
+        let mut command = Command::new(&fpm);
+        command.arg("-R").arg("-F").arg("-y").arg(&fpm_conf);
+        command
+    });
+    let (nginx, port) = start_quiet("nginx", |port| {
+        let nginx_conf = scratch.fill(
+            "php-fpm-nginx/nginx.conf",
+            "nginx.conf",
+            &[
+                ("DIR", dir.clone()),
+                ("PORT", port.to_string()),
+                ("FPM_PORT", fpm_port.to_string()),
+                ("SCRIPT", scratch.path("index.php").display().to_string()),
+            ],
+        );
+        let mut command = Command::new(&nginx);
+        command
+            .arg("-c")
+            .arg(&nginx_conf)
+            .arg("-p")
+            .arg(format!("{dir}/"));
+        command
+    });
     let (pool, threads, waiting, setting, named) = sweep_and_look_up(
         "php-fpm-nginx",
         &format!("http://127.0.0.1:{port}/"),
@@ -329,19 +306,20 @@ fn apache_says_its_max_request_workers() {
     let _one = one_at_a_time();
     let mock = mock_with_delay();
     let scratch = Scratch::new("apache");
-    let port = free_port();
-    let conf = scratch.fill(
-        "apache-proxy/httpd.conf",
-        "httpd.conf",
-        &[
-            ("DIR", scratch.0.display().to_string()),
-            ("PORT", port.to_string()),
-            ("DOWNSTREAM", format!("{}/", mock.url())),
-        ],
-    );
-    let mut command = Command::new(&apache);
-    command.arg("-f").arg(&conf).arg("-DFOREGROUND");
-    let server = Server::start("apache2", command, port);
+    let (server, port) = start_quiet("apache2", |port| {
+        let conf = scratch.fill(
+            "apache-proxy/httpd.conf",
+            "httpd.conf",
+            &[
+                ("DIR", scratch.0.display().to_string()),
+                ("PORT", port.to_string()),
+                ("DOWNSTREAM", format!("{}/", mock.url())),
+            ],
+        );
+        let mut command = Command::new(&apache);
+        command.arg("-f").arg(&conf).arg("-DFOREGROUND");
+        command
+    });
     let (pool, _threads, waiting, setting, _named) = sweep_and_look_up(
         "apache-proxy",
         &format!("http://127.0.0.1:{port}/"),

@@ -6,6 +6,7 @@
 use chokepoint_load::hdr::read_interval_log;
 use chokepoint_load::recorder::{latency_ms, new_histogram};
 use chokepoint_result::LoadResultFile;
+use chokepoint_testkit::Server;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -22,25 +23,17 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-struct KillOnDrop(Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// A chokepoint mock answering every request after 5 ms: (process, URL).
-fn target() -> (KillOnDrop, String) {
-    let mut child = chokepoint()
-        .args(["mock", "--port", "0", "--delay", "5ms"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the binary runs");
+fn target() -> (Server, String) {
+    let mut server = Server::spawn(
+        "chokepoint",
+        chokepoint()
+            .args(["mock", "--port", "0", "--delay", "5ms"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null()),
+    );
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
+    BufReader::new(server.child_mut().stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
     let url = line
@@ -48,7 +41,7 @@ fn target() -> (KillOnDrop, String) {
         .find(|w| w.starts_with("http://"))
         .unwrap_or_else(|| panic!("no URL in {line}"))
         .to_string();
-    (KillOnDrop(child), format!("{url}/orders"))
+    (server, format!("{url}/orders"))
 }
 
 /// Unix seconds `ahead` from now, to pass as --start-at.

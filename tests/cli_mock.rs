@@ -1,4 +1,5 @@
 //! `chokepoint mock` on the command line: the one-line start, and bad input as one line, exit 2.
+use chokepoint_testkit::Server;
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -142,35 +143,25 @@ fn bad_flags() {
     assert!(refused(&["--keepalive-timeout", "0s"]).contains("zero"));
 }
 
-/// Kills the child process when dropped, also when an assertion fails.
-struct KillOnDrop(std::process::Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn starts_with_one_line_then_refuses_a_port_in_use() {
-    let child = chokepoint()
-        .args([
-            "mock",
-            "--port",
-            "0",
-            "--delay",
-            "1s",
-            "--max-connections",
-            "150",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the binary runs");
-    let mut child = KillOnDrop(child);
+    let mut mock = Server::spawn(
+        "mock",
+        chokepoint()
+            .args([
+                "mock",
+                "--port",
+                "0",
+                "--delay",
+                "1s",
+                "--max-connections",
+                "150",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null()),
+    );
     let mut line = String::new();
-    BufReader::new(child.0.stdout.take().unwrap())
+    BufReader::new(mock.child_mut().stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
     let prefix = "chokepoint mock listening on http://127.0.0.1:";

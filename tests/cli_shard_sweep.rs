@@ -3,6 +3,7 @@
 //! folders finds the pool of 20, as one process sweeping alone does (each shard alone sees only
 //! its half of the load). Steps are short (2 s in 4 s slots, five of them: about 25 s), as two
 //! generators share this machine's cores with the target.
+use chokepoint_testkit::Server;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -10,29 +11,21 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use chokepoint_result::{Kind, SweepResult};
 
-struct KillOnDrop(Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 fn chokepoint() -> Command {
     Command::new(env!("CARGO_BIN_EXE_chokepoint"))
 }
 
 /// Starts `chokepoint ARGS` and reads its URL from the first stdout line.
-fn serve(args: &[&str]) -> (KillOnDrop, String) {
-    let mut child = chokepoint()
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the binary runs");
+fn serve(args: &[&str]) -> (Server, String) {
+    let mut server = Server::spawn(
+        "chokepoint",
+        chokepoint()
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null()),
+    );
     let mut line = String::new();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut stdout = BufReader::new(server.child_mut().stdout.take().unwrap());
     stdout.read_line(&mut line).unwrap();
     // Keep reading: the demo service prints its routes after the URL, and a closed pipe would
     // end it (println! on a broken pipe) before the shards start.
@@ -42,7 +35,7 @@ fn serve(args: &[&str]) -> (KillOnDrop, String) {
         .find(|w| w.starts_with("http://"))
         .unwrap_or_else(|| panic!("{args:?}: no URL in {line}"))
         .to_string();
-    (KillOnDrop(child), url)
+    (server, url)
 }
 
 fn read(dir: &Path) -> SweepResult {

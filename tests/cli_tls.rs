@@ -1,11 +1,11 @@
 //! `chokepoint load` over TLS against a real server: Debian's nginx (`nginx-light`, installed by
 //! `.ci/run`; its absence fails these tests), with certificates made here (rcgen). nginx logs
 //! every request with its connection's serial number, so the counts are checked server-side.
+use chokepoint_testkit::Server;
 use std::collections::BTreeMap;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 
 fn chokepoint(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_chokepoint"))
@@ -87,46 +87,42 @@ fn nginx_binary() -> PathBuf {
 /// nginx serving HTTPS on a free port: 200 "ok\n" for every path, keep-alive, one line per
 /// request in `access.log`: method, path, connection serial number.
 struct Nginx {
-    child: Child,
+    _server: Server,
     port: u16,
     log: PathBuf,
 }
 
 impl Nginx {
     fn start(scratch: &Scratch, cert: &Path, key: &Path) -> Nginx {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
         let dir = scratch.0.display();
         let log = scratch.0.join("access.log");
-        let conf = format!(
-            "worker_processes 1;\ndaemon off;\npid {dir}/nginx.pid;\nerror_log {dir}/error.log;\n\
-             events {{ worker_connections 1024; }}\n\
-             http {{\n  log_format counts '$request_method $uri $connection';\n\
-               access_log {log} counts;\n  keepalive_requests 1000000;\n\
-               client_body_temp_path {dir}; proxy_temp_path {dir}; fastcgi_temp_path {dir};\n\
-               uwsgi_temp_path {dir}; scgi_temp_path {dir};\n\
-               server {{ listen 127.0.0.1:{port} ssl; ssl_certificate {cert}; \
-               ssl_certificate_key {key}; location / {{ return 200 \"ok\\n\"; }} }}\n}}\n",
-            log = log.display(),
-            cert = cert.display(),
-            key = key.display(),
-        );
-        let conf_path = scratch.write("nginx.conf", &conf);
-        let child = Command::new(nginx_binary())
-            .args(["-c", conf_path.to_str().unwrap(), "-p", &scratch.path("")])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("nginx starts");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "nginx did not listen on {port}");
-            std::thread::sleep(Duration::from_millis(50));
+        let (server, port) = Server::spawn_on_free_port("nginx", Duration::from_secs(10), |port| {
+            let conf = format!(
+                "worker_processes 1;\ndaemon off;\npid {dir}/nginx.pid;\nerror_log {dir}/error.log;\n\
+                 events {{ worker_connections 1024; }}\n\
+                 http {{\n  log_format counts '$request_method $uri $connection';\n\
+                   access_log {log} counts;\n  keepalive_requests 1000000;\n\
+                   client_body_temp_path {dir}; proxy_temp_path {dir}; fastcgi_temp_path {dir};\n\
+                   uwsgi_temp_path {dir}; scgi_temp_path {dir};\n\
+                   server {{ listen 127.0.0.1:{port} ssl; ssl_certificate {cert}; \
+                   ssl_certificate_key {key}; location / {{ return 200 \"ok\\n\"; }} }}\n}}\n",
+                log = log.display(),
+                cert = cert.display(),
+                key = key.display(),
+            );
+            let conf_path = scratch.write("nginx.conf", &conf);
+            let mut command = Command::new(nginx_binary());
+            command
+                .args(["-c", conf_path.to_str().unwrap(), "-p", &scratch.path("")])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null());
+            command
+        });
+        Nginx {
+            _server: server,
+            port,
+            log,
         }
-        Nginx { child, port, log }
     }
 
     fn url(&self, path: &str) -> String {
@@ -146,13 +142,6 @@ impl Nginx {
             connections.insert(fields[2].to_string());
         }
         (by_request, connections.len())
-    }
-}
-
-impl Drop for Nginx {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -357,7 +346,7 @@ fn a_targets_file_of_three_requests_sends_each_its_exact_share() {
 
 /// `chokepoint mock --port 0 --https-port 0`: (its http URL, its https URL, the PEM it wrote).
 struct HttpsMock {
-    child: Child,
+    _server: Server,
     http: String,
     https: String,
     cert: PathBuf,
@@ -366,13 +355,15 @@ struct HttpsMock {
 impl HttpsMock {
     fn start() -> HttpsMock {
         use std::io::BufRead;
-        let mut child = Command::new(env!("CARGO_BIN_EXE_chokepoint"))
-            .args(["mock", "--port", "0", "--https-port", "0", "--delay", "5ms"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the mock starts");
-        let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut server = Server::spawn(
+            "https-mock",
+            Command::new(env!("CARGO_BIN_EXE_chokepoint"))
+                .args(["mock", "--port", "0", "--https-port", "0", "--delay", "5ms"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null()),
+        );
+        let stdout = server.child_mut().stdout.take().unwrap();
+        let mut lines = std::io::BufReader::new(stdout).lines();
         let mut next = || lines.next().expect("a start line").unwrap();
         let url_in = |line: &str| line.split_whitespace().nth(4).unwrap().to_string();
         let (http, https, cert_line) = (url_in(&next()), url_in(&next()), next());
@@ -383,7 +374,7 @@ impl HttpsMock {
             .expect("the certificate's path");
         assert!(https.starts_with("https://"), "{https}");
         HttpsMock {
-            child,
+            _server: server,
             http,
             https,
             cert,
@@ -409,8 +400,6 @@ impl HttpsMock {
 
 impl Drop for HttpsMock {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
         let _ = std::fs::remove_file(&self.cert);
     }
 }

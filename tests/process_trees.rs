@@ -8,9 +8,10 @@ mod common;
 use chokepoint_experiment::SweepConfig;
 use chokepoint_mock::MockConfig;
 use chokepoint_result::{Kind, PoolThreads, Step, SweepResult};
+use chokepoint_testkit::Server;
 use common::*;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// Fails the test when `tool` cannot be run.
@@ -82,7 +83,7 @@ fn a_prefork_server_swept_with_its_parents_pid_counts_its_workers_cpu_and_is_cpu
 
 /// A one-worker nginx serving a fixed 200 from memory: as fast as one core allows.
 struct Nginx {
-    master: Child,
+    master: Server,
     port: u16,
     _dir: PathBuf,
 }
@@ -92,44 +93,34 @@ impl Nginx {
         let dir =
             Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("nginx-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("nginx's folder");
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
         let temp = |name: &str| dir.join(name).display().to_string();
-        let conf = format!(
-            "daemon off;\nmaster_process on;\nworker_processes 1;\npid {pid};\nerror_log stderr warn;\n\
-             events {{ worker_connections 4096; }}\n\
-             http {{\n  access_log off;\n  client_body_temp_path {b};\n  proxy_temp_path {p};\n  fastcgi_temp_path {f};\n  \
-             uwsgi_temp_path {u};\n  scgi_temp_path {s};\n  \
-             server {{ listen 127.0.0.1:{port}; location / {{ return 200 \"ok\\n\"; }} }}\n}}\n",
-            pid = temp("nginx.pid"),
-            b = temp("body"),
-            p = temp("proxy"),
-            f = temp("fastcgi"),
-            u = temp("uwsgi"),
-            s = temp("scgi"),
-        );
-        let conf_path = dir.join("nginx.conf");
-        std::fs::write(&conf_path, conf).expect("nginx.conf written");
-        let master = Command::new("nginx")
-            .arg("-p")
-            .arg(&dir)
-            .arg("-c")
-            .arg(&conf_path)
-            .args(["-e", "stderr"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("nginx starts");
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "nginx did not listen on {port}"
+        let (master, port) = Server::spawn_on_free_port("nginx", Duration::from_secs(10), |port| {
+            let conf = format!(
+                "daemon off;\nmaster_process on;\nworker_processes 1;\npid {pid};\nerror_log stderr warn;\n\
+                 events {{ worker_connections 4096; }}\n\
+                 http {{\n  access_log off;\n  client_body_temp_path {b};\n  proxy_temp_path {p};\n  fastcgi_temp_path {f};\n  \
+                 uwsgi_temp_path {u};\n  scgi_temp_path {s};\n  \
+                 server {{ listen 127.0.0.1:{port}; location / {{ return 200 \"ok\\n\"; }} }}\n}}\n",
+                pid = temp("nginx.pid"),
+                b = temp("body"),
+                p = temp("proxy"),
+                f = temp("fastcgi"),
+                u = temp("uwsgi"),
+                s = temp("scgi"),
             );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+            let conf_path = dir.join("nginx.conf");
+            std::fs::write(&conf_path, conf).expect("nginx.conf written");
+            let mut command = Command::new("nginx");
+            command
+                .arg("-p")
+                .arg(&dir)
+                .arg("-c")
+                .arg(&conf_path)
+                .args(["-e", "stderr"])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null());
+            command
+        });
         Nginx {
             master,
             port,
@@ -138,20 +129,11 @@ impl Nginx {
     }
 
     fn pid(&self) -> i32 {
-        self.master.id() as i32
+        self.master.pid()
     }
 
     fn config(&self) -> SweepConfig {
         SweepConfig::new(&format!("http://127.0.0.1:{}/", self.port)).expect("a valid URL")
-    }
-}
-
-impl Drop for Nginx {
-    fn drop(&mut self) {
-        // SIGTERM: the master stops its worker, then itself.
-        // SAFETY: signalling our own child.
-        unsafe { libc::kill(self.master.id() as i32, libc::SIGTERM) };
-        let _ = self.master.wait();
     }
 }
 

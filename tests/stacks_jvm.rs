@@ -65,6 +65,17 @@ fn tids_of(pid: i32) -> Vec<i32> {
         .collect()
 }
 
+/// How many of a pool's `size` threads, all busy with calls to the mock, a dump must catch
+/// waiting in the call. A dump is one instant: each thread is in the call with the chance
+/// delay / (delay + the time it spends building the request and writing the answer), about 0.9
+/// with a 150 ms delay on a busy two-core machine. At 0.9 a dump of 16 threads catches fewer
+/// than 14 one time in five (binomial), which made 0.9 × size a flaky bound; fewer than two
+/// thirds, 0.3 % of dumps. Two thirds still tells a pool that waits downstream from one that
+/// does not (a pool waiting elsewhere would show none there).
+fn most_of(size: u32) -> f64 {
+    (2.0 * size as f64 / 3.0).ceil()
+}
+
 #[test]
 fn the_twins_pools_are_named_with_their_threads_and_the_call_they_wait_in() {
     require("java", "-version");
@@ -90,10 +101,9 @@ fn the_twins_pools_are_named_with_their_threads_and_the_call_they_wait_in() {
         );
         let found = pool(step, name);
         assert_eq!(found.most_threads, size, "{route}: the pool's threads");
-        // Every thread in the call, but for one or two a dump may catch writing its answer.
         let downstream = found.threads_in(WaitKind::Downstream);
         assert!(
-            downstream >= (0.9 * size as f64).min(size as f64 - 1.0),
+            downstream >= most_of(size),
             "{route}: {downstream} of {size} threads waiting downstream at {} clients: {:?}",
             step.clients,
             found.stacks
@@ -338,14 +348,14 @@ fn a_service_not_written_for_it_waits_in_httpclient_send_while_parked() {
         ["java.net.http.HttpClient.send", "ShedServer.work"]
     );
     assert!(
-        sending.threads >= 0.9 * 24.0 && sending.threads <= 24.0,
+        sending.threads >= most_of(24) && sending.threads <= 24.0,
         "{:.1} of the 24 clients' requests in HttpClient.send",
         sending.threads
     );
-    // The rest wait for tasks, but for a thread or two caught between a call and the next.
+    // The rest wait for tasks, but for the threads caught between a call and the next.
     let elsewhere = found.threads - sending.threads - found.threads_in(WaitKind::Idle);
     assert!(
-        elsewhere <= 2.0,
+        elsewhere <= 24.0 - most_of(24),
         "{elsewhere} threads neither idle nor sending"
     );
     assert_eq!(

@@ -6,9 +6,10 @@
 use chokepoint_experiment::{sweep, SweepConfig, SweepEvent};
 use chokepoint_mock::{MockConfig, RunningMock};
 use chokepoint_result::{Diagnosis, Kind, PoolStacks, Step, SweepResult};
+use chokepoint_testkit::Server;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -60,10 +61,10 @@ pub fn toolchain_present(tool: &str, version_arg: &str) -> bool {
     }
 }
 
-/// A launched target; dropping it kills the process.
+/// A launched target; dropping it stops its whole process group.
 pub struct Target {
     name: &'static str,
-    child: Child,
+    server: Server,
     port: u16,
 }
 
@@ -74,13 +75,11 @@ impl Target {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
-        let mut child = command
-            .spawn()
-            .unwrap_or_else(|err| panic!("{name}: cannot start {command:?}: {err}"));
-        let stdout = child.stdout.take().expect("stdout is piped");
+        let mut server = Server::spawn(name, &mut command);
+        let stdout = server.child_mut().stdout.take().expect("stdout is piped");
         let mut target = Target {
             name,
-            child,
+            server,
             port: 0,
         };
         let (first_line, received) = mpsc::channel();
@@ -120,14 +119,7 @@ impl Target {
     }
 
     pub fn pid(&self) -> i32 {
-        self.child.id() as i32
-    }
-}
-
-impl Drop for Target {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.server.pid()
     }
 }
 

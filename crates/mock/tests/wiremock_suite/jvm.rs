@@ -1,8 +1,9 @@
 //! Java and WireMock's standalone jar: where they are, and a WireMock process that stops when
 //! dropped.
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use chokepoint_testkit::Server;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Held by each test of this suite while it runs: a JVM starting (javac, the Java client) on
@@ -49,18 +50,10 @@ pub fn require(tool: &str) {
     );
 }
 
-/// A free loopback port (bound, then released).
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// WireMock standalone, serving `root` (mappings/ and __files/); killed when dropped.
+/// WireMock standalone, serving `root` (mappings/ and __files/); its process group stopped
+/// when dropped.
 pub struct WireMock {
-    child: Child,
+    _server: Server,
     pub addr: SocketAddr,
 }
 
@@ -68,42 +61,34 @@ impl WireMock {
     pub fn start(root: &Path) -> WireMock {
         require("java");
         let jar = wiremock_jar();
-        let port = free_port();
-        let child = Command::new("java")
-            .args(["-Xshare:auto", "-jar"])
-            .arg(&jar)
-            .args(["--port", &port.to_string(), "--bind-address", "127.0.0.1"])
-            .arg("--root-dir")
-            .arg(root)
-            .arg("--disable-banner")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("java starts");
+        // The JVM starts in seconds; 90 s leaves room for a machine busy with the other tests.
+        let (server, port) =
+            Server::spawn_on_free_port("wiremock", Duration::from_secs(90), |port| {
+                let mut command = Command::new("java");
+                command
+                    .args(["-Xshare:auto", "-jar"])
+                    .arg(&jar)
+                    .args(["--port", &port.to_string(), "--bind-address", "127.0.0.1"])
+                    .arg("--root-dir")
+                    .arg(root)
+                    .arg("--disable-banner")
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null());
+                command
+            });
         let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-        let mut wiremock = WireMock { child, addr };
+        // Jetty listens before WireMock has read its mappings: wait for its health check.
         let started = Instant::now();
-        loop {
-            if let Ok(Some(status)) = wiremock.child.try_wait() {
-                panic!("WireMock exited at start: {status}");
-            }
-            if TcpStream::connect(addr).is_ok()
-                && crate::client::get(addr, "/__admin/health").status == 200
-            {
-                return wiremock;
-            }
+        while crate::client::get(addr, "/__admin/health").status != 200 {
             assert!(
                 started.elapsed() < Duration::from_secs(90),
-                "WireMock did not answer within 90 s"
+                "WireMock did not answer its health check within 90 s"
             );
             std::thread::sleep(Duration::from_millis(100));
         }
-    }
-}
-
-impl Drop for WireMock {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        WireMock {
+            _server: server,
+            addr,
+        }
     }
 }

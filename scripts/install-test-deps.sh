@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Installs what the tests need on a fresh Debian machine (as root): the JDK and Maven, Go,
+# Python with py-spy, gunicorn and WireMock's client, Node, nginx, PHP-FPM, Apache, and
+# WireMock's standalone jar from Maven Central. Each is installed only when missing, so a
+# second run costs seconds. Called by scripts/test.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v javac >/dev/null 2>&1 || need_apt+=(openjdk-17-jdk-headless)
+# tests/stacks_jvm.rs: the JDK's jcmd (thread dumps, JFR.start/stop) and jfr (jfr print).
+if ! command -v jcmd >/dev/null 2>&1 || ! command -v jfr >/dev/null 2>&1; then
+  need_apt+=(openjdk-17-jdk-headless)
+fi
+command -v mvn >/dev/null 2>&1 || need_apt+=(maven)
+command -v go >/dev/null 2>&1 || need_apt+=(golang-go)
+command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
+# tests/targets.rs: the Node.js target (node-cpu-downstream).
+command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
+if ! command -v kubernetes-validate >/dev/null 2>&1 || ! python3 -c 'import wiremock.client' >/dev/null 2>&1 \
+  || ! command -v py-spy >/dev/null 2>&1 || ! command -v gunicorn >/dev/null 2>&1; then
+  python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip)
+fi
+# tests/cli_tls.rs: a real TLS server (nginx is in /usr/sbin, often not on PATH).
+[ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || need_apt+=(nginx-light)
+command -v taskset >/dev/null 2>&1 || need_apt+=(util-linux)
+# tests/catalogue_pools.rs: the catalogue of known pools against a real PHP-FPM (behind nginx)
+# and a real Apache httpd (prefork).
+compgen -G '/usr/sbin/php-fpm*' >/dev/null || need_apt+=(php-fpm)
+[ -x /usr/sbin/apache2 ] || need_apt+=(apache2)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq "${need_apt[@]}"
+fi
+# WireMock's standalone jar (Maven Central), for the mock's differential and Java client tests
+# (crates/mock/tests/wiremock.rs), which fail without it.
+wiremock_version=3.9.1
+wiremock_cache="${XDG_CACHE_HOME:-$HOME/.cache}/chokepoint-bench"
+if [ ! -f "$wiremock_cache/wiremock-standalone-$wiremock_version.jar" ]; then
+  mkdir -p "$wiremock_cache"
+  mvn -q dependency:copy -Dartifact="org.wiremock:wiremock-standalone:$wiremock_version" \
+    -DoutputDirectory="$wiremock_cache"
+fi
+# WireMock's Python admin client (PyPI `wiremock`), which drives the mock in
+# crates/mock/tests/wiremock.rs; the test fails without it.
+if ! python3 -c 'import wiremock.client' >/dev/null 2>&1; then
+  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet wiremock==2.7.0
+fi
+# py-spy (PyPI, its binary in the wheel): the Python stacks of tests/stacks_py_go.rs, which fail
+# without it; the saved dumps in crates/observe/tests/data/py-spy are from this version.
+if ! command -v py-spy >/dev/null 2>&1; then
+  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet py-spy==0.4.3
+fi
+# gunicorn (PyPI), whose default sync worker tests/catalogue_pools.rs checks against the
+# catalogue; the test fails without it.
+if ! command -v gunicorn >/dev/null 2>&1; then
+  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet gunicorn==27.0.1
+fi
+# The manifests in deploy/kubernetes/ are validated offline against the Kubernetes schemas.
+if ! command -v kubernetes-validate >/dev/null 2>&1; then
+  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet kubernetes-validate
+fi
