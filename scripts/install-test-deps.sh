@@ -30,8 +30,16 @@ compgen -G '/usr/sbin/php-fpm*' >/dev/null || need_apt+=(php-fpm)
 [ -x /usr/sbin/apache2 ] || need_apt+=(apache2)
 if [ ${#need_apt[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
+  # The packages' own services (nginx, apache2, php-fpm) must not start on install: the tests
+  # start their own, on ports of their own. policy-rc.d's exit 101 forbids invoke-rc.d to.
+  added_policy=""
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+    added_policy=1
+  fi
   apt-get update -qq
   apt-get install -y -qq "${need_apt[@]}"
+  [ -z "$added_policy" ] || rm -f /usr/sbin/policy-rc.d
 fi
 # WireMock's standalone jar (Maven Central), for the mock's differential and Java client tests
 # (crates/mock/tests/wiremock.rs), which fail without it.
