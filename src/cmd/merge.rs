@@ -23,6 +23,9 @@ pub struct Args {
     /// Sweeps: write result.json and report.html of the merge into this folder
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Print every evidence sentence and the models after the finding, not one screen
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
     #[command(flatten)]
     pub catalogue: super::common::CatalogueArgs,
 }
@@ -141,7 +144,10 @@ fn merge_sweeps(args: &Args, reads: Vec<Read>) -> anyhow::Result<ExitCode> {
         println!("{}", sweep_text::step_line(step));
     }
     println!();
-    print!("{}", sweep_text::after_table(&result));
+    print!(
+        "{}",
+        sweep_text::after_table(&result, super::sweep::detail(args.verbose))
+    );
     let window_s = result
         .steps
         .iter()

@@ -37,6 +37,9 @@ pub struct Args {
     /// Also write the result (steps and diagnosis, as DIR/result.json) to this file
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Print every evidence sentence and the models after the finding, not one screen
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
     /// The target's process, observed with its descendants (CPU, threads by pool, connections):
     /// a process id, `auto` (the process listening on the URL's port; the default when the URL
     /// is on this machine) or `none`
@@ -210,7 +213,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     live.clear();
     let result = result?;
     println!();
-    print!("{}", sweep_text::after_table(&result));
+    print!("{}", sweep_text::after_table(&result, detail(args.verbose)));
     if let (Some(sharding), Some(dir), Some(clock)) = (&sharding, &config.out, &config.clock) {
         super::shard::write_sweep_log(dir, sharding, &result, clock.slot)?;
         if let Some(info) = &result.shard {
@@ -245,4 +248,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// One screen of finding, or all of it with `--verbose`.
+pub fn detail(verbose: bool) -> sweep_text::Detail {
+    if verbose {
+        sweep_text::Detail::Full
+    } else {
+        sweep_text::Detail::Screen
+    }
 }

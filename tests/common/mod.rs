@@ -124,10 +124,14 @@ impl Target {
 }
 
 pub fn mock_with_delay() -> RunningMock {
+    mock_with_delay_of(DOWNSTREAM_DELAY)
+}
+
+pub fn mock_with_delay_of(delay: Duration) -> RunningMock {
     chokepoint_mock::start(
         "127.0.0.1:0".parse().expect("a socket address"),
         MockConfig {
-            fixed_delay: Some(DOWNSTREAM_DELAY),
+            fixed_delay: Some(delay),
             ..Default::default()
         },
     )

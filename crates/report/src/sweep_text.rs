@@ -39,7 +39,20 @@ pub fn step_line(step: &Step) -> String {
     )
 }
 
-/// The whole report: what was swept, the step table, then [`after_table`].
+/// How much of the finding the terminal shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detail {
+    /// One screen: the headline, the summary, `Where:` with its setting, and the evidence that
+    /// decides it (the report's key lines, at most [`SCREEN_KEY_LINES`]).
+    Screen,
+    /// Everything: every evidence sentence, the models, the fan-out (`--verbose`, report.txt).
+    Full,
+}
+
+/// The key lines of evidence on the terminal's one screen.
+pub const SCREEN_KEY_LINES: usize = 3;
+
+/// The whole report: what was swept, the step table, then [`after_table`] in full.
 pub fn render(result: &SweepResult) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "chokepoint sweep of {}", result.target);
@@ -57,13 +70,13 @@ pub fn render(result: &SweepResult) -> String {
             let _ = writeln!(out, "{}", step_line(step));
         }
     }
-    out.push_str(&after_table(result));
+    out.push_str(&after_table(result, Detail::Full));
     out
 }
 
 /// What follows the step table: errors by kind, whether the sweep was interrupted, and the
 /// finding in plain words. A live sweep that already printed [`step_line`]s ends with this.
-pub fn after_table(result: &SweepResult) -> String {
+pub fn after_table(result: &SweepResult, detail: Detail) -> String {
     let mut out = String::new();
     for step in result.steps.iter().filter(|s| !s.errors.is_empty()) {
         let kinds: Vec<String> = step
@@ -88,7 +101,7 @@ pub fn after_table(result: &SweepResult) -> String {
     }
     out.push('\n');
     match &result.diagnosis {
-        Some(diagnosis) => out.push_str(&render_finding(diagnosis)),
+        Some(diagnosis) => out.push_str(&render_finding(diagnosis, detail)),
         None if result.interrupted => {
             out.push_str("No finding: the sweep stopped before the diagnosis.\n")
         }
@@ -121,13 +134,26 @@ fn time_line(result: &SweepResult) -> Option<String> {
     ))
 }
 
-/// The finding in plain words: kind, limit and knee, the summary, the evidence, the models.
-fn render_finding(diagnosis: &Diagnosis) -> String {
+/// The finding in plain words: kind, limit and knee, the summary, where; then the key evidence
+/// (one screen) or every sentence and the models (in full).
+fn render_finding(diagnosis: &Diagnosis, detail: Detail) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "Finding: {}", headline(diagnosis));
     let _ = writeln!(out, "  {}", diagnosis.summary);
     if let Some(place) = &diagnosis.attribution {
         let _ = writeln!(out, "  Where: {place}");
+    }
+    // Findings recorded before the key lines existed show their evidence in full.
+    if detail == Detail::Screen && !diagnosis.key_evidence.is_empty() {
+        for line in diagnosis.key_evidence.iter().take(SCREEN_KEY_LINES) {
+            let _ = writeln!(out, "  - {line}");
+        }
+        let _ = writeln!(
+            out,
+            "  ({} sentences of evidence and the models: --verbose, or the report)",
+            diagnosis.evidence.len()
+        );
+        return out;
     }
     for sentence in &diagnosis.evidence {
         let _ = writeln!(out, "  - {sentence}");

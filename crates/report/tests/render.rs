@@ -2,7 +2,8 @@
 //! one closed `<svg>` per chart with labelled axes and the knee, and nothing points off the page.
 mod fixtures;
 
-use chokepoint_report::{html, sweep_text};
+use chokepoint_report::html;
+use chokepoint_report::sweep_text::{self, Detail};
 use chokepoint_result::{LatencyMs, Overload, Peak, SweepResult};
 
 fn count(haystack: &str, needle: &str) -> usize {
@@ -378,11 +379,34 @@ fn the_same_result_renders_the_same_page() {
 #[test]
 fn a_live_sweep_can_end_its_table_with_the_finding_alone() {
     let result = fixtures::connection_limit();
-    let tail = sweep_text::after_table(&result);
+    let tail = sweep_text::after_table(&result, Detail::Full);
     assert!(!tail.contains(&sweep_text::step_header()));
     assert!(tail.starts_with("errors at 32 clients: connect_timeout 12\n"));
     assert!(tail.contains("Finding: connection-limit"));
     assert!(sweep_text::render(&result).ends_with(&tail));
+}
+
+#[test]
+fn the_terminal_finding_is_one_screen_with_the_key_evidence_and_the_rest_behind_verbose() {
+    let result = fixtures::seed000();
+    let diagnosis = result.diagnosis.as_ref().unwrap();
+    assert!(diagnosis.evidence.len() > sweep_text::SCREEN_KEY_LINES);
+    let screen = sweep_text::after_table(&result, Detail::Screen);
+    let full = sweep_text::after_table(&result, Detail::Full);
+    assert!(screen.contains(&diagnosis.summary));
+    for line in diagnosis
+        .key_evidence
+        .iter()
+        .take(sweep_text::SCREEN_KEY_LINES)
+    {
+        assert!(screen.contains(&format!("  - {line}\n")), "{line}");
+    }
+    for sentence in &diagnosis.evidence {
+        assert!(full.contains(sentence), "{sentence}");
+        assert!(!screen.contains(&format!("  - {sentence}\n")), "{sentence}");
+    }
+    assert!(screen.contains("--verbose"));
+    assert!(screen.lines().count() <= 12, "{screen}");
 }
 
 #[test]

@@ -44,12 +44,9 @@ pub(super) fn model_sentences(finding: &Finding) -> Vec<String> {
             duration(p.base_latency_ms),
             rate(p.plateau_rps),
             p.r_squared,
-            match better.map(|b| b.0) {
-                Some(Model::Usl) =>
-                    "; the USL fits better (throughput falls past its peak or keeps creeping)",
-                Some(Model::BoundedPool) => "; it fits better than the USL",
-                None => "",
-            }
+            better.map_or("", |(model, pool_error, usl_error)| comparison(
+                model, pool_error, usl_error
+            ))
         ));
     }
     if let Some(Fact::Retrograde {
@@ -70,4 +67,59 @@ pub(super) fn model_sentences(finding: &Finding) -> Vec<String> {
         ));
     }
     out
+}
+
+/// Which model was kept, in words that follow its errors: the model with the higher RMS error
+/// is never said to fit better. The bounded pool is kept even when the USL's error is a little
+/// lower (crate::models names the USL only when clearly better: it has one more parameter), and
+/// the sentence then says that.
+fn comparison(model: Model, pool_error: f64, usl_error: f64) -> &'static str {
+    match model {
+        Model::Usl => "; the USL fits better (throughput falls past its peak or keeps creeping)",
+        Model::BoundedPool if pool_error <= usl_error => "; it fits better than the USL",
+        Model::BoundedPool => {
+            "; the USL's error is lower, but not by enough to prefer a model with one more \
+             parameter: the bounded pool is kept"
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chokepoint_result::{Kind, PoolFit};
+
+    /// A plateau whose pool fit has the better R² while its RMS error is the higher one (the
+    /// orders disagree): the words follow the RMS comparison that chose the model.
+    #[test]
+    fn the_sentence_follows_the_errors_not_the_model_kept() {
+        let sentence = |pool_error: f64, usl_error: f64| {
+            let mut finding = Finding::bare(
+                Kind::BlockingPool,
+                vec![Fact::BetterModel {
+                    model: Model::BoundedPool,
+                    pool_rms_error_rps: pool_error,
+                    usl_rms_error_rps: usl_error,
+                }],
+            );
+            finding.pool = Some(PoolFit {
+                limit: 20.0,
+                plateau_rps: 387.0,
+                r_squared: 0.991,
+                base_latency_ms: 51.0,
+            });
+            model_sentences(&finding)
+                .pop()
+                .expect("the pool's sentence")
+        };
+        let kept = sentence(7.11, 5.88);
+        assert!(
+            kept.contains("RMS error 7.11 req/s against the USL's 5.88 req/s"),
+            "{kept}"
+        );
+        assert!(!kept.contains("it fits better"), "{kept}");
+        assert!(kept.contains("the USL's error is lower"), "{kept}");
+        let better = sentence(5.88, 7.11);
+        assert!(better.contains("it fits better than the USL"), "{better}");
+    }
 }

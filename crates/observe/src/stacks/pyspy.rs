@@ -113,15 +113,23 @@ impl PySpy {
 /// `uwsgi`): the workers are one pool of processes, as `/proc` pools them, and that name is
 /// what the catalogue knows, where every `MainThread` would look alike.
 fn dump(pid: i32, pre_fork: bool) -> Result<Vec<ThreadStack>, String> {
-    let output = run_bounded(
-        Command::new(PY_SPY)
-            .args(["dump", "--json", "--nonblocking", "--pid", &pid.to_string()])
-            .env("RUST_BACKTRACE", "0"),
-        DUMP_LIMIT,
-    )?;
-    if !output.status.success() {
-        return Err(failure_reason(&String::from_utf8_lossy(&output.stderr)));
-    }
+    let mut tries = 0;
+    let output = loop {
+        tries += 1;
+        let output = run_bounded(
+            Command::new(PY_SPY)
+                .args(["dump", "--json", "--nonblocking", "--pid", &pid.to_string()])
+                .env("RUST_BACKTRACE", "0"),
+            DUMP_LIMIT,
+        )?;
+        if output.status.success() {
+            break output;
+        }
+        let why = failure_reason(&String::from_utf8_lossy(&output.stderr));
+        if !raced(&why) || tries == RACED_TRIES {
+            return Err(why);
+        }
+    };
     let threads = parse_dump(&String::from_utf8_lossy(&output.stdout))?;
     let process_name = pre_fork
         .then(|| std::fs::read_to_string(format!("/proc/{pid}/comm")).ok())
@@ -138,6 +146,19 @@ fn dump(pid: i32, pre_fork: bool) -> Result<Vec<ThreadStack>, String> {
             stack
         })
         .collect())
+}
+
+/// Dumps of one interpreter tried in a row when the read raced it ([`raced`]).
+const RACED_TRIES: u32 = 3;
+
+/// Whether py-spy failed because its read raced the running interpreter: `--nonblocking`
+/// copies the interpreter's memory while it runs, and a thread whose frames changed halfway
+/// through the copy cannot be unwound ("Failed to get stack traces: Failed to call
+/// get_stack_trace for thread …"; py-spy's README says non-blocking reads may be inaccurate).
+/// Another read moments later sees a consistent state; at 24 clients on py-threadpool two
+/// dumps of a step in a row failed so (a run of tests/stacks_py_go.rs).
+fn raced(why: &str) -> bool {
+    why.contains("Failed to get stack traces") || why.contains("Failed to call get_stack_trace")
 }
 
 /// Whether `thread` is the main thread of process `pid` (its OS thread is the process, or

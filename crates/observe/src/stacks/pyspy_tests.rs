@@ -323,6 +323,20 @@ fn py_spys_failures_are_said_in_one_line_with_what_to_do() {
 }
 
 #[test]
+fn a_read_that_raced_the_interpreter_is_tried_again_and_no_other_failure_is() {
+    // py-spy 0.4.3's stderr when a --nonblocking read raced a thread (tests/stacks_py_go.rs).
+    let raced_stderr = "Error: Failed to get stack traces\n\nCaused by:\n    Failed to call get_stack_trace for thread 140013946218176\n";
+    assert!(raced(&failure_reason(raced_stderr)));
+    for other in [
+        "Permission Denied: Try running again with elevated permissions\n",
+        "Error: Failed to find python version from target process\n",
+        "",
+    ] {
+        assert!(!raced(&failure_reason(other)), "{other}");
+    }
+}
+
+#[test]
 fn a_dump_that_is_not_py_spys_json_is_an_error() {
     assert!(parse_dump("Error: no python").is_err());
     assert_eq!(parse_dump("[]").unwrap(), vec![]);
