@@ -54,8 +54,14 @@ pub struct Place {
     pub clients: u32,
     /// Where it was read from.
     pub source: Option<PlaceSource>,
-    /// The known setting behind it, when the pool matches the catalogue.
+    /// The known setting behind it, when the pool matches the catalogue and the pool's size
+    /// is what stops at the limit.
     pub setting: Option<Setting>,
+    /// The catalogue's setting of the pool the held threads belong to, when it is not the knob:
+    /// the pool had threads beyond the held ones that waited elsewhere (queued for a resource,
+    /// or in a wait `/proc` cannot tell), so its size is not what stops at the limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_sized_by: Option<Setting>,
     /// For stacks: the largest group of the pool's other threads waiting to get in (for a lock,
     /// a semaphore's permit or a pool's resource), with where they wait.
     #[serde(default, skip_serializing_if = "Option::is_none")]

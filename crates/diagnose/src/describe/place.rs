@@ -67,6 +67,10 @@ pub(crate) fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
                 s.push(' ');
                 s.push_str(&setting_sentence(place, setting));
             }
+            if let Some(setting) = &place.not_sized_by {
+                s.push(' ');
+                s.push_str(&not_the_knob_sentence(place, setting));
+            }
             Some(s)
         }
         Fact::PlaceUnclear {
@@ -276,6 +280,21 @@ fn setting_sentence(place: &Place, setting: &Setting) -> String {
             .size
             .map(|s| format!("; it had {} threads here", count(s)))
             .unwrap_or_default()
+    )
+}
+
+/// Why the pool's own setting is not named: its size is not what stops at the limit.
+fn not_the_knob_sentence(place: &Place, setting: &Setting) -> String {
+    let pool = place.pool.as_deref().unwrap_or("?");
+    let held = count(place.held.unwrap_or(0.0));
+    let size = count(place.size.unwrap_or(0.0));
+    let why = match &place.queued {
+        Some(_) => "its other threads queue for what the held ones hold".to_string(),
+        None => format!("it had {size} threads, {held} of them held, and the others waited where this evidence cannot tell"),
+    };
+    format!(
+        "Not `{}` ({}, default {}): {why}, so the size of `{pool}` is not what stops at {held}; raising it adds threads that wait too.",
+        setting.setting, setting.framework, setting.default
     )
 }
 

@@ -84,6 +84,9 @@ struct Held {
     queued: Option<SharedStack>,
     /// `/proc`'s threads in the wait that did not follow the load, left out of `held`.
     background: Option<f64>,
+    /// The pool's threads the stacks saw idle (waiting for work); 0 for `/proc`, which cannot
+    /// tell an idle thread from one queued in `futex`.
+    idle: f64,
     syscall: Option<String>,
     snapshots: Option<u32>,
     recording_s: Option<f64>,
@@ -99,9 +102,16 @@ impl Held {
         let by_queue = || setting_for_frames(&self.queued.as_ref()?.frames);
         let by_pool =
             || setting_for(&self.seen.pool).or_else(|| setting_for_frames(&self.seen.frames));
-        let setting = match self.queued {
-            Some(_) => by_queue().or_else(by_pool),
-            None => by_pool(),
+        // A pool's own setting is the knob only when its size is what stops at the limit: every
+        // thread of it held (less the idle ones the stacks see and the background ones /proc
+        // sets aside). Threads queued for a resource beside the held ones make the resource
+        // the limit; more threads than held in a wait /proc cannot tell (futex: idle, or queued
+        // for a connection) contradict the pool's size as the limit. Raising such a pool's
+        // setting adds threads that wait too: a wrong knob, worse than none.
+        let (setting, not_sized_by) = match self.queued {
+            Some(_) => (by_queue(), by_pool()),
+            None if self.fills_its_pool() => (by_pool(), None),
+            None => (None, by_pool()),
         };
         let kind = match self.queued.as_ref().and_then(|q| q.waiting) {
             Some(WaitKind::PoolAcquire) => PlaceKind::ConnectionPool,
@@ -122,9 +132,16 @@ impl Held {
             snapshots: self.snapshots,
             recording_s: self.recording_s,
             setting,
+            not_sized_by,
             queued: self.queued,
             ..Place::default()
         }
+    }
+
+    /// Whether the held threads are all the pool has, but for idle and background ones.
+    fn fills_its_pool(&self) -> bool {
+        let working = self.seen.threads - self.idle - self.background.unwrap_or(0.0);
+        matches_limit(working, self.seen.held)
     }
 }
 
@@ -194,6 +211,7 @@ fn stacks_held(step: &Step, pool: &PoolStacks, kind: WaitKind) -> Held {
             .then(|| queued(pool, held))
             .flatten(),
         background: None,
+        idle: pool.threads_in(WaitKind::Idle),
         syscall: None,
         snapshots: stacks.map(|s| s.snapshots).filter(|n| *n > 0),
         recording_s: stacks.and_then(|s| s.recording_s),
@@ -272,6 +290,7 @@ fn from_proc(plateau: &[&Step], before: &[&Step], wait: ProcWait) -> Vec<Held> {
                     },
                     queued: None,
                     background: (background > 0.0).then_some(background),
+                    idle: 0.0,
                     syscall,
                     snapshots: None,
                     recording_s: None,

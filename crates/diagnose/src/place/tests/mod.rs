@@ -540,3 +540,113 @@ fn a_growing_pool_is_the_place_at_its_largest_step_with_the_catalogues_setting()
         );
     }
 }
+
+/// Spring Boot's Tomcat calling the downstream through a client pool of 5 connections: 10
+/// `http-nio` threads alive past the knee, 5 in the call, 5 waiting for a connection.
+fn tomcat_behind_a_client_pool(clients: u32, with_stacks: bool) -> Step {
+    let threads = f64::from(clients.min(10));
+    let held = f64::from(clients.min(5));
+    let queued = threads - held;
+    let pools = vec![proc_pool("http-nio-8080-e", threads, held, queued, 0.1)];
+    let jcmd = with_stacks.then(|| {
+        stacks(
+            StackSource::JcmdThreadPrint,
+            vec![stack_pool(
+                "http-nio-8080-exec",
+                &[
+                    (
+                        WaitKind::Downstream,
+                        held,
+                        &["java.net.SocketInputStream.read", "app.Client.call"],
+                    ),
+                    (
+                        WaitKind::PoolAcquire,
+                        queued,
+                        &[
+                            "org.apache.hc.core5.pool.StrictConnPool.lease",
+                            "app.Client.call",
+                        ],
+                    ),
+                ],
+            )],
+        )
+    });
+    step(clients, pools, jcmd, Some(held as u32))
+}
+
+#[test]
+fn a_pool_with_more_threads_than_the_limit_holds_is_not_sized_by_its_setting() {
+    // /proc: 5 of 10 Tomcat threads on the network, 5 parked in futex. Tomcat's maxThreads
+    // sizes the 10, not the 5 that stop: it is not named as the knob, and why is said.
+    let steps: Vec<Step> = [1, 4, 8, 16, 32]
+        .map(|c| tomcat_behind_a_client_pool(c, false))
+        .to_vec();
+    let finding = finding(Kind::BlockingPool, 5.0, 8);
+    let place = place_of(&steps, &finding);
+    assert_eq!(place.pool.as_deref(), Some("http-nio-8080-e"));
+    // Read at the first step where they were most: 8 clients, 8 threads.
+    assert_eq!(
+        (place.clients, place.size, place.held),
+        (8, Some(8.0), Some(5.0))
+    );
+    assert_eq!(place.setting, None, "maxThreads is not the knob");
+    let not = place
+        .not_sized_by
+        .as_ref()
+        .expect("Tomcat's entry, set aside");
+    assert!(not.setting.starts_with("maxThreads"), "{not:?}");
+    assert!(!attribution(&place).contains("maxThreads"));
+    let fact = Fact::Place {
+        place: Box::new(place.clone()),
+    };
+    let said = crate::describe::place::sentence(&fact, &finding).expect("a sentence");
+    assert!(
+        said.contains("Not `maxThreads") && said.contains("is not what stops at 5"),
+        "{said}"
+    );
+}
+
+#[test]
+fn threads_queued_for_an_unknown_clients_connection_do_not_name_their_own_pools_setting() {
+    // jcmd: the 5 others wait in HttpClient's lease. Whatever the catalogue knows of that
+    // frame, Tomcat's maxThreads is never the knob of a queue for a connection.
+    let steps: Vec<Step> = [8, 16, 32]
+        .map(|c| tomcat_behind_a_client_pool(c, true))
+        .to_vec();
+    let place = place_of(&steps, &finding(Kind::BlockingPool, 5.0, 8));
+    assert_eq!(place.kind, Some(PlaceKind::ConnectionPool));
+    assert!(
+        place
+            .setting
+            .as_ref()
+            .is_none_or(|s| !s.setting.starts_with("maxThreads")),
+        "{:?}",
+        place.setting
+    );
+    assert!(place
+        .not_sized_by
+        .as_ref()
+        .is_some_and(|s| s.setting.starts_with("maxThreads")));
+}
+
+#[test]
+fn a_pool_whose_every_thread_is_held_keeps_its_setting_at_any_core_count() {
+    // The JVM's common pool of cores − 1, every worker in the call: on 2, 16 and 64 cores the
+    // pool is the limit and its parallelism is the knob.
+    for cores in [2u32, 16, 64] {
+        let size = f64::from(cores - 1);
+        let steps: Vec<Step> = [cores, 2 * cores, 4 * cores]
+            .map(|c| {
+                let held = f64::from(c).min(size);
+                let pools = vec![proc_pool("ForkJoinPool.co", size, held, size - held, 0.1)];
+                step(c, pools, None, Some(held as u32))
+            })
+            .to_vec();
+        let place = place_of(&steps, &finding(Kind::BlockingPool, size, 2 * cores));
+        let setting = place
+            .setting
+            .unwrap_or_else(|| panic!("{cores} cores: no setting"));
+        assert!(setting.setting.contains("parallelism"), "{setting:?}");
+        assert_eq!(place.not_sized_by, None);
+    }
+}
