@@ -50,6 +50,17 @@ if [ ! -f "$wiremock_cache/wiremock-standalone-$wiremock_version.jar" ]; then
   mvn -q dependency:copy -Dartifact="org.wiremock:wiremock-standalone:$wiremock_version" \
     -DoutputDirectory="$wiremock_cache"
 fi
+# Apache HttpClient 5 and what it needs (Maven Central), for tests/targets/java-httpclient5,
+# a service whose limit is the client's pool of 5 connections per route (tests/place.rs).
+httpclient5_dir="$wiremock_cache/httpclient5"
+for artifact in org.apache.httpcomponents.client5:httpclient5:5.3.1 \
+  org.apache.httpcomponents.core5:httpcore5:5.2.4 \
+  org.apache.httpcomponents.core5:httpcore5-h2:5.2.4 org.slf4j:slf4j-api:1.7.36; do
+  jar="$(echo "$artifact" | cut -d: -f2)-$(echo "$artifact" | cut -d: -f3).jar"
+  [ -f "$httpclient5_dir/$jar" ] && continue
+  mkdir -p "$httpclient5_dir"
+  mvn -q dependency:copy -Dartifact="$artifact" -DoutputDirectory="$httpclient5_dir"
+done
 # WireMock's Python admin client (PyPI `wiremock`), which drives the mock in
 # crates/mock/tests/wiremock.rs; the test fails without it.
 if ! python3 -c 'import wiremock.client' >/dev/null 2>&1; then

@@ -307,3 +307,68 @@ fn the_jvm_twins_routes_are_placed_in_their_pools_by_name_and_frame_from_thread_
     }
     drop(jvm);
 }
+
+/// Where `scripts/install-test-deps.sh` puts Apache HttpClient 5's jars (Maven Central).
+fn httpclient5_jars() -> std::path::PathBuf {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/root".into()))
+                .join(".cache")
+        });
+    let jars = cache.join("chokepoint-bench/httpclient5");
+    assert!(
+        jars.join("httpclient5-5.3.1.jar").is_file(),
+        "Apache HttpClient 5's jars are missing in {}: run scripts/install-test-deps.sh",
+        jars.display()
+    );
+    jars
+}
+
+/// tests/targets/java-httpclient5 (built after the rule it tests): 20 handler threads calling
+/// the mock through Apache HttpClient 5 at its defaults, 5 connections per route. jcmd shows 5
+/// handlers in the call and the rest waiting for a lease; the place is the client's pool with
+/// its setting, and the handlers' own pool is never the knob.
+#[test]
+fn a_clients_connection_pool_is_the_place_not_the_threads_that_queue_for_it() {
+    require("java", "-version");
+    require("jcmd", "-h");
+    let jars = httpclient5_jars();
+    let _one = one_at_a_time();
+    let mock = mock_with_delay_of(Duration::from_millis(100));
+    let mut command = Command::new("java");
+    command
+        .arg("-cp")
+        .arg(jars.join("*"))
+        .arg(targets_dir().join("java-httpclient5/ClientPoolServer.java"))
+        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())]);
+    let target = Target::launch("java-httpclient5", command);
+    let result = sweep_auto(
+        "java-httpclient5",
+        &target.url(),
+        vec![1, 5, 10, 20],
+        &mock,
+        true,
+    );
+    drop(target);
+    print_stacks("java-httpclient5", &result);
+    // The truth, from the mock: never more than 5 calls in flight.
+    assert_eq!(most_downstream_in_flight(&result), Some(5));
+    assert_finding("java-httpclient5", &result, Kind::BlockingPool, 5.0);
+    let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
+    println!("java-httpclient5: {:?}", diagnosis.attribution);
+    let place = diagnosis.place.as_ref().expect("a place");
+    assert_eq!(place.kind, Some(PlaceKind::ConnectionPool));
+    assert_eq!(place.pool.as_deref(), Some("http-exec"));
+    let queued = place.queued.as_ref().expect("handlers queued for a lease");
+    assert_eq!(
+        queued.frames[0],
+        "org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager.lease"
+    );
+    let setting = place.setting.as_ref().expect("HttpClient 5's entry");
+    assert!(
+        setting.setting.starts_with("setMaxConnPerRoute"),
+        "{setting:?}"
+    );
+    assert_eq!(setting.default, "5 per route, 25 in all");
+}

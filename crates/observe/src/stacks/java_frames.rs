@@ -148,6 +148,16 @@ const RULES: &[Rule] = {
         names("java.net.HttpURLConnection."),
         names("sun.net.www.protocol.http.HttpURLConnection."),
         names("sun.net.www.protocol.https.HttpsURLConnectionImpl."),
+        // Apache HttpClient 5 leasing a pooled connection: its thread waits on the lease's
+        // future (`StrictConnPool$1.get` under `PoolingHttpClientConnectionManager$3.get`),
+        // listed before the client's own names so that the lease is what it is told by.
+        shown(
+            "org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager$",
+            PoolAcquire,
+            "org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager.lease",
+        ),
+        kind("org.apache.hc.core5.pool.StrictConnPool$", PoolAcquire),
+        kind("org.apache.hc.core5.pool.LaxConnPool$", PoolAcquire),
         names("org.apache.http.impl.client."),
         names("org.apache.hc.client5."),
         names("okhttp3.internal.connection."),
@@ -270,6 +280,10 @@ pub fn read_stack(state: &str, frames: &[String]) -> (WaitKind, Vec<String>) {
         match rule.says {
             Says::Kind(kind) => found = Some(kind),
             Says::Names if found.is_none() => continue,
+            // A thread waiting to lease a pool's resource is told by the lease, not by the
+            // client call around it: that call is the same for the threads the pool lets
+            // through, and only the lease tells the queue from them (and the catalogue the pool).
+            Says::Names if found == Some(WaitKind::PoolAcquire) => continue,
             Says::Names => {}
         }
         call = Some(rule.shown_as.map_or_else(|| frame.clone(), String::from));
@@ -310,6 +324,46 @@ mod tests {
     fn each_way_of_waiting_is_read_from_the_frames() {
         // (state, frames innermost first, what it was doing, the frames kept)
         let table: &[(&str, &[&str], WaitKind, &[&str])] = &[
+            // Apache HttpClient 5 waiting for one of its 5 connections per route (a jcmd dump of
+            // tests/targets/java-httpclient5), and a thread of the same client in the call.
+            (
+                "TIMED_WAITING",
+                &[
+                    "java.lang.Object.wait",
+                    "org.apache.hc.core5.concurrent.BasicFuture.get",
+                    "org.apache.hc.core5.pool.StrictConnPool$1.get",
+                    "org.apache.hc.core5.pool.StrictConnPool$1.get",
+                    "org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager$3.get",
+                    "org.apache.hc.client5.http.impl.classic.InternalExecRuntime.acquireEndpoint",
+                    "org.apache.hc.client5.http.impl.classic.ConnectExec.execute",
+                    "org.apache.hc.client5.http.impl.classic.CloseableHttpClient.execute",
+                    "ClientPoolServer.handle",
+                    "ClientPoolServer.lambda$main$1",
+                ],
+                PoolAcquire,
+                &[
+                    "org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager.lease",
+                    "ClientPoolServer.handle",
+                ],
+            ),
+            (
+                "RUNNABLE",
+                &[
+                    "sun.nio.ch.Net.poll",
+                    "sun.nio.ch.NioSocketImpl.park",
+                    "sun.nio.ch.NioSocketImpl.timedRead",
+                    "java.net.Socket$SocketInputStream.read",
+                    "org.apache.hc.core5.http.impl.io.SessionInputBufferImpl.fillBuffer",
+                    "org.apache.hc.core5.http.impl.io.HttpRequestExecutor.execute",
+                    "org.apache.hc.client5.http.impl.classic.CloseableHttpClient.execute",
+                    "ClientPoolServer.handle",
+                ],
+                Downstream,
+                &[
+                    "org.apache.hc.client5.http.impl.classic.CloseableHttpClient.execute",
+                    "ClientPoolServer.handle",
+                ],
+            ),
             // HttpClient.send parks on a future: downstream, by the outer call.
             (
                 "WAITING",
