@@ -8,7 +8,7 @@
 
 use crate::analysis::{Analysis, Decision};
 use crate::points::median;
-use crate::whole_cores::{Evidence, WholeCores};
+use crate::whole_cores::{pool_ceiling, Evidence, WholeCores};
 use chokepoint_result::{Fact, Kind, Plateau};
 
 /// Share of one core a request in service must burn to count as CPU work (a request waiting on
@@ -16,6 +16,11 @@ use chokepoint_result::{Fact, Kind, Plateau};
 const CPU_HEAVY_CORE_SHARE: f64 = 0.3;
 /// The same, in percent of all cores, when the number of cores is unknown.
 const CPU_HEAVY_PCT: f64 = 15.0;
+/// A later plateau step is faster by this factor or more (past the ±3% within which a settled
+/// step's throughput is known)...
+const FASTER: f64 = 1.03;
+/// ...at this share of the earlier step's target CPU or less (past a sample's noise).
+const LESS_CPU: f64 = 0.95;
 
 impl Analysis<'_, '_> {
     /// The kind of the plateau past the confirmed knee `k`; `whole` when the target kept whole
@@ -60,7 +65,18 @@ impl Analysis<'_, '_> {
             _ => None,
         };
         let cpu_limit = cores_busy.map_or(size.limit, |c| c.1);
-        let whole = whole.filter(|_| !(cpu_saturated || cpu_heavy));
+        // Direct evidence first: a flat ceiling of calls in flight with throughput that grew
+        // while the CPU fell is a pool, whatever the CPU readings say (see ceiling_over_cpu).
+        // It is told only when it overrides a CPU reading.
+        let ceiling = (cpu_saturated || cpu_heavy || whole.is_some())
+            .then(|| self.ceiling_over_cpu(k))
+            .flatten();
+        let (cpu_saturated, cpu_heavy) = match ceiling {
+            Some(_) => (false, false),
+            None => (cpu_saturated, cpu_heavy),
+        };
+        let whole = whole.filter(|_| !(cpu_saturated || cpu_heavy) && ceiling.is_none());
+        self.facts.extend(ceiling);
         if let Some(whole) = whole {
             limit = match whole.evidence {
                 Evidence::CoresBusy => whole.cores_busy.unwrap_or(cpu_limit),
@@ -184,6 +200,34 @@ impl Analysis<'_, '_> {
 
     /// When the mock is present and stayed (nearly) idle at the plateau: a
     /// [`Fact::DownstreamIdle`].
+    /// The mock's ceiling over the CPU: the very same most calls in flight at every step from
+    /// the knee `k` on, every slot held ([`pool_ceiling`]), and a later step that served more
+    /// at less target CPU. If the CPU held throughput, serving more would take more of it
+    /// (throughput = usable CPU / CPU per request); a faster step at less CPU had CPU to spare,
+    /// so the CPU was not the limit at the plateau, and the ceiling is. A flat ceiling alone is
+    /// not enough: a CPU-bound service keeps as many calls in flight as its core's throughput
+    /// allows, also flat (crate::whole_cores).
+    fn ceiling_over_cpu(&self, k: usize) -> Option<Fact> {
+        let past = &self.pts[k..];
+        if past.len() < 2 || !pool_ceiling(past) {
+            return None;
+        }
+        let reading = |p: &crate::points::Point<'_>| Some((p.clients, p.ok_x, p.target_cpu?));
+        let readings: Vec<(u32, f64, f64)> = past.iter().filter_map(reading).collect();
+        let (slower, faster) = readings.iter().enumerate().find_map(|(i, &slow)| {
+            readings[i + 1..]
+                .iter()
+                .find(|fast| fast.1 >= FASTER * slow.1 && fast.2 <= LESS_CPU * slow.2)
+                .map(|&fast| (slow, fast))
+        })?;
+        Some(Fact::CeilingOverCpu {
+            clients: past.iter().map(|p| p.clients).collect(),
+            in_flight: past[0].inflight_max.unwrap_or(0.0),
+            slower,
+            faster,
+        })
+    }
+
     fn downstream_idle(&self, idx: &[usize], little: f64) -> Option<Fact> {
         if !self.ctx.mock_present {
             return None;

@@ -314,6 +314,7 @@ fn rank(kind: Kind, fact: &Fact) -> Option<u8> {
         (Kind::CpuBound, Fact::CpuSaturated { .. } | Fact::CpuPerRequest { .. }) => Some(2),
         (Kind::CpuBound, Fact::CoresBusy { .. }) => Some(3),
         (Kind::BlockingPool, Fact::CpuNotLimit { .. }) => Some(4),
+        (Kind::BlockingPool, Fact::CeilingOverCpu { .. }) => Some(1),
         (Kind::BlockingPool | Kind::CpuBound, Fact::DownstreamIdle { .. }) => Some(4),
         (Kind::BlockingPool | Kind::CpuBound, Fact::TargetNotObserved) => Some(5),
         (Kind::BlockingPool | Kind::CpuBound, Fact::NoMock) => Some(5),
@@ -511,6 +512,13 @@ fn short(fact: &Fact, f: &Finding) -> Option<String> {
             ..
         } => format!(
             "CPU is not the limit: target {target_cpu_pct:.0}%, generator {generator_cpu_pct:.0}%."
+        ),
+        Fact::CeilingOverCpu {
+            in_flight, faster, ..
+        } => format!(
+            "Mock ceiling {} at every step; faster at {} with less CPU.",
+            count(*in_flight),
+            clients(faster.0)
         ),
         Fact::MachineCpu {
             machine_cpu_pct,

@@ -140,7 +140,7 @@ pub(crate) fn fall_follows_the_cpu(pts: &[Point<'_>]) -> bool {
 
 /// Whether the mock saw a pool's ceiling at every point: the same most calls in flight, with
 /// the mean within [`FLAT`] of it.
-fn pool_ceiling(past_knee: &[Point<'_>]) -> bool {
+pub(crate) fn pool_ceiling(past_knee: &[Point<'_>]) -> bool {
     let most = past_knee[0].inflight_max;
     most.is_some_and(|m| m >= 1.0)
         && past_knee.iter().all(|p| {

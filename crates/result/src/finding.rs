@@ -249,6 +249,20 @@ pub enum Fact {
         /// Generator CPU, percent of its cores (median).
         generator_cpu_pct: f64,
     },
+    /// The mock's ceiling of calls in flight held flat at every step from the knee on while a
+    /// later step served more at less target CPU: a pool of `in_flight`, which no CPU reading
+    /// overrides.
+    CeilingOverCpu {
+        /// The steps from the knee on.
+        clients: Vec<u32>,
+        /// The most calls in flight the mock saw, the same at each of them.
+        in_flight: f64,
+        /// The earlier, slower step: clients, successful req/s, target CPU (percent of all
+        /// cores).
+        slower: (u32, f64, f64),
+        /// The later step that served more at less CPU.
+        faster: (u32, f64, f64),
+    },
     /// The cores the target kept busy at the plateau: the size of a CPU limit.
     CoresBusy {
         /// The plateau steps.

@@ -2,7 +2,7 @@
 //! threads seen from /proc. Each number comes from the fact; nothing here decides.
 
 use crate::finding::Finding;
-use chokepoint_result::format::{clients, count, percent};
+use chokepoint_result::format::{clients, count, percent, rate};
 use chokepoint_result::{Fact, Kind};
 
 /// The evidence sentence of one fact of this module's kind; `None` for any other fact.
@@ -73,6 +73,23 @@ pub(super) fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
             ..
         } => format!(
             "The CPU is not the limit: at the plateau the target used {target_cpu_pct:.0}% of all cores and the generator {generator_cpu_pct:.0}%."
+        ),
+        Fact::CeilingOverCpu {
+            clients: steps,
+            in_flight,
+            slower,
+            faster,
+        } => format!(
+            "The mock's ceiling decides, not the CPU: it saw at most {} calls in flight at every step from {} on, and {} served {} req/s at {:.0}% of all cores, more than {} at {} req/s and {:.0}%: with CPU to spare the service did not go past {}.",
+            count(*in_flight),
+            clients(steps.first().copied().unwrap_or(0)),
+            clients(faster.0),
+            rate(faster.1),
+            faster.2,
+            clients(slower.0),
+            rate(slower.1),
+            slower.2,
+            count(*in_flight)
         ),
         Fact::TargetNotObserved if finding.kind == Kind::CpuBound => {
             "The target's CPU was not observed; per-request service time grows with clients while the downstream is idle, which points at the CPU."
