@@ -363,7 +363,7 @@ fn a_clients_connection_pool_is_the_place_not_the_threads_that_queue_for_it() {
     let queued = place.queued.as_ref().expect("handlers queued for a lease");
     assert_eq!(
         queued.frames[0],
-        "org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager.lease"
+        "org.apache.hc.core5.pool.StrictConnPool.lease"
     );
     let setting = place.setting.as_ref().expect("HttpClient 5's entry");
     assert!(

@@ -149,15 +149,19 @@ const RULES: &[Rule] = {
         names("sun.net.www.protocol.http.HttpURLConnection."),
         names("sun.net.www.protocol.https.HttpsURLConnectionImpl."),
         // Apache HttpClient 5 leasing a pooled connection: its thread waits on the lease's
-        // future (`StrictConnPool$1.get` under `PoolingHttpClientConnectionManager$3.get`),
-        // listed before the client's own names so that the lease is what it is told by.
+        // future, a nested class of the pool (`StrictConnPool$1.get`). Not the connection
+        // manager's nested classes: a thread in the call runs in one of them too
+        // (`PoolingHttpClientConnectionManager$InternalConnectionEndpoint.execute`).
         shown(
-            "org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager$",
+            "org.apache.hc.core5.pool.StrictConnPool$",
             PoolAcquire,
-            "org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager.lease",
+            "org.apache.hc.core5.pool.StrictConnPool.lease",
         ),
-        kind("org.apache.hc.core5.pool.StrictConnPool$", PoolAcquire),
-        kind("org.apache.hc.core5.pool.LaxConnPool$", PoolAcquire),
+        shown(
+            "org.apache.hc.core5.pool.LaxConnPool$",
+            PoolAcquire,
+            "org.apache.hc.core5.pool.LaxConnPool.lease",
+        ),
         names("org.apache.http.impl.client."),
         names("org.apache.hc.client5."),
         names("okhttp3.internal.connection."),
@@ -341,10 +345,7 @@ mod tests {
                     "ClientPoolServer.lambda$main$1",
                 ],
                 PoolAcquire,
-                &[
-                    "org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager.lease",
-                    "ClientPoolServer.handle",
-                ],
+                &["org.apache.hc.core5.pool.StrictConnPool.lease", "ClientPoolServer.handle"],
             ),
             (
                 "RUNNABLE",
@@ -355,6 +356,8 @@ mod tests {
                     "java.net.Socket$SocketInputStream.read",
                     "org.apache.hc.core5.http.impl.io.SessionInputBufferImpl.fillBuffer",
                     "org.apache.hc.core5.http.impl.io.HttpRequestExecutor.execute",
+                    "org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager$InternalConnectionEndpoint.execute",
+                    "org.apache.hc.client5.http.impl.classic.InternalExecRuntime.execute",
                     "org.apache.hc.client5.http.impl.classic.CloseableHttpClient.execute",
                     "ClientPoolServer.handle",
                 ],
