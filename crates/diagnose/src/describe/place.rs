@@ -290,7 +290,7 @@ fn not_the_knob_sentence(place: &Place, setting: &Setting) -> String {
     let size = count(place.size.unwrap_or(0.0));
     let why = match &place.queued {
         Some(_) => "its other threads queue for what the held ones hold".to_string(),
-        None => format!("it had {size} threads, {held} of them held, and the others waited where this evidence cannot tell"),
+        None => format!("it had {size} threads, {held} of them on the network and others parked in `futex`, queued for something else"),
     };
     format!(
         "Not `{}` ({}, default {}): {why}, so the size of `{pool}` is not what stops at {held}; raising it adds threads that wait too.",

@@ -84,9 +84,9 @@ struct Held {
     queued: Option<SharedStack>,
     /// `/proc`'s threads in the wait that did not follow the load, left out of `held`.
     background: Option<f64>,
-    /// The pool's threads the stacks saw idle (waiting for work); 0 for `/proc`, which cannot
-    /// tell an idle thread from one queued in `futex`.
-    idle: f64,
+    /// `/proc`: the pool's threads parked in `futex` beside those held on the network (the
+    /// mean over the samples); 0 otherwise (the stacks tell a queue by its frames: `queued`).
+    parked_elsewhere: f64,
     syscall: Option<String>,
     snapshots: Option<u32>,
     recording_s: Option<f64>,
@@ -102,15 +102,20 @@ impl Held {
         let by_queue = || setting_for_frames(&self.queued.as_ref()?.frames);
         let by_pool =
             || setting_for(&self.seen.pool).or_else(|| setting_for_frames(&self.seen.frames));
-        // A pool's own setting is the knob only when its size is what stops at the limit: every
-        // thread of it held (less the idle ones the stacks see and the background ones /proc
-        // sets aside). Threads queued for a resource beside the held ones make the resource
-        // the limit; more threads than held in a wait /proc cannot tell (futex: idle, or queued
-        // for a connection) contradict the pool's size as the limit. Raising such a pool's
-        // setting adds threads that wait too: a wrong knob, worse than none.
+        // A pool's own setting is the knob only when nothing else holds its threads back.
+        // Threads queued for a resource beside the held ones (the stacks' `queued`) make the
+        // resource the limit. From /proc, the same shows as threads of the pool parked in
+        // futex beside those on the network: past the knee a pool that is the limit has no
+        // thread to spare (a spare one would take a queued request), so parked threads are
+        // queued for something (a client's connection, a lock). Threads running are the pool
+        // at work (PHP-FPM's children run PHP between calls) and do not count against it.
+        // Raising a pool whose threads queue elsewhere adds threads that wait too: a wrong
+        // knob, worse than none.
         let (setting, not_sized_by) = match self.queued {
             Some(_) => (by_queue(), by_pool()),
-            None if self.fills_its_pool() => (by_pool(), None),
+            None if self.parked_elsewhere < (QUEUED_SHARE * self.seen.held).max(1.0) => {
+                (by_pool(), None)
+            }
             None => (None, by_pool()),
         };
         let kind = match self.queued.as_ref().and_then(|q| q.waiting) {
@@ -136,12 +141,6 @@ impl Held {
             queued: self.queued,
             ..Place::default()
         }
-    }
-
-    /// Whether the held threads are all the pool has, but for idle and background ones.
-    fn fills_its_pool(&self) -> bool {
-        let working = self.seen.threads - self.idle - self.background.unwrap_or(0.0);
-        matches_limit(working, self.seen.held)
     }
 }
 
@@ -211,7 +210,7 @@ fn stacks_held(step: &Step, pool: &PoolStacks, kind: WaitKind) -> Held {
             .then(|| queued(pool, held))
             .flatten(),
         background: None,
-        idle: pool.threads_in(WaitKind::Idle),
+        parked_elsewhere: 0.0,
         syscall: None,
         snapshots: stacks.map(|s| s.snapshots).filter(|n| *n > 0),
         recording_s: stacks.and_then(|s| s.recording_s),
@@ -259,6 +258,10 @@ fn from_proc(plateau: &[&Step], before: &[&Step], wait: ProcWait) -> Vec<Held> {
             .pools
             .iter()
             .map(|pool| {
+                let parked = match wait {
+                    ProcWait::Socket => pool.mean.lock_wait,
+                    ProcWait::Futex | ProcWait::Running => 0.0,
+                };
                 let (held, waiting, background, syscall) = match wait {
                     ProcWait::Socket => {
                         let background = background(&pool.pool, before);
@@ -290,7 +293,7 @@ fn from_proc(plateau: &[&Step], before: &[&Step], wait: ProcWait) -> Vec<Held> {
                     },
                     queued: None,
                     background: (background > 0.0).then_some(background),
-                    idle: 0.0,
+                    parked_elsewhere: parked,
                     syscall,
                     snapshots: None,
                     recording_s: None,
