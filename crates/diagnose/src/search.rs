@@ -308,7 +308,7 @@ fn mock_ceiling(p: &Point<'_>) -> Option<f64> {
 /// The target's busy cores when they were a whole number (at least one).
 fn busy_cores(p: &Point<'_>, cores: u32) -> Option<f64> {
     let busy = crate::whole_cores::busy_cores(p.target_cpu?, cores);
-    crate::whole_cores::whole(busy, SAME_SIZE).map(|_| busy)
+    crate::whole_cores::whole(busy, crate::whole_cores::WHOLE).map(|_| busy)
 }
 
 fn same_size(a: f64, b: f64) -> bool {

@@ -16,7 +16,8 @@
 //!    test, and no pool had a thread waiting on the network (a pool blocked on a downstream
 //!    call waits there, not on a CPU).
 //!
-//! The cores busy are not taken alone when the mock saw a pool's ceiling: the very same most
+//! The cores busy are not taken when /proc saw threads waiting on the network (a pool blocked on
+//! a call: 200 threads that burn 26 of 64 cores are a pool), nor alone when the mock saw a pool's ceiling: the very same most
 //! calls in flight at every step from the knee on, with its mean within [`FLAT`] of it (every
 //! slot always held). A pool of 10 calls of 50 ms whose requests each burn 5 ms of CPU keeps
 //! 0.91 of a core busy, near enough a whole one; an event loop's calls come in bursts, so its
@@ -30,9 +31,14 @@
 
 use crate::points::{median, Point};
 
-/// How near a whole number the median reading must be (a share of it).
-const WHOLE: f64 = 0.1;
-/// How near the same whole number most steps' readings must be (a share of it).
+/// How near a whole number the median reading must be, in cores. Absolute, not a share of the
+/// number: within 10% of k, every reading from 5 cores up is near some whole number (±0.5),
+/// and the rule would say nothing; within 0.1 of a core, a reading that is not whole cores
+/// lands there one time in five, on 2 cores as on 64. A saturated thread loses a few
+/// hundredths of its core to the scheduler and its own system calls.
+pub(crate) const WHOLE: f64 = 0.1;
+/// How near the same whole number most steps' readings must be, in cores (a busy machine takes
+/// a few tenths of a core from a step now and then).
 const EVERY_STEP: f64 = 0.2;
 /// The share of the steps whose reading must be that near: one step in three of a busy machine
 /// may dip (a live sweep of node-cpu-downstream had one step at 0.42 of a core among steps at
@@ -71,10 +77,10 @@ pub(crate) fn busy_cores(target_cpu_pct: f64, cores: u32) -> f64 {
     target_cpu_pct * f64::from(cores) / 100.0
 }
 
-/// The whole number (≥ 1) that `value` is within `share` of, if any.
-pub(crate) fn whole(value: f64, share: f64) -> Option<u32> {
+/// The whole number (≥ 1) that `value` is within `tolerance` of (both in cores), if any.
+pub(crate) fn whole(value: f64, tolerance: f64) -> Option<u32> {
     let k = value.round();
-    (k >= 1.0 && (value - k).abs() <= share * k).then_some(k as u32)
+    (k >= 1.0 && (value - k).abs() <= tolerance).then_some(k as u32)
 }
 
 /// The whole number the readings hold, with their median: the median within [`WHOLE`], at
@@ -87,9 +93,22 @@ fn held(readings: &[Option<f64>]) -> Option<(u32, f64)> {
     let kf = f64::from(k);
     let near = values
         .iter()
-        .filter(|v| (*v - kf).abs() <= EVERY_STEP * kf)
+        .filter(|v| (*v - kf).abs() <= EVERY_STEP)
         .count();
     (near as f64 >= MOST_STEPS * values.len() as f64).then_some((k, mid))
+}
+
+/// Whether /proc saw a pool of the target with threads waiting on the network, on average,
+/// at any of the points.
+fn waits_on_the_network(points: &[Point<'_>]) -> bool {
+    points.iter().flat_map(|p| &p.steps).any(|step| {
+        step.threads_by_pool.as_ref().is_some_and(|threads| {
+            threads
+                .pools
+                .iter()
+                .any(|pool| pool.mean.socket_wait >= SOCKET_WAITING)
+        })
+    })
 }
 
 /// Threads running or runnable at once at a point (median over its steps of the sum over the
@@ -162,7 +181,10 @@ pub(crate) fn whole_cores(past_knee: &[Point<'_>], cores: u32) -> Option<WholeCo
         .map(|p| p.target_cpu.map(|t| busy_cores(t, cores)))
         .collect();
     let running: Vec<Option<f64>> = past_knee.iter().map(threads_running).collect();
-    let by_cpu = held(&busy).filter(|_| !pool_ceiling(past_knee));
+    // Threads seen waiting on the network are a pool blocked on a call, which no CPU reading
+    // of whole cores outweighs (a pool of 200 threads that burns 6 of 64 cores is a pool).
+    let by_cpu =
+        held(&busy).filter(|_| !pool_ceiling(past_knee) && !waits_on_the_network(past_knee));
     let by_threads = held(&running).filter(|&(k, _)| k <= cores);
     let busy_median = by_cpu.map(|b| b.1).or_else(|| {
         let known: Vec<f64> = busy.iter().flatten().copied().collect();
@@ -190,20 +212,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn whole_numbers_within_a_share() {
-        // (value, share, whole)
-        let table: [(f64, f64, Option<u32>); 7] = [
+    fn whole_numbers_within_a_tenth_of_a_core() {
+        // (value, tolerance in cores, whole)
+        let table: [(f64, f64, Option<u32>); 11] = [
             (0.95, 0.1, Some(1)),
             (1.09, 0.1, Some(1)),
             (0.88, 0.1, None),
-            (1.9, 0.1, Some(2)),
+            (1.92, 0.1, Some(2)),
             (1.5, 0.1, None),
             // Less than half a core is no core.
             (0.4, 0.9, None),
             (0.83, 0.2, Some(1)),
+            // On 16 and 64 cores the tolerance stays a tenth of a core: 6.3 cores is not whole
+            // (10% of 6 would have taken it, and every other reading from 5 cores up).
+            (6.3, 0.1, None),
+            (5.5, 0.1, None),
+            (12.04, 0.1, Some(12)),
+            (47.93, 0.1, Some(48)),
         ];
-        for (value, share, expected) in table {
-            assert_eq!(whole(value, share), expected, "{value} within {share}");
+        for (value, tolerance, expected) in table {
+            assert_eq!(
+                whole(value, tolerance),
+                expected,
+                "{value} within {tolerance}"
+            );
         }
     }
 

@@ -260,3 +260,36 @@ fn without_threads_a_starved_target_gives_the_rule_no_evidence() {
         assert_eq!(decided_by(&finding.facts), None, "{file}");
     }
 }
+
+/// A Tomcat-like pool of 200 threads, each holding its slot for a 50 ms call plus `cpu_ms` of
+/// CPU, swept without a mock on a machine of `cores` cores; /proc sees the pool's threads.
+fn pool_of_200_without_a_mock(cores: u32, cpu_ms: f64, clients: u32) -> Step {
+    let x = f64::from(clients.min(200)) * 1000.0 / (DELAY_MS + cpu_ms);
+    let mut s = step(clients, x, f64::from(clients) / x * 1000.0);
+    let busy = x * cpu_ms / 1000.0;
+    s.target_cpu_pct = Some(busy * 100.0 / f64::from(cores));
+    s.machine_cpu_pct = Some(busy * 100.0 / f64::from(cores) + 5.0);
+    with_threads(s, busy, x * DELAY_MS / 1000.0)
+}
+
+#[test]
+fn a_pool_of_200_burning_whole_cores_without_a_mock_is_still_a_pool_on_16_and_64_cores() {
+    // 7.5 ms of CPU per 57.5 ms request: 200 threads keep 26.1 of 64 cores busy at the
+    // plateau (2.1 ms per 52.1 ms: 8.06 of 16), a whole number, while most of them wait on
+    // the network. The threads on the network say pool, whatever the cores read.
+    for (cores, cpu_ms) in [(64u32, 7.5), (16, 2.1)] {
+        let steps: Vec<Step> = [50, 100, 200, 400, 800]
+            .map(|c| pool_of_200_without_a_mock(cores, cpu_ms, c))
+            .to_vec();
+        let context = SweepContext {
+            target_observed: true,
+            cores: Some(cores),
+            ..bare_context()
+        };
+        let d = diagnosed(&steps, &context);
+        assert_eq!(decided_by(&d.facts), None, "{cores} cores: {:#?}", d.facts);
+        assert_eq!(d.kind, Kind::BlockingPool, "{cores} cores: {d:#?}");
+        let limit = d.limit.expect("a limit");
+        assert!((limit - 200.0).abs() <= 20.0, "{cores} cores: {limit}");
+    }
+}
