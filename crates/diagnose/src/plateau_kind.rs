@@ -16,6 +16,12 @@ use chokepoint_result::{Fact, Kind, Plateau};
 const CPU_HEAVY_CORE_SHARE: f64 = 0.3;
 /// The same, in percent of all cores, when the number of cores is unknown.
 const CPU_HEAVY_PCT: f64 = 15.0;
+/// A CPU quota binds when the target keeps this share of it busy (CFS lets a group run its
+/// quota per period, so a bound group reads at the quota less the periods' edges)...
+const QUOTA_USED: f64 = 0.9;
+/// ...and the kernel throttled it in this share of the periods or more (a group below its
+/// quota is throttled in none; bursts may catch a few).
+const QUOTA_THROTTLED: f64 = 0.2;
 /// A later plateau step is faster by this factor or more (past the ±3% within which a settled
 /// step's throughput is known)...
 const FASTER: f64 = 1.03;
@@ -36,9 +42,11 @@ impl Analysis<'_, '_> {
         let target_cpu = median(idx.iter().filter_map(|&i| pts[i].target_cpu));
         let generator_cpu = median(idx.iter().map(|&i| pts[i].generator_cpu));
         let observed = self.ctx.target_observed && idx.iter().any(|&i| pts[i].target_cpu.is_some());
+        let quota = self.quota_bound(&idx, target_cpu);
         let cpu_saturated = observed
             && (target_cpu >= 75.0
-                || (target_cpu + generator_cpu >= 90.0 && target_cpu > generator_cpu));
+                || (target_cpu + generator_cpu >= 90.0 && target_cpu > generator_cpu)
+                || quota.is_some());
         let idle = self.downstream_idle(&idx, size.little);
         // CPU per request in service at the fewest clients, in percent of all cores: a
         // request that waits on a call burns almost none; one doing CPU work burns a core.
@@ -86,6 +94,7 @@ impl Analysis<'_, '_> {
         }
         if cpu_saturated || cpu_heavy {
             limit = cpu_limit;
+            self.facts.extend(quota);
             if let Some((cores, busy)) = cores_busy {
                 self.facts.push(Fact::CoresBusy {
                     clients: clients.clone(),
@@ -225,6 +234,44 @@ impl Analysis<'_, '_> {
             in_flight: past[0].inflight_max.unwrap_or(0.0),
             slower,
             faster,
+        })
+    }
+
+    /// The target's control group at its CPU quota over the plateau steps `idx`: its cores
+    /// busy at [`QUOTA_USED`] of the quota or more, and the kernel throttling it in
+    /// [`QUOTA_THROTTLED`] of the CFS periods or more (medians). Throttling is the kernel's own
+    /// word that the group used up its quota before the period ended; the cores busy say that
+    /// this, not a pool, is what the plateau stands on. The machine's other cores do not matter:
+    /// a group at its quota waits with cores idle.
+    fn quota_bound(&self, idx: &[usize], target_cpu: f64) -> Option<Fact> {
+        let machine_cores = self.ctx.cores?;
+        let quotas: Vec<&chokepoint_result::CpuQuota> = idx
+            .iter()
+            .flat_map(|&i| &self.pts[i].steps)
+            .filter_map(|step| step.cpu_quota.as_ref())
+            .collect();
+        let first = quotas.first()?;
+        let cores_busy = target_cpu * f64::from(machine_cores) / 100.0;
+        let throttled_share = median(quotas.iter().map(|q| q.throttled_share()));
+        let seconds =
+            |q: &&chokepoint_result::CpuQuota| q.periods as f64 * q.period_us as f64 / 1e6;
+        let throttled_per_s = median(
+            quotas
+                .iter()
+                .filter(|q| seconds(q) > 0.0)
+                .map(|q| q.throttled_s / seconds(q)),
+        );
+        (cores_busy >= QUOTA_USED * first.cores && throttled_share >= QUOTA_THROTTLED).then(|| {
+            Fact::CpuQuota {
+                clients: self.clients_at(idx),
+                quota_cores: first.cores,
+                cores_busy,
+                machine_cores,
+                throttled_share,
+                throttled_per_s,
+                group: first.group.clone(),
+                version: first.version,
+            }
         })
     }
 

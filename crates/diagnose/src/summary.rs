@@ -71,6 +71,16 @@ pub(crate) fn summary(f: &Finding) -> String {
         Kind::CpuBound => {
             let start = format!("Throughput stops at {} req/s from {} on", rate(px), clients(from));
             find(f, |fact| match fact {
+                // The quota first: the machine's share of CPU would read as room to spare.
+                Fact::CpuQuota {
+                    quota_cores,
+                    throttled_share,
+                    ..
+                } => Some(format!(
+                    "{start} with the target at its CPU quota of {} of a core, throttled by the kernel in {} of the periods: the limit is the quota, not the machine's cores.",
+                    count(*quota_cores),
+                    percent(*throttled_share)
+                )),
                 Fact::CpuSaturated {
                     target_cpu_pct,
                     in_service,
@@ -315,6 +325,7 @@ fn rank(kind: Kind, fact: &Fact) -> Option<u8> {
         (Kind::CpuBound, Fact::CoresBusy { .. }) => Some(3),
         (Kind::BlockingPool, Fact::CpuNotLimit { .. }) => Some(4),
         (Kind::BlockingPool, Fact::CeilingOverCpu { .. }) => Some(1),
+        (Kind::CpuBound, Fact::CpuQuota { .. }) => Some(0),
         (Kind::BlockingPool | Kind::CpuBound, Fact::DownstreamIdle { .. }) => Some(4),
         (Kind::BlockingPool | Kind::CpuBound, Fact::TargetNotObserved) => Some(5),
         (Kind::BlockingPool | Kind::CpuBound, Fact::NoMock) => Some(5),
@@ -512,6 +523,15 @@ fn short(fact: &Fact, f: &Finding) -> Option<String> {
             ..
         } => format!(
             "CPU is not the limit: target {target_cpu_pct:.0}%, generator {generator_cpu_pct:.0}%."
+        ),
+        Fact::CpuQuota {
+            quota_cores,
+            throttled_share,
+            ..
+        } => format!(
+            "CPU quota {} of a core, throttled in {} of periods.",
+            count(*quota_cores),
+            percent(*throttled_share)
         ),
         Fact::CeilingOverCpu {
             in_flight, faster, ..

@@ -381,6 +381,7 @@ fn run_step(
         observed_pids: Vec::new(),
         threads_by_pool: None,
         connections: None,
+        cpu_quota: None,
         stacks: None,
         observation_notes: Vec::new(),
         ramp_s: ramp.as_secs_f64(),
@@ -406,6 +407,7 @@ fn add_observation(step: &mut Step, observed: StepObservation) {
     step.observed_pids = observed.observed_pids;
     step.threads_by_pool = observed.threads_by_pool;
     step.connections = observed.connections;
+    step.cpu_quota = observed.cpu_quota;
     step.stacks = observed.stacks;
     step.observation_notes = observed.notes;
 }

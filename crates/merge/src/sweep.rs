@@ -114,6 +114,7 @@ fn merge_step(parts: &[&Step]) -> Result<Step, String> {
             .unwrap_or_default(),
         threads_by_pool: proc_view.and_then(|s| s.threads_by_pool.clone()),
         connections: proc_view.and_then(|s| s.connections.clone()),
+        cpu_quota: proc_view.and_then(|s| s.cpu_quota.clone()),
         stacks: proc_view.and_then(|s| s.stacks.clone()),
         observation_notes: proc_view
             .map(|s| s.observation_notes.clone())

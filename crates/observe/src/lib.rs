@@ -17,6 +17,7 @@
 //! sweep meters the target's tree and the machine.
 #![deny(missing_docs)]
 
+pub mod cgroup;
 pub mod cpu;
 pub mod sampler;
 pub mod sockets;

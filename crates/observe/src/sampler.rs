@@ -4,13 +4,14 @@
 //!
 //! Processes come and go between samples: the tree is listed again at every sample. A root
 //! process that is gone or unreadable becomes an [`ObservationNote`]; the step goes on.
+use crate::cgroup::{QuotaGroup, Throttling};
 use crate::sockets::{count_connections, socket_inodes, socket_table, ConnectionSample};
 use crate::stacks::{tool_for, StackOptions};
 use crate::threads::{sample_threads, Activity, ThreadSample};
 use crate::tree::process_tree;
 use chokepoint_result::{
-    ConnectionCounts, Connections, ObservationNote, PeerConnections, PoolThreads, SocketCounts,
-    StackEvidence, ThreadCounts, ThreadsByPool, WaitReason,
+    ConnectionCounts, Connections, CpuQuota, ObservationNote, PeerConnections, PoolThreads,
+    SocketCounts, StackEvidence, ThreadCounts, ThreadsByPool, WaitReason,
 };
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::mpsc;
@@ -46,6 +47,9 @@ pub struct StepObservation {
     pub connections: Option<Connections>,
     /// What the runtime's stack tool saw; `None` without one.
     pub stacks: Option<StackEvidence>,
+    /// The CPU quota of the first root's group and its throttling during the step; `None`
+    /// without a quota.
+    pub cpu_quota: Option<CpuQuota>,
     /// Why evidence is missing.
     pub notes: Vec<ObservationNote>,
 }
@@ -64,6 +68,8 @@ pub struct Observer {
     stop: mpsc::Sender<()>,
     thread: std::thread::JoinHandle<StepObservation>,
     stacks: Option<StacksWatch>,
+    /// The quota's group and its counters at the step's start.
+    quota: Option<(QuotaGroup, Throttling)>,
 }
 
 /// The stack tool's thread for the step, or the note saying why there is none.
@@ -106,6 +112,12 @@ impl Observer {
     /// Starts sampling now and every `interval`. `None` when the thread cannot be started.
     pub fn start(spec: TargetSpec, interval: Duration) -> Option<Observer> {
         let stacks = StacksWatch::start(&spec);
+        let quota = spec
+            .roots
+            .first()
+            .and_then(|&root| QuotaGroup::of(root))
+            .and_then(|group| Some((group.throttling()?, group)))
+            .map(|(start, group)| (group, start));
         let (stop, stopped) = mpsc::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("cp-observe".into())
@@ -126,6 +138,7 @@ impl Observer {
             stop,
             thread,
             stacks,
+            quota,
         })
     }
 
@@ -133,6 +146,7 @@ impl Observer {
     pub fn finish(self) -> StepObservation {
         let _ = self.stop.send(());
         let mut observation = self.thread.join().unwrap_or_default();
+        observation.cpu_quota = self.quota.map(|(group, start)| group.since(start));
         if let Some(stacks) = self.stacks {
             let (evidence, notes) = stacks.finish();
             observation.stacks = evidence;
@@ -233,6 +247,7 @@ fn summarize(
             )
         }),
         stacks: None,
+        cpu_quota: None,
         notes,
     }
 }

@@ -263,6 +263,26 @@ pub enum Fact {
         /// The later step that served more at less CPU.
         faster: (u32, f64, f64),
     },
+    /// The target's control group hit its CPU quota at the plateau: its cores busy at the quota
+    /// and the kernel throttling it, whatever the machine's other cores did.
+    CpuQuota {
+        /// The plateau steps.
+        clients: Vec<u32>,
+        /// Cores the quota allows.
+        quota_cores: f64,
+        /// Cores the target kept busy (median over the plateau).
+        cores_busy: f64,
+        /// The machine's cores.
+        machine_cores: u32,
+        /// Share of the CFS periods the group was throttled in (median over the plateau).
+        throttled_share: f64,
+        /// Time held back by throttling per second of step (median over the plateau).
+        throttled_per_s: f64,
+        /// The group, as the kernel names it, and its cgroup version.
+        group: String,
+        /// 1 or 2.
+        version: u8,
+    },
     /// The cores the target kept busy at the plateau: the size of a CPU limit.
     CoresBusy {
         /// The plateau steps.

@@ -19,8 +19,8 @@ mod shard;
 pub use shard::{LatencyHistograms, LoadResultFile, MergeInfo, MergedShard, ShardInfo};
 pub mod observed;
 pub use observed::{
-    ConnectionCounts, Connections, ObservationNote, PeerConnections, PoolThreads, SocketCounts,
-    ThreadCounts, ThreadsByPool, WaitReason,
+    ConnectionCounts, Connections, CpuQuota, ObservationNote, PeerConnections, PoolThreads,
+    SocketCounts, ThreadCounts, ThreadsByPool, WaitReason,
 };
 mod overload;
 mod place;

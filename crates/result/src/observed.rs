@@ -185,3 +185,34 @@ impl std::fmt::Display for ObservationNote {
         }
     }
 }
+
+/// The CFS quota of the target's control group and how often it throttled the target during a
+/// step: a container's `--cpus`, a pod's `resources.limits.cpu`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuQuota {
+    /// Cores the quota allows (quota / period), the smallest along the group's path.
+    pub cores: f64,
+    /// The CFS period, microseconds.
+    pub period_us: u64,
+    /// The group whose quota it is, as the kernel names it (`/docker/0f1e…`, `/kubepods/…`).
+    pub group: String,
+    /// `1` or `2`: the cgroup version it was read from.
+    pub version: u8,
+    /// CFS periods that ran during the step.
+    pub periods: u64,
+    /// Of those, the periods the group was throttled in (it used up its quota early).
+    pub throttled_periods: u64,
+    /// Time the group's threads were held back by throttling during the step, seconds.
+    pub throttled_s: f64,
+}
+
+impl CpuQuota {
+    /// The share of the step's periods the group was throttled in (0 without periods).
+    pub fn throttled_share(&self) -> f64 {
+        if self.periods == 0 {
+            0.0
+        } else {
+            self.throttled_periods as f64 / self.periods as f64
+        }
+    }
+}

@@ -86,6 +86,9 @@ pub struct Place {
     /// For the CPU: the target's CPU at the plateau, percent of all cores.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_pct: Option<f64>,
+    /// For the CPU: the cores its control group's quota allows, when that is the limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_quota: Option<f64>,
 }
 
 /// Why the evidence pointed at no one place (`Fact::PlaceUnclear`).

@@ -1,7 +1,7 @@
 //! A sweep: its steps ([`Step`], each a load run plus what was seen around it), what the diagnosis
 //! knew besides them ([`SweepContext`]), and the saved `result.json` ([`SweepResult`]).
 use crate::{
-    Connections, Diagnosis, DownstreamInFlight, DownstreamStep, LoadReport, MergeInfo,
+    Connections, CpuQuota, Diagnosis, DownstreamInFlight, DownstreamStep, LoadReport, MergeInfo,
     ObservationNote, ShardInfo, StackEvidence, ThreadsByPool, TimelinePoint,
 };
 use serde::{Deserialize, Serialize};
@@ -38,6 +38,10 @@ pub struct Step {
     /// The target's TCP connections by side and state; `None` when the target was not observed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connections: Option<Connections>,
+    /// The CPU quota of the target's control group and its throttling during the step; `None`
+    /// when the target was not observed or its group has no quota.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_quota: Option<CpuQuota>,
     /// What the target's runtime said its threads were doing (thread dumps, a recording,
     /// py-spy, pprof); `None` without such a tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]

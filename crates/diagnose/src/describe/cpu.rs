@@ -74,6 +74,22 @@ pub(super) fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
         } => format!(
             "The CPU is not the limit: at the plateau the target used {target_cpu_pct:.0}% of all cores and the generator {generator_cpu_pct:.0}%."
         ),
+        Fact::CpuQuota {
+            quota_cores,
+            cores_busy,
+            machine_cores,
+            throttled_share,
+            throttled_per_s,
+            group,
+            version,
+            ..
+        } => format!(
+            "The target's CPU quota stops it: its control group `{group}` (cgroup v{version}) may use {} of a core's time, it kept {} busy, and the kernel throttled it in {} of the CFS periods ({:.2} s held back per second) while the machine's {machine_cores} cores had room. It is the container's `--cpus` or the pod's `resources.limits.cpu` (the group's `cpu.max` or `cpu.cfs_quota_us`).",
+            count(*quota_cores),
+            count(*cores_busy),
+            percent(*throttled_share),
+            throttled_per_s
+        ),
         Fact::CeilingOverCpu {
             clients: steps,
             in_flight,

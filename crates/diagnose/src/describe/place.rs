@@ -29,7 +29,7 @@ pub fn attribution(place: &Place) -> String {
 /// its own fact tells (the threads per step).
 fn tells_more(place: &Place) -> bool {
     match place.kind {
-        Some(PlaceKind::Cpu) => place.pool.is_some(),
+        Some(PlaceKind::Cpu) => place.pool.is_some() || place.cpu_quota.is_some(),
         Some(PlaceKind::GrowingPool) => place.setting.is_some(),
         _ => true,
     }
@@ -113,10 +113,14 @@ fn where_line(place: &Place) -> String {
     let from = source_words(place);
     match (place.kind, place.source) {
         (Some(PlaceKind::Cpu), _) => {
-            let cpu = place
-                .cpu_pct
-                .map(|pct| format!("the CPU, {pct:.0}% of all cores at the plateau"))
-                .unwrap_or_else(|| "the CPU".to_string());
+            let cpu = match (place.cpu_quota, place.cpu_pct) {
+                (Some(quota), _) => format!(
+                    "the CPU quota of its control group, {} of a core's time",
+                    count(quota)
+                ),
+                (None, Some(pct)) => format!("the CPU, {pct:.0}% of all cores at the plateau"),
+                (None, None) => "the CPU".to_string(),
+            };
             match &place.pool {
                 Some(pool) => format!(
                     "{cpu}; the busiest pool `{pool}`: {} of its {} threads on a CPU or waiting for one at {} ({from})",

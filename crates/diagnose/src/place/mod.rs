@@ -28,8 +28,8 @@
 //! setting ([`crate::catalogue::setting_for`], [`crate::catalogue::setting_for_frames`]).
 use crate::finding::Finding;
 use chokepoint_result::{
-    Fact, Kind, Place, PlaceKind, PlaceSource, PlaceUnclearWhy, PoolSeen, PoolStacks, SharedStack,
-    Step, WaitKind,
+    Fact, Kind, Place, PlaceKind, PlaceSource, PlaceUnclearWhy, PoolSeen, PoolStacks, Setting,
+    SharedStack, Step, WaitKind,
 };
 
 /// A held count matches the limit within this share of it...
@@ -539,7 +539,24 @@ fn cpu(plateau: &[&Step], finding: &Finding) -> Option<Place> {
     };
     place.kind = Some(PlaceKind::Cpu);
     place.cpu_pct = cpu_pct;
+    if let Some(quota) = finding.facts.iter().find_map(|fact| match fact {
+        Fact::CpuQuota { quota_cores, .. } => Some(*quota_cores),
+        _ => None,
+    }) {
+        place.cpu_quota = Some(quota);
+        place.setting = Some(quota_setting());
+    }
     Some(place)
+}
+
+/// The knob of a CFS quota: the container's or the pod's CPU limit.
+fn quota_setting() -> Setting {
+    Setting {
+        framework: "the kernel's CFS bandwidth control (a container's or a pod's CPU limit)".into(),
+        setting: "docker run --cpus N; Kubernetes resources.limits.cpu; the group's cpu.max (v2) or cpu.cfs_quota_us (v1)".into(),
+        default: "no quota".into(),
+        source: "https://github.com/torvalds/linux/blob/9d7da69a1e85db2cdbbaae78dd7eda4eeaa1eb1c/Documentation/scheduler/sched-bwc.rst".into(),
+    }
 }
 
 #[cfg(test)]
