@@ -270,6 +270,12 @@ fn connection_owner(place: &Place, finding: &Finding) -> String {
 /// "The catalogue knows `pool`: Framework, sized by `setting` (default 20; source); it had 20
 /// threads here."
 fn setting_sentence(place: &Place, setting: &Setting) -> String {
+    if place.cpu_quota.is_some() {
+        return format!(
+            "The quota is {}: `{}` ({}).",
+            setting.framework, setting.setting, setting.source
+        );
+    }
     format!(
         "The catalogue knows {}: {}, sized by `{}` (default {}; {}){}.",
         place

@@ -1,0 +1,119 @@
+//! A CPU quota found on a real control group (issue 23): tests/targets/go-cpu (a Go handler
+//! that hashes on every core) in a cgroup v1 `cpu` group made here with half a core's quota
+//! (cfs_quota_us 50000 per 100000), and the same service without one. Needs root and the v1
+//! `cpu` controller at /sys/fs/cgroup/cpu (this machine and CI have both; a machine without
+//! fails the test, as a missing tool does).
+mod common;
+
+use chokepoint_result::{Fact, Kind, PlaceKind};
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The v1 `cpu` hierarchy.
+const CPU_HIERARCHY: &str = "/sys/fs/cgroup/cpu";
+
+/// A cgroup v1 `cpu` group with a CFS quota, removed when dropped (its processes gone).
+struct QuotaGroup(PathBuf);
+
+impl QuotaGroup {
+    fn new(name: &str, quota_us: u64, period_us: u64) -> QuotaGroup {
+        let root = Path::new(CPU_HIERARCHY);
+        assert!(
+            root.join("cgroup.procs").exists(),
+            "no cgroup v1 cpu controller at {CPU_HIERARCHY}: this test makes a group there (as root)"
+        );
+        let dir = root.join(format!("{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir(&dir);
+        std::fs::create_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        let group = QuotaGroup(dir);
+        group.write("cpu.cfs_period_us", &period_us.to_string());
+        group.write("cpu.cfs_quota_us", &quota_us.to_string());
+        group
+    }
+
+    fn write(&self, file: &str, value: &str) {
+        std::fs::write(self.0.join(file), value)
+            .unwrap_or_else(|e| panic!("{}/{file}: {e}", self.0.display()));
+    }
+
+    /// Moves `pid` (all its threads) into the group.
+    fn add(&self, pid: i32) {
+        self.write("cgroup.procs", &pid.to_string());
+    }
+}
+
+impl Drop for QuotaGroup {
+    fn drop(&mut self) {
+        // The group's processes are stopped by then (the Target drops first): rmdir succeeds.
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.0).is_ok() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        eprintln!("could not remove {}", self.0.display());
+    }
+}
+
+#[test]
+fn a_go_service_in_a_half_core_group_is_cpu_bound_at_its_quota_and_says_so() {
+    assert!(
+        toolchain_present("go", "version"),
+        "go is needed (.ci/run installs it)"
+    );
+    let _one = one_at_a_time();
+    let group = QuotaGroup::new("cp-quota", 50_000, 100_000);
+    let mut command = Command::new(build_go_target("go-cpu"));
+    command.args(["-port", "0"]);
+    let target = Target::launch("go-cpu", command);
+    group.add(target.pid());
+    let result = sweep_target(&target, Some(vec![1, 2, 4, 8]), STEP, 8, None);
+    drop(target);
+    for step in &result.steps {
+        println!("{} clients: quota {:?}", step.clients, step.cpu_quota);
+    }
+    assert_finding("go-cpu in half a core", &result, Kind::CpuBound, 0.5);
+    let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
+    assert!(
+        diagnosis
+            .facts
+            .iter()
+            .any(|f| matches!(f, Fact::CpuQuota { quota_cores, .. } if *quota_cores == 0.5)),
+        "{:?}",
+        diagnosis.evidence
+    );
+    let place = diagnosis.place.as_ref().expect("a place");
+    assert_eq!(place.kind, Some(PlaceKind::Cpu));
+    assert_eq!(place.cpu_quota, Some(0.5));
+    assert!(
+        diagnosis.summary.contains("CPU quota"),
+        "{}",
+        diagnosis.summary
+    );
+}
+
+#[test]
+fn the_same_service_without_a_quota_is_told_no_quota() {
+    assert!(
+        toolchain_present("go", "version"),
+        "go is needed (.ci/run installs it)"
+    );
+    let _one = one_at_a_time();
+    let mut command = Command::new(build_go_target("go-cpu"));
+    command.args(["-port", "0"]);
+    let target = Target::launch("go-cpu", command);
+    let result = sweep_target(&target, Some(vec![1, 2, 4, 8]), STEP, 8, None);
+    drop(target);
+    let diagnosis = assert_kind("go-cpu", &result, Kind::CpuBound);
+    assert!(result.steps.iter().all(|s| s.cpu_quota.is_none()));
+    assert!(!diagnosis
+        .facts
+        .iter()
+        .any(|f| matches!(f, Fact::CpuQuota { .. })));
+    assert!(
+        !diagnosis.summary.contains("quota"),
+        "{}",
+        diagnosis.summary
+    );
+}
