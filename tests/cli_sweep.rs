@@ -176,3 +176,109 @@ fn a_sweep_into_a_pipe_prints_its_rows_and_no_live_line() {
         "{stdout}"
     );
 }
+
+/// `chokepoint mock` on a free port with `args`, and its URL.
+fn mock(args: &[&str]) -> (chokepoint_testkit::Server, String) {
+    use std::io::BufRead;
+    let mut server = chokepoint_testkit::Server::spawn(
+        "mock",
+        Command::new(env!("CARGO_BIN_EXE_chokepoint"))
+            .args(["mock", "--port", "0"])
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null()),
+    );
+    let stdout = server.child_mut().stdout.take().unwrap();
+    let mut lines = std::io::BufReader::new(stdout).lines();
+    let line = lines.next().expect("a start line").unwrap();
+    // Keep reading so that the mock never writes into a closed pipe.
+    std::thread::spawn(move || for _ in lines {});
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {line}"))
+        .to_string();
+    (server, url)
+}
+
+#[test]
+fn a_path_that_answers_404_to_everything_is_refused_at_once_in_one_line() {
+    // A mock that knows GET /orders only: /ordres (a typo) gets WireMock's 404.
+    let dir = std::env::temp_dir().join(format!("cp-sweep-404-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("mappings")).unwrap();
+    std::fs::write(
+        dir.join("mappings/orders.json"),
+        r#"{"request": {"method": "GET", "url": "/orders"}, "response": {"status": 200, "body": "[]"}}"#,
+    )
+    .unwrap();
+    let (_mock, url) = mock(&["--mappings", dir.to_str().unwrap()]);
+    let out = dir.join("out");
+    let started = std::time::Instant::now();
+    let wrong = format!("{url}/ordres");
+    let args = [
+        "sweep",
+        &wrong,
+        "--pid",
+        "none",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    assert_one_line_error(&args, "404");
+    let (_, stderr) = chokepoint(&args);
+    assert!(stderr.contains("check the path"), "{stderr}");
+    // Before any step: the 20-30 s of measuring 404s are gone, and nothing was written.
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert!(!out.join("result.json").exists());
+    // The right path sweeps as before (one short step is enough to tell).
+    let right = format!("{url}/orders");
+    let (code, stderr) = chokepoint(&[
+        "sweep",
+        &right,
+        "--pid",
+        "none",
+        "--clients",
+        "1",
+        "--step",
+        "1s",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn ctrl_c_keeps_the_finished_steps_writes_the_report_and_exits_130() {
+    use std::io::BufRead;
+    let (_mock, url) = mock(&["--delay", "20ms"]);
+    let dir = std::env::temp_dir().join(format!("cp-sweep-sigint-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut sweep = chokepoint_testkit::Server::spawn(
+        "sweep",
+        Command::new(env!("CARGO_BIN_EXE_chokepoint"))
+            .args(["sweep", &format!("{url}/"), "--pid", "none", "--step-fixed"])
+            .args(["--clients", "1,2,4,8,16,32", "--step", "2s", "--out"])
+            .arg(&dir)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped()),
+    );
+    // The header, then the first step's row: interrupt during the second step.
+    let stdout = sweep.child_mut().stdout.take().unwrap();
+    let mut lines = std::io::BufReader::new(stdout).lines();
+    let mut rows = 0;
+    while rows < 2 {
+        let line = lines.next().expect("the sweep prints its steps").unwrap();
+        if !line.trim().is_empty() {
+            rows += 1;
+        }
+    }
+    // SAFETY: kill(2) on the sweep this test started.
+    unsafe { libc::kill(sweep.pid(), libc::SIGINT) };
+    std::thread::spawn(move || for _ in lines {});
+    let status = sweep.child_mut().wait().expect("the sweep ends");
+    assert_eq!(status.code(), Some(130), "an interrupted sweep exits 130");
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    assert_eq!(result["interrupted"], true);
+    assert!(!result["steps"].as_array().unwrap().is_empty());
+    assert!(dir.join("report.html").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,5 +1,5 @@
-//! Sweeps of services chokepoint was not written against (issue 6, "It must hold on services it
-//! has never seen").
+//! Sweeps of the targets of tests/targets/ (issue 6): the project's tuning set, whose findings
+//! the rules were tuned on.
 //!
 //! Each test launches one target of `tests/targets/` (Go, Python, Java; see its README for the
 //! true limits), reads its port from the first stdout line, starts a chokepoint mock when the

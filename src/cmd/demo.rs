@@ -54,7 +54,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     println!("chokepoint demo: mock + demo service on loopback, one sweep per scenario");
     let cancel = common::cancel_on_ctrl_c();
     let mut live = LiveLine::for_steps();
-    let result = run_demo(&options, cancel, &mut |event| {
+    let result = run_demo(&options, cancel.clone(), &mut |event| {
         let scenario = match event {
             DemoEvent::Progress { scenario, step } => {
                 return live.show(format!("  {scenario:<16} {}", step_text(&step)))
@@ -86,7 +86,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         chokepoint_report::files::write_json_file(path, &result)
             .map_err(|e| anyhow::anyhow!("--json {}: cannot write it: {e}", path.display()))?;
     }
-    Ok(if result.scenarios.iter().all(|s| s.ok) {
+    Ok(if cancel.is_cancelled() {
+        eprintln!(
+            "chokepoint: interrupted; the {} finished scenarios are kept",
+            result.scenarios.len()
+        );
+        super::interrupted()
+    } else if result.scenarios.iter().all(|s| s.ok) {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

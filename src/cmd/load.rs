@@ -231,6 +231,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         drop(out);
         pending.commit("--hdr-log")?;
     }
+    let interrupted = report.interrupted;
     if let Some(path) = &args.json {
         match &sharding {
             Some(sharding) => {
@@ -250,7 +251,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         .with_context(|| format!("--json {}: cannot write it", path.display()))?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if interrupted {
+        eprintln!("chokepoint: interrupted; the report covers the run until then");
+        super::interrupted()
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// `log`'s path as seen from the folder of `json` (its file name when they share a folder).

@@ -1,7 +1,9 @@
 //! One module per subcommand, each with its clap `Args` and a `run(args) -> Result<ExitCode>`.
 //!
 //! Exit codes (DESIGN.md): 0 done; 1 a gate given with `--expect` failed (the command returns
-//! `Ok(ExitCode::from(1))` itself); 2 bad input or cannot run (any `Err`), printed as one line.
+//! `Ok(ExitCode::from(1))` itself); 2 bad input or cannot run (any `Err`), printed as one line;
+//! 130 interrupted (Ctrl-C or SIGTERM) after writing what was measured, as shells report a
+//! process ended by SIGINT (128 + 2), so a script can tell it from a finished run.
 pub mod common;
 pub mod demo;
 pub mod demo_service;
@@ -15,6 +17,11 @@ pub mod sweep;
 
 use std::io::Write;
 use std::process::ExitCode;
+
+/// The exit code of a run cut short by Ctrl-C (or SIGTERM), its results written.
+pub fn interrupted() -> ExitCode {
+    ExitCode::from(130)
+}
 
 /// Turns a command's outcome into the process exit code, printing an error as one line.
 pub fn exit_code(outcome: anyhow::Result<ExitCode>) -> ExitCode {

@@ -243,7 +243,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     for failure in &failures {
         eprintln!("chokepoint: {failure}");
     }
-    Ok(if failures.is_empty() {
+    Ok(if result.interrupted {
+        super::interrupted()
+    } else if failures.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

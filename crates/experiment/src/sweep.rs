@@ -426,15 +426,24 @@ fn probe(config: &SweepConfig, requests: u64, timeout: Duration) -> LoadConfig {
     probe
 }
 
-/// Refuses a target that answers no request at all: up to three requests, one at a time, that
-/// all fail before any response (the connection reset or closed, no HTTP, a TLS failure) end
-/// the sweep with one line naming the failure, instead of steps of nothing but errors. The
-/// first request answered ends the check. Timeouts and error statuses are answers of a kind,
-/// and the sweep measures those.
+/// Refuses a target that answers no request at all, or refuses every one of them: up to three
+/// requests, one at a time, that all fail before any response (the connection reset or
+/// closed, no HTTP, a TLS failure), or that all get the same client error (a 404 for a wrong
+/// path, 401 or 403 without credentials, 405 for a wrong method), end the sweep with one line
+/// naming the failure, instead of 20 s of steps that measure how fast the service says no.
+/// 408 and 429 are left to the sweep: a service says those under load, and they are part of
+/// what it measures. The first other answer ends the check; timeouts and 5xx statuses are
+/// answers of a kind, and the sweep measures those too.
 fn first_answer(config: &SweepConfig, cancel: &CancellationToken) -> anyhow::Result<()> {
     use chokepoint_result::error_kind::{CONNECT_REFUSED, OTHER, PROTOCOL, RESET, TLS};
     let unanswered = [RESET, PROTOCOL, TLS, CONNECT_REFUSED, OTHER];
+    let refused = |kind: &str| {
+        kind.strip_prefix("http_")
+            .and_then(|code| code.parse::<u16>().ok())
+            .is_some_and(|code| (400..500).contains(&code) && code != 408 && code != 429)
+    };
     let mut failures: std::collections::BTreeMap<String, u64> = Default::default();
+    let mut refusals: std::collections::BTreeMap<String, u64> = Default::default();
     for _ in 0..3 {
         let run = chokepoint_load::start(
             probe(config, 1, Duration::from_secs(5)),
@@ -449,12 +458,32 @@ fn first_answer(config: &SweepConfig, cancel: &CancellationToken) -> anyhow::Res
                 .keys()
                 .all(|k| unanswered.contains(&k.as_str()))
             && report.errors.values().sum::<u64>() == report.requests;
-        if report.interrupted || !never_answered {
+        let all_refused = report.ok == 0
+            && report.requests > 0
+            && report.errors.keys().all(|k| refused(k))
+            && report.errors.values().sum::<u64>() == report.requests;
+        if report.interrupted || !(never_answered || all_refused) {
             return Ok(());
         }
+        let into = if all_refused {
+            &mut refusals
+        } else {
+            &mut failures
+        };
         for (kind, n) in report.errors {
-            *failures.entry(kind).or_default() += n;
+            *into.entry(kind).or_default() += n;
         }
+    }
+    if failures.is_empty() {
+        let statuses: Vec<String> = refusals
+            .iter()
+            .map(|(kind, n)| format!("{} ×{n}", kind.trim_start_matches("http_")))
+            .collect();
+        anyhow::bail!(
+            "{}: every answer was a client error ({}): the service refused the request itself; check the path (the commonest mistake), the method and any credentials or headers it needs (--header)",
+            config.base.url,
+            statuses.join(", ")
+        );
     }
     let kinds: Vec<String> = failures
         .iter()

@@ -388,7 +388,15 @@ fn a_live_sweep_can_end_its_table_with_the_finding_alone() {
 
 #[test]
 fn the_terminal_finding_is_one_screen_with_the_key_evidence_and_the_rest_behind_verbose() {
-    let result = fixtures::seed000();
+    // The fixture with a finding as long as a live one: eight sentences, four key lines.
+    let mut result = fixtures::seed000();
+    let d = result.diagnosis.as_mut().unwrap();
+    for n in d.evidence.len()..8 {
+        d.evidence
+            .push(format!("Evidence sentence {n} with its numbers."));
+    }
+    d.key_evidence
+        .extend(["A third key line.".into(), "A fourth key line.".into()]);
     let diagnosis = result.diagnosis.as_ref().unwrap();
     assert!(diagnosis.evidence.len() > sweep_text::SCREEN_KEY_LINES);
     let screen = sweep_text::after_table(&result, Detail::Screen);

@@ -1,4 +1,4 @@
-// go-semaphore: a service chokepoint was not written against.
+// go-semaphore: a target of the tuning set (tests/targets/: chokepoint's rules were tuned on these).
 //
 // Every request takes one of 12 slots of a channel semaphore and, holding it, makes a blocking
 // HTTP GET to a downstream URL, then answers 200. The hidden limit is the semaphore: 12 calls in

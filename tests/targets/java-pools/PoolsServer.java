@@ -1,5 +1,5 @@
 /*
- * java-pools: a service chokepoint was not written against (JDK only), with two routes whose
+ * java-pools: a target of the tuning set (tests/targets/: chokepoint's rules were tuned on these) (JDK only), with two routes whose
  * blocking work runs on pools the JDK sizes by default.
  *
  * com.sun.net.httpserver.HttpServer answers on its one dispatcher thread and never blocks it:

@@ -1,5 +1,5 @@
 /*
- * java-shed: a service chokepoint was not written against (JDK only).
+ * java-shed: a target of the tuning set (tests/targets/: chokepoint's rules were tuned on these) (JDK only).
  *
  * com.sun.net.httpserver.HttpServer on a large thread pool (256 threads). Each request tries to
  * take one of 30 permits of a Semaphore without waiting: with a permit it does the work (sleeps

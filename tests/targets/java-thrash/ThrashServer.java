@@ -1,5 +1,5 @@
 /*
- * java-thrash: a service chokepoint was not written against (JDK only).
+ * java-thrash: a target of the tuning set (tests/targets/: chokepoint's rules were tuned on these) (JDK only).
  *
  * com.sun.net.httpserver.HttpServer on a large thread pool (512 threads, not the limit). Every
  * request takes one of 16 permits, holds it for 20 ms (a sleep standing for a call elsewhere)

@@ -1,4 +1,4 @@
-// node-cpu-downstream: a service chokepoint was not written against (Node.js, no packages).
+// node-cpu-downstream: a target of the tuning set (tests/targets/: chokepoint's rules were tuned on these) (Node.js, no packages).
 //
 // One event loop: every request burns about 5 ms of CPU on it (a calibrated loop; nothing else
 // runs meanwhile), then makes a kept-alive `http.get` to --downstream and answers 200 when the

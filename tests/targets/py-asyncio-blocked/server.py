@@ -1,4 +1,4 @@
-"""py-asyncio-blocked: a service chokepoint was not written against.
+"""py-asyncio-blocked: a target of the tuning set (tests/targets/: chokepoint's rules were tuned on these).
 
 An asyncio HTTP/1.1 server (standard library only) whose handler makes ONE synchronous call,
 time.sleep(0.05), standing for a synchronous database or HTTP client used from async code. The

@@ -1,4 +1,4 @@
-"""py-cpu-gil: a service chokepoint was not written against.
+"""py-cpu-gil: a target of the tuning set (tests/targets/: chokepoint's rules were tuned on these).
 
 http.server.ThreadingHTTPServer (a thread per connection, standard library only) whose handler
 does about 20 ms of pure-Python CPU work per request (a loop, calibrated at start). The threads

@@ -1,4 +1,4 @@
-"""py-pool-timeout: a service chokepoint was not written against.
+"""py-pool-timeout: a target of the tuning set (tests/targets/: chokepoint's rules were tuned on these).
 
 http.server.ThreadingHTTPServer (a thread per connection, standard library only) guards its work
 with a bulkhead: a threading.BoundedSemaphore of 8 whose acquire waits at most 0.25 s. With a

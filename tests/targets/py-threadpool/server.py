@@ -1,4 +1,4 @@
-"""py-threadpool: a service chokepoint was not written against.
+"""py-threadpool: a target of the tuning set (tests/targets/: chokepoint's rules were tuned on these).
 
 http.server.ThreadingHTTPServer (a thread per connection, standard library only) hands every
 request to a fixed concurrent.futures.ThreadPoolExecutor of 6 workers, and each worker makes a

@@ -145,8 +145,20 @@ impl Held {
 }
 
 /// For each pool, the step where `held` counted most of its threads (the fewest clients on a
-/// tie), with what `held` read there; pools that held none are left out.
+/// tie), with what `held` read there; pools that held none are left out. Of two steps that
+/// held about as many (within the match tolerance), the one whose stacks show the pool's other
+/// threads queued wins: a dump is one instant, and at one step the requests waiting for the
+/// held ones may be in transit (tests/targets/java-httpclient5 at twice its 5 connections: 5
+/// in the call, 15 idle, no queue in that dump; 5 and 15 queued for a lease at four times).
 fn most_held<'s>(plateau: &[&'s Step], held: impl Fn(&'s Step) -> Vec<Held>) -> Vec<Held> {
+    let close = |a: f64, b: f64| (a - b).abs() <= (a.max(b) * MATCH_SHARE).max(MATCH_THREADS);
+    let better = |one: &Held, than: &Held| {
+        if close(one.seen.held, than.seen.held) && one.queued.is_some() != than.queued.is_some() {
+            one.queued.is_some()
+        } else {
+            one.seen.held > than.seen.held
+        }
+    };
     let mut best: Vec<Held> = Vec::new();
     for step in plateau {
         for one in held(step) {
@@ -154,7 +166,7 @@ fn most_held<'s>(plateau: &[&'s Step], held: impl Fn(&'s Step) -> Vec<Held>) -> 
                 continue;
             }
             match best.iter_mut().find(|b| b.seen.pool == one.seen.pool) {
-                Some(b) if one.seen.held > b.seen.held => *b = one,
+                Some(b) if better(&one, b) => *b = one,
                 Some(_) => {}
                 None => best.push(one),
             }

@@ -650,3 +650,52 @@ fn a_pool_whose_every_thread_is_held_keeps_its_setting_at_any_core_count() {
         assert_eq!(place.not_sized_by, None);
     }
 }
+
+#[test]
+fn a_queue_seen_at_one_plateau_step_decides_over_a_step_as_held_that_showed_none() {
+    // tests/targets/java-httpclient5 live: at 10 clients one dump caught 5 handlers in the call
+    // and 15 idle (the other requests in transit), at 20 the same 5 and 15 queued for a lease.
+    let dump = |clients: u32| {
+        let others = if clients >= 20 {
+            (
+                WaitKind::PoolAcquire,
+                15.0,
+                &[
+                    "org.apache.hc.core5.pool.StrictConnPool.lease",
+                    "ClientPoolServer.handle",
+                ][..],
+            )
+        } else {
+            (
+                WaitKind::Idle,
+                15.0,
+                &["java.util.concurrent.ThreadPoolExecutor.getTask"][..],
+            )
+        };
+        let jcmd = stacks(
+            StackSource::JcmdThreadPrint,
+            vec![stack_pool(
+                "http-exec",
+                &[
+                    (
+                        WaitKind::Downstream,
+                        5.0,
+                        &[
+                            "org.apache.hc.client5.http.impl.classic.CloseableHttpClient.execute",
+                            "ClientPoolServer.handle",
+                        ],
+                    ),
+                    others,
+                ],
+            )],
+        );
+        step(clients, Vec::new(), Some(jcmd), Some(5))
+    };
+    let steps: Vec<Step> = [1, 5, 10, 20].map(dump).to_vec();
+    let place = place_of(&steps, &finding(Kind::BlockingPool, 5.0, 10));
+    assert_eq!(place.kind, Some(PlaceKind::ConnectionPool));
+    assert_eq!(place.clients, 20);
+    assert!(place
+        .setting
+        .is_some_and(|s| s.setting.starts_with("setMaxConnPerRoute")));
+}
