@@ -56,6 +56,13 @@ impl Drop for QuotaGroup {
     }
 }
 
+/// tests/targets/go-cpu on a free port.
+fn launch_go_cpu() -> Target {
+    let mut command = Command::new(build_go_target("go-cpu"));
+    command.args(["-port", "0"]);
+    Target::launch("go-cpu", command)
+}
+
 #[test]
 fn a_go_service_in_a_half_core_group_is_cpu_bound_at_its_quota_and_says_so() {
     assert!(
@@ -64,9 +71,7 @@ fn a_go_service_in_a_half_core_group_is_cpu_bound_at_its_quota_and_says_so() {
     );
     let _one = one_at_a_time();
     let group = QuotaGroup::new("cp-quota", 50_000, 100_000);
-    let mut command = Command::new(build_go_target("go-cpu"));
-    command.args(["-port", "0"]);
-    let target = Target::launch("go-cpu", command);
+    let target = launch_go_cpu();
     group.add(target.pid());
     let result = sweep_target(&target, Some(vec![1, 2, 4, 8]), STEP, 8, None);
     drop(target);
@@ -100,9 +105,7 @@ fn the_same_service_without_a_quota_is_told_no_quota() {
         "go is needed (.ci/run installs it)"
     );
     let _one = one_at_a_time();
-    let mut command = Command::new(build_go_target("go-cpu"));
-    command.args(["-port", "0"]);
-    let target = Target::launch("go-cpu", command);
+    let target = launch_go_cpu();
     let result = sweep_target(&target, Some(vec![1, 2, 4, 8]), STEP, 8, None);
     drop(target);
     let diagnosis = assert_kind("go-cpu", &result, Kind::CpuBound);
