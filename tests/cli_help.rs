@@ -9,13 +9,24 @@ fn the_reference_holds_every_subcommands_help_as_the_binary_prints_it() {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/reference.md"),
     )
     .expect("docs/reference.md");
-    for command in ["demo", "sweep", "load", "mock", "merge", "report", "demo-service"] {
+    for command in [
+        "demo",
+        "sweep",
+        "load",
+        "mock",
+        "merge",
+        "report",
+        "demo-service",
+    ] {
         let output = Command::new(env!("CARGO_BIN_EXE_chokepoint"))
             .args([command, "--help"])
             .output()
             .expect("the binary runs");
         let help = String::from_utf8_lossy(&output.stdout);
-        let block = format!("## `chokepoint {command}`\n```text\n{}\n```", help.trim_end());
+        let block = format!(
+            "## `chokepoint {command}`\n```text\n{}\n```",
+            help.trim_end()
+        );
         assert!(
             reference.contains(&block),
             "docs/reference.md is out of date for `chokepoint {command}`: copy its --help there"

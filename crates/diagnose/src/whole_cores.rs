@@ -16,8 +16,9 @@
 //!    test, and no pool had a thread waiting on the network (a pool blocked on a downstream
 //!    call waits there, not on a CPU).
 //!
-//! The cores busy are not taken when /proc saw threads waiting on the network (a pool blocked on
-//! a call: 200 threads that burn 26 of 64 cores are a pool), nor alone when the mock saw a pool's ceiling: the very same most
+//! The cores busy are not taken when /proc saw threads waiting on the network while the target
+//! held connections out (a pool blocked on calls: 200 threads that burn 26 of 64 cores are a
+//! pool), nor alone when the mock saw a pool's ceiling: the very same most
 //! calls in flight at every step from the knee on, with its mean within [`FLAT`] of it (every
 //! slot always held). A pool of 10 calls of 50 ms whose requests each burn 5 ms of CPU keeps
 //! 0.91 of a core busy, near enough a whole one; an event loop's calls come in bursts, so its
@@ -98,16 +99,26 @@ fn held(readings: &[Option<f64>]) -> Option<(u32, f64)> {
     (near as f64 >= MOST_STEPS * values.len() as f64).then_some((k, mid))
 }
 
-/// Whether /proc saw a pool of the target with threads waiting on the network, on average,
-/// at any of the points.
+/// Whether /proc saw the target blocked on calls out at any of the points: a pool with threads
+/// waiting on the network, on average, while the target held connections of its own to a
+/// downstream. Threads on the network without calls out are a server's connection threads
+/// waiting for their client's next request (a thread-per-connection Python server held by its
+/// GIL has a few there at every step, and is CPU-bound all the same).
 fn waits_on_the_network(points: &[Point<'_>]) -> bool {
     points.iter().flat_map(|p| &p.steps).any(|step| {
-        step.threads_by_pool.as_ref().is_some_and(|threads| {
+        let waiting = step.threads_by_pool.as_ref().is_some_and(|threads| {
             threads
                 .pools
                 .iter()
                 .any(|pool| pool.mean.socket_wait >= SOCKET_WAITING)
-        })
+        });
+        let calls_out = step.connections.as_ref().is_some_and(|connections| {
+            connections
+                .downstream
+                .iter()
+                .any(|peer| peer.counts.most.established >= 1)
+        });
+        waiting && calls_out
     })
 }
 

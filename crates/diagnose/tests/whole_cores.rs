@@ -269,7 +269,24 @@ fn pool_of_200_without_a_mock(cores: u32, cpu_ms: f64, clients: u32) -> Step {
     let busy = x * cpu_ms / 1000.0;
     s.target_cpu_pct = Some(busy * 100.0 / f64::from(cores));
     s.machine_cpu_pct = Some(busy * 100.0 / f64::from(cores) + 5.0);
-    with_threads(s, busy, x * DELAY_MS / 1000.0)
+    // Its calls out: one connection per thread in the call, to a downstream on port 8443.
+    let in_call = x * DELAY_MS / 1000.0;
+    s.connections = Some(chokepoint_result::Connections {
+        downstream: vec![chokepoint_result::PeerConnections {
+            peer_port: 8443,
+            mock: false,
+            counts: chokepoint_result::ConnectionCounts {
+                most: chokepoint_result::SocketCounts {
+                    established: in_call.ceil() as u32,
+                    ..Default::default()
+                },
+                mean_established: in_call,
+                most_served: 0,
+            },
+        }],
+        ..Default::default()
+    });
+    with_threads(s, busy, in_call)
 }
 
 #[test]

@@ -106,8 +106,9 @@ impl Held {
         // Threads queued for a resource beside the held ones (the stacks' `queued`) make the
         // resource the limit. From /proc, the same shows as threads of the pool parked in
         // futex beside those on the network: past the knee a pool that is the limit has no
-        // thread to spare (a spare one would take a queued request), so parked threads are
-        // queued for something (a client's connection, a lock). Threads running are the pool
+        // thread to spare (a spare one would take a queued request), so threads parked there
+        // beyond those parked already at the fewest clients are queued for something (a
+        // client's connection, a lock). Threads running are the pool
         // at work (PHP-FPM's children run PHP between calls) and do not count against it.
         // Raising a pool whose threads queue elsewhere adds threads that wait too: a wrong
         // knob, worse than none.
@@ -271,7 +272,9 @@ fn from_proc(plateau: &[&Step], before: &[&Step], wait: ProcWait) -> Vec<Held> {
             .iter()
             .map(|pool| {
                 let parked = match wait {
-                    ProcWait::Socket => pool.mean.lock_wait,
+                    ProcWait::Socket => {
+                        (pool.mean.lock_wait - parked_already(&pool.pool, before)).max(0.0)
+                    }
                     ProcWait::Futex | ProcWait::Running => 0.0,
                 };
                 let (held, waiting, background, syscall) = match wait {
@@ -330,6 +333,23 @@ fn background(name: &str, before: &[&Step]) -> f64 {
                     .round()
                     .max(0.0),
             )
+        })
+        .unwrap_or(0.0)
+}
+
+/// The threads of `/proc`'s pool `name` parked in `futex` at the fewest clients observed before
+/// the knee: those that park whatever the load (a pre-fork master, an idle helper, a pool's
+/// pre-started spare threads), which say nothing of a queue. Only the parked threads that came
+/// with the load are threads queued for something (gunicorn's processes under /proc alone had
+/// one parked at every step, and lost `--workers` to the knob guard before this).
+fn parked_already(name: &str, before: &[&Step]) -> f64 {
+    before
+        .iter()
+        .filter_map(|step| Some((step.clients, step.threads_by_pool.as_ref()?)))
+        .min_by_key(|(clients, _)| *clients)
+        .and_then(|(_, threads)| {
+            let pool = threads.pools.iter().find(|p| p.pool == name)?;
+            Some(pool.mean.lock_wait.round())
         })
         .unwrap_or(0.0)
 }

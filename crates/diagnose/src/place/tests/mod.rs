@@ -699,3 +699,26 @@ fn a_queue_seen_at_one_plateau_step_decides_over_a_step_as_held_that_showed_none
         .setting
         .is_some_and(|s| s.setting.starts_with("setMaxConnPerRoute")));
 }
+
+#[test]
+fn a_thread_parked_whatever_the_load_does_not_take_the_pools_setting_away() {
+    // gunicorn under /proc alone: its processes at every step, one sync worker on the network
+    // and one process parked in futex from the first client on (a live run of
+    // catalogue_pools): the parked one is no queue, and `--workers` stays the knob.
+    let steps: Vec<Step> = [1, 2, 4, 8]
+        .map(|c| {
+            let pools = vec![proc_pool("gunicorn", 3.0, 1.0, 1.0, 0.0)];
+            step(c, pools, None, Some(1))
+        })
+        .to_vec();
+    let place = place_of(&steps, &finding(Kind::BlockingPool, 1.0, 2));
+    assert_eq!(place.pool.as_deref(), Some("gunicorn"));
+    assert!(
+        place
+            .setting
+            .as_ref()
+            .is_some_and(|s| s.setting.starts_with("--workers")),
+        "{place:?}"
+    );
+    assert_eq!(place.not_sized_by, None);
+}
