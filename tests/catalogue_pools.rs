@@ -182,7 +182,10 @@ fn gunicorn_says_its_workers_flag() {
         return;
     }
     let _one = one_at_a_time();
-    let mock = mock_with_delay();
+    // A sampled worker is caught in the call for the call's share of its time: longer calls
+    // keep one sample, or one dump, from missing it on a busy machine (a flake-hunt round found
+    // no place at 50 ms).
+    let mock = mock_with_delay_of(Duration::from_millis(200));
     let (server, port) = start_quiet("gunicorn", |port| {
         let mut command = Command::new("gunicorn");
         command
