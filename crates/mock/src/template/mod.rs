@@ -73,8 +73,8 @@ fn template(source: &str) -> Result<Template, String> {
         .find(|name| !helpers::is_known(name) && name != "else")
     {
         return Err(format!(
-            "the helper '{name}' is not supported by chokepoint mock (the README lists those \
-             that are): remove it"
+            "the helper '{name}' is not supported by chokepoint mock (docs/guide/mock.md \
+             lists those that are): remove it"
         ));
     }
     if let Some(zone) = unsupported_timezone(source) {

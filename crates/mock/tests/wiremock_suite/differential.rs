@@ -33,7 +33,7 @@ struct Case {
     /// must match whole, instead of being equal.
     #[serde(default)]
     body_matches: Option<String>,
-    /// A difference kept on purpose (listed in the README): reported, not a failure.
+    /// A difference kept on purpose (listed in docs/guide/mock.md): reported, not a failure.
     #[serde(default)]
     differs_on_purpose: Option<String>,
 }
