@@ -14,7 +14,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-5}
 SUITES=${SUITES:-"cli_tls cli_load cli_sweep cli_mock cli_merge cli_shard_sweep catalogue_pools growing_pool place process_trees quota stacks_jvm stacks_py_go targets generator_cpu"}
-CRATE_SUITES=${CRATE_SUITES:-"chokepoint-demo:jvm_demo chokepoint-demo:scenarios chokepoint-mock:wiremock chokepoint-experiment:sweep chokepoint-experiment:demo chokepoint-load:engine"}
+CRATE_SUITES=${CRATE_SUITES-"chokepoint-demo:jvm_demo chokepoint-demo:scenarios chokepoint-mock:wiremock chokepoint-experiment:sweep chokepoint-experiment:demo chokepoint-load:engine"}
 BURNERS=${BURNERS:-1}
 export CI=1
 WORK=$(mktemp -d /tmp/cp-flake-hunt.XXXXXX)
