@@ -322,19 +322,25 @@ fn from_proc(plateau: &[&Step], before: &[&Step], wait: ProcWait) -> Vec<Held> {
 /// fewest clients observed before the knee, those beyond one per client (an accept loop, a
 /// listener polling its socket), in whole threads.
 fn background(name: &str, before: &[&Step]) -> f64 {
-    before
-        .iter()
-        .filter_map(|step| Some((step.clients, step.threads_by_pool.as_ref()?)))
-        .min_by_key(|(clients, _)| *clients)
-        .and_then(|(clients, threads)| {
-            let pool = threads.pools.iter().find(|p| p.pool == name)?;
-            Some(
-                (pool.mean.socket_wait - f64::from(clients))
-                    .round()
-                    .max(0.0),
-            )
+    at_fewest_clients(name, before)
+        .map(|(clients, pool)| {
+            (pool.mean.socket_wait - f64::from(clients))
+                .round()
+                .max(0.0)
         })
         .unwrap_or(0.0)
+}
+
+/// `/proc`'s pool `name` at the fewest clients observed before the knee, with those clients.
+fn at_fewest_clients<'s>(
+    name: &str,
+    before: &[&'s Step],
+) -> Option<(u32, &'s chokepoint_result::PoolThreads)> {
+    let (clients, threads) = before
+        .iter()
+        .filter_map(|step| Some((step.clients, step.threads_by_pool.as_ref()?)))
+        .min_by_key(|(clients, _)| *clients)?;
+    Some((clients, threads.pools.iter().find(|p| p.pool == name)?))
 }
 
 /// The threads of `/proc`'s pool `name` parked in `futex` at the fewest clients observed before
@@ -343,15 +349,7 @@ fn background(name: &str, before: &[&Step]) -> f64 {
 /// with the load are threads queued for something (gunicorn's processes under /proc alone had
 /// one parked at every step, and lost `--workers` to the knob guard before this).
 fn parked_already(name: &str, before: &[&Step]) -> f64 {
-    before
-        .iter()
-        .filter_map(|step| Some((step.clients, step.threads_by_pool.as_ref()?)))
-        .min_by_key(|(clients, _)| *clients)
-        .and_then(|(_, threads)| {
-            let pool = threads.pools.iter().find(|p| p.pool == name)?;
-            Some(pool.mean.lock_wait.round())
-        })
-        .unwrap_or(0.0)
+    at_fewest_clients(name, before).map_or(0.0, |(_, pool)| pool.mean.lock_wait.round())
 }
 
 /// Whether `/proc`'s pool `name` followed clients before the knee and stopped there: smaller
