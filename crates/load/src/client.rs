@@ -38,6 +38,8 @@ pub struct Target<C> {
     pub keepalive: bool,
     /// Per-request (and per-connect) timeout.
     pub timeout: Duration,
+    /// The preflight's connection, until the first client to connect adopts it.
+    pub spare: std::sync::Mutex<Option<crate::setup::Spare>>,
 }
 
 /// Connections opened by a run's clients, counted as they open.
@@ -68,6 +70,9 @@ pub struct Client<C: Connect> {
     reused: u64,
     /// What opening the current connection took, until an exchange reports it.
     opened: Option<Opened>,
+    /// The current connection is the preflight's, opened before the run: the server may have
+    /// closed it while it waited, so a first request it loses is resent, as on a kept-alive one.
+    adopted: bool,
 }
 
 /// How one exchange ended.
@@ -95,6 +100,7 @@ impl<C: Connect> Client<C> {
             deadline: Box::pin(tokio::time::sleep(Duration::from_secs(3600))),
             reused: 0,
             opened: None,
+            adopted: false,
         }
     }
 
@@ -111,7 +117,7 @@ impl<C: Connect> Client<C> {
         let request = &target.requests[which];
         let reused = self.stream.is_some() && self.reused > 0;
         let outcome = match self.attempt(target, request, counts, now).await {
-            Err(Attempt::ClosedEarly) if reused => {
+            Err(Attempt::ClosedEarly) if reused || std::mem::take(&mut self.adopted) => {
                 // The server closed the kept-alive connection as we sent: reconnect, resend once.
                 self.attempt(target, request, counts, Instant::now()).await
             }
@@ -136,25 +142,19 @@ impl<C: Connect> Client<C> {
         counts: &ConnectionCounts,
     ) -> Result<C::Stream, Attempt> {
         let started = Instant::now();
-        let tcp = tokio::select! {
-            biased;
-            connected = TcpStream::connect(target.addr) => connected,
-            _ = self.deadline.as_mut() => return Err(Attempt::Failed(Failure::ConnectTimeout)),
-        };
-        let tcp = match tcp {
-            Ok(tcp) => tcp,
-            Err(e) if e.kind() == ErrorKind::ConnectionRefused => {
-                return Err(Attempt::Failed(Failure::ConnectRefused))
-            }
-            Err(e) if e.kind() == ErrorKind::TimedOut => {
-                return Err(Attempt::Failed(Failure::ConnectTimeout))
-            }
-            Err(_) => return Err(Attempt::Failed(Failure::Other)),
+        let spare = target.spare.lock().ok().and_then(|mut spare| spare.take());
+        self.adopted = spare.is_some();
+        let (tcp, connect) = match spare {
+            Some(spare) => (
+                TcpStream::from_std(spare.stream).map_err(|_| Attempt::Failed(Failure::Other))?,
+                Some(spare.connect),
+            ),
+            None => (connect_within(target.addr, &mut self.deadline).await?, None),
         };
         let _ = tcp.set_nodelay(true);
         counts.opened.fetch_add(1, Ordering::Relaxed);
         let connected = Instant::now();
-        let connect = connected - started;
+        let connect = connect.unwrap_or(connected - started);
         self.opened = Some(Opened {
             connect,
             handshake: None,
@@ -304,6 +304,26 @@ async fn write_request<S: AsyncWrite + Unpin>(stream: &mut S, bytes: &[u8]) -> s
     stream.flush().await
 }
 
+/// A TCP connect within the client's deadline, its failure classified.
+async fn connect_within(
+    addr: SocketAddr,
+    deadline: &mut Pin<Box<Sleep>>,
+) -> Result<TcpStream, Attempt> {
+    let connected = tokio::select! {
+        biased;
+        connected = TcpStream::connect(addr) => connected,
+        _ = deadline.as_mut() => return Err(Attempt::Failed(Failure::ConnectTimeout)),
+    };
+    match connected {
+        Ok(tcp) => Ok(tcp),
+        Err(e) if e.kind() == ErrorKind::ConnectionRefused => {
+            Err(Attempt::Failed(Failure::ConnectRefused))
+        }
+        Err(e) if e.kind() == ErrorKind::TimedOut => Err(Attempt::Failed(Failure::ConnectTimeout)),
+        Err(_) => Err(Attempt::Failed(Failure::Other)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -348,6 +368,7 @@ mod tests {
             }],
             keepalive: true,
             timeout: Duration::from_secs(5),
+            spare: std::sync::Mutex::new(None),
         };
         let counts = ConnectionCounts::default();
         let mut client = Client::new();

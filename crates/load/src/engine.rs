@@ -2,7 +2,7 @@
 use crate::client::{Client, ConnectionCounts, Request, Target};
 use crate::pacer::{Pace, Pacer};
 use crate::recorder::{Outcome, Registry};
-use crate::setup::{preflight, render_requests, resolve};
+use crate::setup::{preflight, render_requests, resolve, Spare};
 use crate::targets::send_order;
 use crate::tls::{client_config, Connect, Plain, Tls};
 use crate::window::Window;
@@ -95,12 +95,12 @@ pub(crate) async fn coordinate(
     let requests = render_requests(&config, &parsed)?;
     if parsed.tls {
         let tls = Tls::new(client_config(&config.trust)?, &parsed.host)?;
-        preflight(addr, &tls, config.timeout, &config.url, &config.trust).await?;
-        let target = target(&config, addr, tls, requests);
+        let spare = preflight(addr, &tls, config.timeout, &config.url, &config.trust).await?;
+        let target = target(&config, addr, tls, requests, spare);
         drive(config, target, events, ending, cores, generator).await
     } else {
-        preflight(addr, &Plain, config.timeout, &config.url, &config.trust).await?;
-        let target = target(&config, addr, Plain, requests);
+        let spare = preflight(addr, &Plain, config.timeout, &config.url, &config.trust).await?;
+        let target = target(&config, addr, Plain, requests, spare);
         drive(config, target, events, ending, cores, generator).await
     }
 }
@@ -110,6 +110,7 @@ fn target<C: Connect>(
     addr: SocketAddr,
     connect: C,
     requests: Vec<Request>,
+    spare: Option<Spare>,
 ) -> Arc<Target<C>> {
     Arc::new(Target {
         addr,
@@ -117,6 +118,7 @@ fn target<C: Connect>(
         requests,
         keepalive: config.keepalive,
         timeout: config.timeout,
+        spare: std::sync::Mutex::new(spare),
     })
 }
 

@@ -47,6 +47,7 @@ pub use handle::{start, LoadHandle};
 /// Re-exported: [`IntervalSummary::histogram`] is one of its histograms.
 pub use hdrhistogram;
 pub use http::Method;
+pub use setup::Spare;
 use std::time::Duration;
 pub use summary::IntervalSummary;
 pub use targets::{parse_targets, RequestSpec, TargetsOrder};

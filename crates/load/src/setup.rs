@@ -6,6 +6,15 @@ use crate::{LoadConfig, LoadError, ParsedUrl};
 use std::net::SocketAddr;
 use std::time::Duration;
 
+/// The preflight's plain connection, for the first client that connects.
+#[derive(Debug)]
+pub struct Spare {
+    /// The connected socket, non-blocking.
+    pub stream: std::net::TcpStream,
+    /// What its TCP connect took.
+    pub connect: Duration,
+}
+
 /// The first address the URL's host resolves to.
 pub(crate) async fn resolve(parsed: &ParsedUrl) -> Result<SocketAddr, LoadError> {
     let unresolved = |why: String| {
@@ -22,13 +31,16 @@ pub(crate) async fn resolve(parsed: &ParsedUrl) -> Result<SocketAddr, LoadError>
 
 /// One connection opened as the run's clients will open theirs: nothing listening, or a
 /// certificate that is not trusted, is one error before the run instead of a run of failures.
+/// A plain connection is handed on ([`Spare`]) so that `-c N` opens N connections, as wrk
+/// does; a TLS one is closed (its session is bound to this runtime), and counted apart.
 pub(crate) async fn preflight<C: Connect>(
     addr: SocketAddr,
     connect: &C,
     timeout: Duration,
     url: &str,
     trust: &Trust,
-) -> Result<(), LoadError> {
+) -> Result<Option<Spare>, LoadError> {
+    let started = std::time::Instant::now();
     let timeout = timeout.min(Duration::from_secs(10));
     let late = || {
         LoadError::Unreachable(format!(
@@ -50,10 +62,13 @@ pub(crate) async fn preflight<C: Connect>(
         Err(_) => return Err(late()),
     };
     if !C::TLS {
-        return Ok(());
+        let connect = started.elapsed();
+        // A tokio socket is tied to the reactor that made it; the first client adopts it in its
+        // own runtime from the std socket (left non-blocking).
+        return Ok(tcp.into_std().ok().map(|stream| Spare { stream, connect }));
     }
     match tokio::time::timeout(timeout, connect.open(tcp)).await {
-        Ok(Ok(_)) => Ok(()),
+        Ok(Ok(_)) => Ok(None),
         Ok(Err(e)) => Err(match certificate_problem(&e, url, trust) {
             Some(problem) => LoadError::Certificate(problem),
             None => LoadError::Unreachable(format!(
