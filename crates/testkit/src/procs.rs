@@ -110,10 +110,15 @@ mod tests {
         let mut command = Command::new("sh");
         command.args(["-c", "setsid sleep 60 & sleep 60"]);
         let server = Server::spawn("escaper", &mut command);
-        let mark = server.mark.clone();
+        let (group, mark) = (server.pid(), server.mark.clone());
+        // Waits for the escape itself: a marked process in another group. (Two marked processes
+        // alone may still be the shell and a child that has not yet called setsid.)
         let deadline = std::time::Instant::now() + Duration::from_secs(5);
-        while survivors(Some(&mark)).len() < 2 {
-            assert!(std::time::Instant::now() < deadline, "the shell forked");
+        while survivors(Some(&mark)).len() <= live_in_group(group).len() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the sleep left the group"
+            );
             std::thread::sleep(Duration::from_millis(10));
         }
         let stopped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(server)));
