@@ -136,16 +136,7 @@ pub fn shard_sweep(
         return Ok(None);
     };
     let slot = slot.unwrap_or(config.step * 2 + std::time::Duration::from_secs(2));
-    if slot <= config.step {
-        anyhow::bail!(
-            "--slot {slot:?} must be longer than --step {:?}: the ramp and the drain need room",
-            config.step
-        );
-    }
-    let settle = (slot - config.step) / 2;
-    config.ramp_limit = settle;
-    config.drain_timeout = settle;
-    config.clock = Some(chokepoint_experiment::StepClock { start_at, slot });
+    config.put_on_clock(start_at, slot)?;
     let Some(shard) = args.shard else {
         return Ok(None);
     };

@@ -19,7 +19,7 @@ pub struct Args {
     #[arg(short = 'c', long, value_delimiter = ',', value_parser = common::client_count, allow_hyphen_values = true)]
     pub clients: Option<Vec<u32>>,
     /// The largest client count the adaptive search may try
-    #[arg(long, default_value = "1000", value_parser = common::client_count, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = chokepoint_experiment::DEFAULT_MAX_CLIENTS, value_parser = common::client_count, allow_hyphen_values = true)]
     pub max_clients: u32,
     /// The longest a step measures (the ramp until every client has answered comes on top); a
     /// step ends sooner once its throughput is known within ±3% (see --step-fixed)
@@ -128,7 +128,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         config.max_clients = args.max_clients;
     }
     config.clients = args.clients;
-    config.step = args.step;
+    config.set_step(args.step);
     config.stacks = StackOptions {
         enabled: args.stacks != StacksChoice::Off,
         force_jvm: args.jvm,
@@ -136,7 +136,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         jfr: args.stacks == StacksChoice::Jfr,
     };
     config.step_fixed = args.step_fixed;
-    config.ramp_limit = (args.step * 2).max(Duration::from_secs(5));
     if let Some(json) = &args.json {
         common::check_writable(json, "--json")?;
     }
@@ -177,8 +176,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         PidChoice::None => {}
     }
     let sharding = super::shard::shard_sweep(&args.sharding, &mut config, args.slot)?;
-    // Shards on a clock measure the same window: none may end its steps early alone.
-    config.step_fixed |= config.clock.is_some();
     let without_mock = config.mock.is_none();
     let cancel = common::cancel_on_ctrl_c();
     if let (Some(sharding), Some(clock)) = (&sharding, &config.clock) {
@@ -258,5 +255,25 @@ pub fn detail(verbose: bool) -> sweep_text::Detail {
         sweep_text::Detail::Full
     } else {
         sweep_text::Detail::Screen
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Sweep {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    #[test]
+    fn the_flags_defaults_are_the_sweep_configurations() {
+        let Sweep { args } = Sweep::parse_from(["sweep", "http://127.0.0.1:1/"]);
+        let config = SweepConfig::new("http://127.0.0.1:1/").unwrap();
+        assert_eq!(args.step, config.step);
+        assert_eq!(args.max_clients, config.max_clients);
     }
 }

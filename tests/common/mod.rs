@@ -227,8 +227,7 @@ pub fn sweep_with(
 ) -> SweepResult {
     config.clients = clients;
     config.max_clients = max_clients;
-    config.step = step;
-    config.ramp_limit = Duration::from_secs(5);
+    config.set_step(step);
     config.drain_timeout = Duration::from_secs(5);
     config.base.timeout = Duration::from_secs(10);
     config.mock = mock.map(RunningMock::url);

@@ -225,8 +225,7 @@ pub fn run_demo(
         let mut config = SweepConfig::new(&format!("{service_url}/{}", scenario.name))?;
         config.clients = scenario.clients.clone();
         config.max_clients = scenario.max_clients;
-        config.step = options.step * scenario.step_factor;
-        config.ramp_limit = Duration::from_secs(5);
+        config.set_step(options.step * scenario.step_factor);
         config.base.timeout = Duration::from_secs(10);
         config.drain_timeout = Duration::from_secs(10);
         config.mock = Some(mock_url);

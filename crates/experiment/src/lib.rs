@@ -16,4 +16,4 @@ pub mod progress;
 pub mod sweep;
 
 pub use progress::{StepProgress, SweepEvent};
-pub use sweep::{sweep, StepClock, SweepConfig};
+pub use sweep::{ramp_limit, sweep, StepClock, SweepConfig, DEFAULT_MAX_CLIENTS, DEFAULT_STEP};

@@ -34,7 +34,8 @@ pub struct SweepConfig {
     pub step_fixed: bool,
     /// When a step knows enough (`chokepoint_diagnose::settle`).
     pub settle: SettleRule,
-    /// The longest a step's ramp may take before measuring starts anyway.
+    /// The longest a step's ramp may take before measuring starts anyway ([`ramp_limit`]:
+    /// set with the step by [`SweepConfig::set_step`], or by [`SweepConfig::put_on_clock`]).
     pub ramp_limit: Duration,
     /// Base URL of a running `chokepoint mock` that the target calls.
     pub mock: Option<String>,
@@ -55,6 +56,20 @@ pub struct SweepConfig {
     pub shard: Option<ShardInfo>,
 }
 
+/// The largest client count the adaptive search tries unless told (`--max-clients`).
+pub const DEFAULT_MAX_CLIENTS: u32 = 1000;
+
+/// The longest a step measures unless told (`--step`).
+pub const DEFAULT_STEP: Duration = Duration::from_secs(10);
+
+/// The longest a step's ramp may take: twice the step, at least 5 s. The ramp waits until every
+/// client has had one answer, so that the step measures the clients it names; a target that
+/// queues (a pool of 20 behind a 1 s call serves 200 clients' first requests over 10 s) needs as
+/// long as a measured step to answer them all, and one that never does must not stall the sweep.
+pub fn ramp_limit(step: Duration) -> Duration {
+    (step * 2).max(Duration::from_secs(5))
+}
+
 /// A schedule on the wall clock: step k starts at `start_at + k × slot` (at once when late).
 #[derive(Debug, Clone, Copy)]
 pub struct StepClock {
@@ -71,11 +86,11 @@ impl SweepConfig {
         Ok(SweepConfig {
             base,
             clients: None,
-            max_clients: 1000,
-            step: Duration::from_secs(10),
+            max_clients: DEFAULT_MAX_CLIENTS,
+            step: DEFAULT_STEP,
             step_fixed: false,
             settle: SettleRule::default(),
-            ramp_limit: Duration::from_secs(20),
+            ramp_limit: ramp_limit(DEFAULT_STEP),
             mock: None,
             out: None,
             target_cpu: None,
@@ -85,6 +100,30 @@ impl SweepConfig {
             clock: None,
             shard: None,
         })
+    }
+
+    /// Sets the step's length and, with it, the ramp's limit.
+    pub fn set_step(&mut self, step: Duration) {
+        self.step = step;
+        self.ramp_limit = ramp_limit(step);
+    }
+
+    /// Puts the steps on the clock, `slot` apart from `start_at` (a sharded sweep): the ramp and
+    /// the drain share what the slot leaves beside the step, and no step ends early (every
+    /// shard must measure the same window). Call it after [`SweepConfig::set_step`].
+    pub fn put_on_clock(&mut self, start_at: SystemTime, slot: Duration) -> anyhow::Result<()> {
+        if slot <= self.step {
+            anyhow::bail!(
+                "--slot {slot:?} must be longer than --step {:?}: the ramp and the drain need room",
+                self.step
+            );
+        }
+        let settle = (slot - self.step) / 2;
+        self.ramp_limit = settle;
+        self.drain_timeout = settle;
+        self.step_fixed = true;
+        self.clock = Some(StepClock { start_at, slot });
+        Ok(())
     }
 
     /// Observes process `pid` and its descendants as the target.
@@ -566,6 +605,38 @@ fn save(config: &SweepConfig, result: &SweepResult, finished: bool) -> anyhow::R
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_ramp_gets_twice_the_step_and_at_least_five_seconds() {
+        let secs = Duration::from_secs_f64;
+        for (step, ramp) in [
+            (0.5, 5.0),
+            (2.5, 5.0),
+            (3.0, 6.0),
+            (10.0, 20.0),
+            (60.0, 120.0),
+        ] {
+            assert_eq!(ramp_limit(secs(step)), secs(ramp), "step {step} s");
+        }
+        let mut config = SweepConfig::new("http://127.0.0.1:1/").unwrap();
+        assert_eq!(config.ramp_limit, ramp_limit(DEFAULT_STEP));
+        config.set_step(secs(3.0));
+        assert_eq!((config.step, config.ramp_limit), (secs(3.0), secs(6.0)));
+    }
+
+    #[test]
+    fn on_the_clock_the_ramp_and_drain_share_the_slot_and_steps_run_whole() {
+        let secs = Duration::from_secs_f64;
+        let mut config = SweepConfig::new("http://127.0.0.1:1/").unwrap();
+        config.set_step(secs(10.0));
+        assert!(config.put_on_clock(SystemTime::now(), secs(10.0)).is_err());
+        config.put_on_clock(SystemTime::now(), secs(22.0)).unwrap();
+        assert_eq!(
+            (config.ramp_limit, config.drain_timeout),
+            (secs(6.0), secs(6.0))
+        );
+        assert!(config.step_fixed);
+    }
     use chokepoint_result::StubStats;
 
     fn step_hitting(stubs: &[(u64, Option<f64>)]) -> Step {

@@ -37,8 +37,7 @@ fn rig(delay_ms: u64) -> Rig {
 fn config(rig: &Rig, route: &str) -> SweepConfig {
     let mut config = SweepConfig::new(&format!("{}/{route}", rig.service.url())).unwrap();
     config.mock = Some(rig.mock.url());
-    config.step = Duration::from_millis(1500);
-    config.ramp_limit = Duration::from_secs(5);
+    config.set_step(Duration::from_millis(1500));
     config.max_clients = 128;
     config.drain_timeout = Duration::from_secs(10);
     config
@@ -102,7 +101,7 @@ fn an_interrupted_sweep_keeps_its_finished_steps_and_writes_the_report() {
     let dir = tempfile::tempdir().unwrap();
     let mut config = config(&rig, "dispatcher");
     config.clients = Some(vec![1, 4, 16, 32, 64]);
-    config.step = Duration::from_millis(700);
+    config.set_step(Duration::from_millis(700));
     config.out = Some(dir.path().to_path_buf());
     let cancel = CancellationToken::new();
     let stop_after_two = cancel.clone();
@@ -136,7 +135,7 @@ fn a_listed_sweep_runs_exactly_the_listed_steps_in_order() {
     let rig = rig(20);
     let mut config = config(&rig, "async");
     config.clients = Some(vec![1, 8, 3]);
-    config.step = Duration::from_millis(500);
+    config.set_step(Duration::from_millis(500));
     let result = sweep(&config, CancellationToken::new(), &mut |_| {}).unwrap();
     let clients: Vec<u32> = result.steps.iter().map(|s| s.clients).collect();
     assert_eq!(clients, vec![1, 8, 3]);
