@@ -12,7 +12,8 @@
 //!
 //! A new [`Fact`] gets its words in its group's module (a new group: a module with a
 //! [`Teller`]) and a line in [`teller`], whose match names every fact and has no wildcard: a
-//! fact with no teller does not compile.
+//! fact with no teller does not compile. It also gets a sample in `tests`, which checks that
+//! every fact has a sentence, a key line and a rank, or is listed as told elsewhere.
 
 mod cpu;
 mod curve;
@@ -22,6 +23,8 @@ mod models;
 mod overload;
 pub(crate) mod place;
 mod size;
+#[cfg(test)]
+mod tests;
 
 pub(crate) use cpu::cores_words;
 
