@@ -31,7 +31,7 @@
 //! saw every call in flight at once, the first finding may have no knee at all; it is decided
 //! again counting those steps short (see [`reconsider`]).
 use crate::finding::Finding;
-use chokepoint_result::format::{clients as clients_words, count, percent, rate};
+use chokepoint_result::format::{clients as clients_words, count, rate};
 use chokepoint_result::{Fact, Kind, Step, SweepContext, ThreadCounts};
 use std::collections::BTreeMap;
 
@@ -185,17 +185,6 @@ fn with_growing_pool(finding: &Finding, steps: &[Step], context: &SweepContext) 
     Some(growing)
 }
 
-/// `2 → 3 → 5 threads at 1 → 2 → 4 clients`.
-fn by_step(clients: &[u32], threads: &[f64]) -> String {
-    let threads: Vec<String> = threads.iter().map(|t| count(*t)).collect();
-    let clients: Vec<String> = clients.iter().map(u32::to_string).collect();
-    format!(
-        "{} threads at {} clients",
-        threads.join(" → "),
-        clients.join(" → ")
-    )
-}
-
 /// What stopped the growing pool, from the kind the plateau alone gave and its limit.
 fn stopped_by(instead_of: Kind, limit: Option<f64>) -> String {
     match (instead_of, limit) {
@@ -212,29 +201,6 @@ fn stopped_by(instead_of: Kind, limit: Option<f64>) -> String {
         ),
         (_, None) => "whatever its threads wait for".to_string(),
     }
-}
-
-/// The evidence sentence of a [`Fact::GrowingPool`].
-pub fn sentence(fact: &Fact) -> Option<String> {
-    let Fact::GrowingPool {
-        pool,
-        clients,
-        threads,
-        knee_clients,
-        busy_share,
-        ..
-    } = fact
-    else {
-        return None;
-    };
-    Some(format!(
-        "Pool `{pool}` (from /proc) grew with the clients instead of queueing them: {}, about a thread \
-         per client in flight, and it kept growing past {}, where throughput stopped following; \
-         at the last step {} of its threads were running or waiting on the network, not parked.",
-        by_step(clients, threads),
-        clients_words(*knee_clients),
-        percent(*busy_share),
-    ))
 }
 
 /// The summary of a `growing-pool` finding.
@@ -274,20 +240,6 @@ pub fn summary(finding: &Finding) -> String {
         count(*top),
         stopped_by(instead_of, finding.limit),
     )
-}
-
-/// The key line of a `growing-pool` finding.
-pub fn short(fact: &Fact) -> Option<String> {
-    let Fact::GrowingPool {
-        pool,
-        clients,
-        threads,
-        ..
-    } = fact
-    else {
-        return None;
-    };
-    Some(format!("Pool `{pool}`: {}.", by_step(clients, threads)))
 }
 
 #[cfg(test)]

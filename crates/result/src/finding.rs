@@ -14,7 +14,6 @@ use serde::{Deserialize, Serialize};
 /// per second, shares in 0..=1, CPU in percent; `clients` names the steps read.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
-#[non_exhaustive]
 pub enum Fact {
     /// No step with clients was measured.
     NothingMeasured,

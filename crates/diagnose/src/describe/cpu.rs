@@ -1,12 +1,21 @@
-//! The sentences about CPU: the generator's, the target's, the machine's, and the target's
-//! threads seen from /proc. Each number comes from the fact; nothing here decides.
+//! The words about CPU: the generator's, the target's, the machine's, and the target's
+//! threads seen from /proc: each fact's sentence, key line and rank. Each number comes from the
+//! fact; nothing here decides.
 
+use super::Teller;
 use crate::finding::Finding;
 use chokepoint_result::format::{clients, count, percent, rate};
 use chokepoint_result::{Fact, Kind};
 
+/// The words of the CPU's facts.
+pub(super) const TELLER: Teller = Teller {
+    sentences: |fact, finding| sentence(fact, finding).into_iter().collect(),
+    short,
+    rank,
+};
+
 /// The evidence sentence of one fact of this module's kind; `None` for any other fact.
-pub(super) fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
+fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
     let s = match fact {
         Fact::GeneratorBound {
             clients: c,
@@ -180,7 +189,7 @@ fn whole_cores_sentence(fact: &Fact) -> Option<String> {
                 "Its threads decided: from {} on {threads_running:.1} of the target's threads were on a CPU or waiting for one \
                  at once at every step (from /proc), none waiting on the network, so it is CPU-bound on {}{}{}.",
                 clients(*c.first()?),
-                crate::summary::cores_words(*cores),
+                cores_words(*cores),
                 cores_busy
                     .map(|got| format!(
                         ", though it got only {} of the machine's {machine_cores}",
@@ -213,5 +222,133 @@ fn whole_cores_words(cores: u32) -> String {
         "a whole core".to_string()
     } else {
         format!("a whole {cores} cores")
+    }
+}
+
+/// `one core` or `N cores`.
+pub(crate) fn cores_words(cores: u32) -> String {
+    if cores == 1 {
+        "one core".to_string()
+    } else {
+        format!("{cores} cores")
+    }
+}
+
+/// A fact in one short line; `None` for any other fact.
+fn short(fact: &Fact, _: &Finding) -> Option<String> {
+    let line = match fact {
+        Fact::GeneratorBound {
+            clients: c,
+            generator_cpu_pct,
+            efficiency,
+            ..
+        } => format!(
+            "Generator CPU {generator_cpu_pct:.0}% at {}, throughput {} of ideal.",
+            clients(*c),
+            percent(*efficiency)
+        ),
+        Fact::GeneratorBusy {
+            clients: c,
+            generator_cpu_pct,
+            ..
+        } => format!("Generator CPU {generator_cpu_pct:.0}% at {}.", clients(*c)),
+        Fact::CpuSaturated {
+            target_cpu_pct,
+            generator_cpu_pct,
+            ..
+        } => format!(
+            "Target CPU {target_cpu_pct:.0}% of all cores at the plateau (generator {generator_cpu_pct:.0}%)."
+        ),
+        Fact::CpuPerRequest {
+            per_request_pct, ..
+        } => format!(
+            "Each request in service burns {per_request_pct:.0}% of all cores."
+        ),
+        Fact::CpuNotLimit {
+            target_cpu_pct,
+            generator_cpu_pct,
+            ..
+        } => format!(
+            "CPU is not the limit: target {target_cpu_pct:.0}%, generator {generator_cpu_pct:.0}%."
+        ),
+        Fact::CpuQuota {
+            quota_cores,
+            throttled_share,
+            ..
+        } => format!(
+            "CPU quota {} of a core, throttled in {} of periods.",
+            count(*quota_cores),
+            percent(*throttled_share)
+        ),
+        Fact::CeilingOverCpu {
+            in_flight, faster, ..
+        } => format!(
+            "Mock ceiling {} at every step; faster at {} with less CPU.",
+            count(*in_flight),
+            clients(faster.0)
+        ),
+        Fact::MachineCpu {
+            machine_cpu_pct,
+            others_pct,
+            ..
+        } => format!(
+            "The machine was {machine_cpu_pct:.0}% busy, {others_pct:.0}% by other processes."
+        ),
+        Fact::TargetNotObserved => "The target's CPU was not observed.".to_string(),
+        Fact::MachineSaturated {
+            machine_cpu_pct,
+            target_cpu_pct,
+            ..
+        } => format!(
+            "The machine's CPU was {machine_cpu_pct:.0}% busy at the plateau, the target's {}.",
+            target_cpu_pct.map_or("not observed".to_string(), |t| format!("{t:.0}%"))
+        ),
+        Fact::ThreadsRunning {
+            running, threads, ..
+        } => format!("{running:.1} of the target's {threads:.0} threads running at once, none waiting on the network."),
+        Fact::WholeCores {
+            cores, cores_busy, ..
+        } => format!(
+            "{} of {} busy at every step from the knee on.",
+            count(*cores_busy),
+            cores_words(*cores)
+        ),
+        Fact::WholeThreadsRunning {
+            threads_running,
+            cores_busy,
+            ..
+        } => format!(
+            "{threads_running:.1} threads on a CPU or waiting for one at once from the knee on{}.",
+            cores_busy
+                .map(|c| format!(", {} cores got", count(c)))
+                .unwrap_or_default()
+        ),
+        _ => return None,
+    };
+    Some(line)
+}
+
+/// Where a fact's key line stands in a finding of `kind`; `None` leaves it out.
+fn rank(kind: Kind, fact: &Fact) -> Option<u8> {
+    match (kind, fact) {
+        (Kind::GeneratorBound, Fact::GeneratorBound { .. }) => Some(0),
+        (Kind::MachineSaturated, Fact::MachineSaturated { .. }) => Some(0),
+        (Kind::CpuBound, Fact::CpuQuota { .. }) => Some(0),
+        (Kind::CpuBound, Fact::ThreadsRunning { .. }) => Some(1),
+        (Kind::CpuBound, Fact::WholeCores { .. } | Fact::WholeThreadsRunning { .. }) => Some(1),
+        (Kind::CpuBound | Kind::GrowingPool, Fact::CpuSaturated { .. }) => Some(2),
+        (Kind::CpuBound, Fact::CpuPerRequest { .. }) => Some(2),
+        (Kind::BlockingPool, Fact::CeilingOverCpu { .. }) => Some(1),
+        (Kind::BlockingPool, Fact::CpuNotLimit { .. }) => Some(4),
+        (Kind::Contention, Fact::CpuNotLimit { .. }) => Some(3),
+        (Kind::BlockingPool | Kind::CpuBound, Fact::TargetNotObserved) => Some(5),
+        (
+            _,
+            Fact::MachineCpu {
+                contended: true, ..
+            },
+        ) => Some(6),
+        (_, Fact::GeneratorBusy { .. }) => Some(7),
+        _ => None,
     }
 }

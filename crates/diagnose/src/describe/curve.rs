@@ -1,14 +1,23 @@
 //! The sentences of the facts read along the throughput curve: what was measured, the base
 //! latency, each step, the knee and its plateau, contention, stalls, errors, where the sweep
-//! stopped. Each number comes from the fact; nothing here decides.
+//! stopped: each fact's sentence, key line and rank. Each number comes from the fact; nothing
+//! here decides.
 
-use super::error_list;
+use super::{error_list, Teller};
 use crate::finding::Finding;
 use chokepoint_result::format::{clients, count, duration, percent, rate, whole_ms};
-use chokepoint_result::Fact;
+use chokepoint_result::{Fact, Kind};
 
-/// The evidence sentence of one fact of this module's kind; `None` for any other fact.
-pub(super) fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
+/// The words of the curve's facts.
+pub(super) const TELLER: Teller = Teller {
+    sentences: |fact, finding| sentence(fact, finding).into_iter().collect(),
+    short,
+    rank,
+};
+
+/// The evidence sentence of one fact of this module's kind; `None` for any other fact, and for
+/// the plateau (told in the knee's sentence).
+fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
     let s = match fact {
         Fact::NothingMeasured => {
             "The sweep ended before any step with clients completed.".to_string()
@@ -139,6 +148,8 @@ pub(super) fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
             }
             s
         }
+        // Told in the knee's sentence, above.
+        Fact::Plateau { .. } => return None,
         Fact::Stalls {
             clients: c,
             count: n,
@@ -192,4 +203,132 @@ pub(super) fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
         _ => return None,
     };
     Some(s)
+}
+
+/// A fact in one short line; `None` for facts with no short form, or for a step any but the
+/// largest.
+fn short(fact: &Fact, f: &Finding) -> Option<String> {
+    let line = match fact {
+        Fact::NothingMeasured => "No step with clients was measured.".to_string(),
+        Fact::NoSuccess {
+            clients: c,
+            throughput_rps,
+            errors,
+        } => format!(
+            "{}: 0 ok of {} req/s ({}).",
+            clients(*c),
+            rate(*throughput_rps),
+            error_list(errors)
+        ),
+        Fact::BaseLatency { base_ms, .. } => format!(
+            "Ideal line: clients / {} (the base latency).",
+            duration(*base_ms)
+        ),
+        Fact::Step {
+            clients: c,
+            ok_throughput_rps,
+            efficiency,
+            ..
+        } => {
+            let largest = f.facts.iter().rev().find_map(|x| match x {
+                Fact::Step { clients, .. } => Some(*clients),
+                _ => None,
+            });
+            if largest != Some(*c) {
+                return None;
+            }
+            format!(
+                "Largest step, {}: {} req/s, {} of ideal.",
+                clients(*c),
+                rate(*ok_throughput_rps),
+                percent(*efficiency)
+            )
+        }
+        Fact::Contention {
+            from_clients,
+            lowest_efficiency,
+            ..
+        } => format!(
+            "From {from_clients} clients efficiency drifts to {} while throughput still grows: contention.",
+            percent(*lowest_efficiency)
+        ),
+        Fact::MaxClientsReached { max_clients } => {
+            format!("Stopped at --max-clients {max_clients}.")
+        }
+        Fact::Knee {
+            clients: c,
+            efficiency,
+            ..
+        } => format!(
+            "Knee at {}: {} of the ideal throughput.",
+            clients(*c),
+            percent(*efficiency)
+        ),
+        Fact::Plateau {
+            from_clients,
+            to_clients,
+            throughput_rps,
+            from_latency_ms,
+            to_latency_ms,
+        } => format!(
+            "From {from_clients} to {to_clients} clients throughput stays at {} req/s while mean latency grows {} → {}.",
+            rate(*throughput_rps),
+            duration(*from_latency_ms),
+            duration(*to_latency_ms)
+        ),
+        Fact::Stalls {
+            clients: c,
+            count: n,
+            stall_s,
+            period_s,
+            per_burst,
+            ..
+        } => format!(
+            "At {}: {n} stalls of {stall_s:.1} s, one every {period_s:.1} s, {} completions per burst.",
+            clients(*c),
+            count(*per_burst)
+        ),
+        Fact::ErrorsStart {
+            clients: c,
+            error_rate,
+            errors,
+            ..
+        } => format!(
+            "From {} on, {} of requests fail ({}).",
+            clients(*c),
+            percent(*error_rate),
+            error_list(errors)
+        ),
+        Fact::Served {
+            ok_throughput_rps, ..
+        } => format!(
+            "Successful throughput stays at {} req/s.",
+            rate(*ok_throughput_rps)
+        ),
+        Fact::Errors {
+            clients: c,
+            error_rate,
+            ..
+        } => format!("{} failed at {}.", percent(*error_rate), clients(*c)),
+        _ => return None,
+    };
+    Some(line)
+}
+
+/// Where a fact's key line stands in a finding of `kind`; `None` leaves it out.
+fn rank(kind: Kind, fact: &Fact) -> Option<u8> {
+    match (kind, fact) {
+        (_, Fact::NothingMeasured | Fact::NoSuccess { .. }) => Some(0),
+        (Kind::ConnectionLimit, Fact::Stalls { .. }) => Some(0),
+        (Kind::ErrorBound, Fact::ErrorsStart { .. }) => Some(0),
+        (Kind::ErrorBound, Fact::Served { .. }) => Some(1),
+        (Kind::BlockingPool | Kind::CpuBound, Fact::Plateau { .. }) => Some(0),
+        (Kind::BlockingPool | Kind::CpuBound, Fact::Knee { .. }) => Some(5),
+        (Kind::MachineSaturated | Kind::GrowingPool, Fact::Plateau { .. }) => Some(1),
+        (Kind::NoLimitFound, Fact::BaseLatency { .. }) => Some(0),
+        (Kind::NoLimitFound, Fact::Step { .. }) => Some(1),
+        (Kind::NoLimitFound, Fact::Contention { .. } | Fact::MaxClientsReached { .. }) => Some(2),
+        (_, Fact::Errors { .. }) => Some(8),
+        _ => None,
+    }
 }

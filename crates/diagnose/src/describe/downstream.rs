@@ -1,13 +1,22 @@
-//! The sentences about the downstream: the mock's connections, how busy it was, the fan-out of
-//! calls per request, and what /proc showed of the target's pool and connections to it. Each
-//! number comes from the fact; nothing here decides.
+//! The words about the downstream: the mock's connections, how busy it was, the fan-out of calls
+//! per request, and what /proc showed of the target's pool and connections to it: each fact's
+//! sentence, key line and rank. Each number comes from the fact; nothing here decides.
 
+use super::Teller;
 use crate::finding::Finding;
 use chokepoint_result::format::{clients, count, duration, whole_ms};
 use chokepoint_result::{Fact, Kind};
 
-/// The evidence sentence of one fact of this module's kind; `None` for any other fact.
-pub(super) fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
+/// The words of the downstream's facts.
+pub(super) const TELLER: Teller = Teller {
+    sentences: |fact, finding| sentence(fact, finding).into_iter().collect(),
+    short,
+    rank,
+};
+
+/// The evidence sentence of one fact of this module's kind; `None` for any other fact, and for
+/// a pool the place names (told there).
+fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
     let s = match fact {
         Fact::MockConnectionCap {
             max_open,
@@ -127,4 +136,71 @@ pub(super) fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
         _ => return None,
     };
     Some(s)
+}
+
+/// A fact in one short line; `None` for any other fact, and for a pool the place names.
+fn short(fact: &Fact, f: &Finding) -> Option<String> {
+    let line = match fact {
+        Fact::MockConnectionCap { max_open, cap, .. } => format!(
+            "The mock had {} connections open, at its cap of {}.",
+            count(*max_open),
+            count(*cap)
+        ),
+        Fact::NoMockConnectionCap => {
+            "The mock has no connection cap: the target's connections run out.".to_string()
+        }
+        Fact::DownstreamIdle {
+            calls_per_request,
+            in_flight,
+            ..
+        } => match in_flight {
+            Some(m) if *calls_per_request >= 0.5 => {
+                format!("The downstream stayed nearly idle: {m:.1} calls in flight.")
+            }
+            _ => "The downstream stayed idle.".to_string(),
+        },
+        Fact::NoMock => "No mock: the downstream was not watched.".to_string(),
+        Fact::FanOut {
+            calls_per_request,
+            shape,
+            ..
+        } => format!(
+            "{calls_per_request:.1} downstream calls per request, {}.",
+            shape.as_str()
+        ),
+        Fact::PoolWaiting { pool, .. } if super::place::names_pool(f, pool) => return None,
+        Fact::PoolWaiting {
+            pool,
+            threads,
+            socket_wait,
+            ..
+        } => format!(
+            "Pool `{pool}`: {socket_wait:.0} of {threads:.0} threads waiting on the network at once."
+        ),
+        Fact::DownstreamConnections {
+            most_served,
+            mock_cap,
+            ..
+        } => format!(
+            "The mock served at most {most_served} of the target's connections at once{}.",
+            mock_cap.map(|cap| format!(" (its cap: {cap})")).unwrap_or_default()
+        ),
+        _ => return None,
+    };
+    Some(line)
+}
+
+/// Where a fact's key line stands in a finding of `kind`; `None` leaves it out.
+fn rank(kind: Kind, fact: &Fact) -> Option<u8> {
+    match (kind, fact) {
+        (Kind::ConnectionLimit, Fact::MockConnectionCap { .. } | Fact::NoMockConnectionCap) => {
+            Some(1)
+        }
+        (Kind::ConnectionLimit, Fact::DownstreamConnections { .. }) => Some(2),
+        (Kind::BlockingPool | Kind::MachineSaturated, Fact::PoolWaiting { .. }) => Some(3),
+        (Kind::BlockingPool | Kind::CpuBound, Fact::DownstreamIdle { .. }) => Some(4),
+        (Kind::BlockingPool | Kind::CpuBound, Fact::NoMock) => Some(5),
+        (_, Fact::FanOut { .. }) => Some(9),
+        _ => None,
+    }
 }

@@ -2,27 +2,36 @@
 //! sentences per fact, in the facts' order, then the models), and the few short lines that
 //! decide it ([`crate::summary`]). Nothing here decides: every number comes from the finding.
 //!
-//! Each fact's sentence is written by the module for its kind: [`curve`] (what the steps
+//! Each fact's words live in the module of its group, which writes its evidence sentence, its
+//! short key line and its rank among the key lines ([`Teller`]): [`curve`] (what the steps
 //! measured: base latency, steps, knee, plateau, stalls, errors), [`size`] (Little's law, the
 //! mock's ceiling, busy cores, a batch), [`cpu`] (generator, target, machine, threads),
 //! [`downstream`] (the mock's connections, fan-out, the pool waiting on it), [`overload`] (past
-//! the knee), [`place`] (where the limit sits, and the one-line `attribution`); [`models`]
-//! writes the fits' sentences after the facts.
+//! the knee), [`place`] (where the limit sits, and the one-line `attribution`), [`growing`] (a
+//! pool that grows instead of queueing); [`models`] writes the fits' sentences after the facts.
+//!
+//! A new [`Fact`] gets its words in its group's module (a new group: a module with a
+//! [`Teller`]) and a line in [`teller`], whose match names every fact and has no wildcard: a
+//! fact with no teller does not compile. It also gets a sample in `tests`, which checks that
+//! every fact has a sentence, a key line and a rank, or is listed as told elsewhere.
 
 mod cpu;
 mod curve;
 mod downstream;
+mod growing;
 mod models;
 mod overload;
 pub(crate) mod place;
 mod size;
+#[cfg(test)]
+mod tests;
 
-pub(crate) use overload::past_the_knee;
+pub(crate) use cpu::cores_words;
 
 use crate::finding::Finding;
 use crate::summary::{key_evidence, summary};
 use chokepoint_result::format::duration;
-use chokepoint_result::{CeilingReading, ErrorCounts, Fact, Service};
+use chokepoint_result::{CeilingReading, ErrorCounts, Fact, Kind, Service};
 
 /// What [`describe`] writes.
 #[derive(Debug, Clone, PartialEq)]
@@ -94,19 +103,81 @@ pub(crate) fn service_words(service_ms: f64, service: Service) -> String {
     }
 }
 
-/// The evidence sentences of one fact, from the module that tells its kind; none for the facts
-/// told elsewhere (the plateau in the knee's sentence, the models' facts with the models).
-fn fact_sentences(fact: &Fact, finding: &Finding) -> Vec<String> {
+/// A group module's words for its facts: the evidence sentences, the short key line, the rank
+/// among the key lines. Each returns nothing for a fact of another group, and may return
+/// nothing for its own (a step's key line is only the largest step's).
+struct Teller {
+    /// The evidence sentences of one fact (none when another sentence tells it).
+    sentences: fn(&Fact, &Finding) -> Vec<String>,
+    /// Its key line; `None` for a fact with no short form.
+    short: fn(&Fact, &Finding) -> Option<String>,
+    /// Where its key line stands in a finding of this kind, lowest first; `None` leaves it out.
+    rank: fn(Kind, &Fact) -> Option<u8>,
+}
+
+/// The module that words `fact`. The match names every fact and has no wildcard arm, so a new
+/// fact does not compile until it has a group; a fact told in another fact's sentence says
+/// where.
+fn teller(fact: &Fact) -> &'static Teller {
     match fact {
-        Fact::Batch { .. } => size::batch_sentences(fact),
-        Fact::Overload { overload } => vec![past_the_knee(overload)],
-        Fact::GrowingPool { .. } => crate::growing::sentence(fact).into_iter().collect(),
-        _ => curve::sentence(fact, finding)
-            .or_else(|| size::sentence(fact, finding))
-            .or_else(|| cpu::sentence(fact, finding))
-            .or_else(|| downstream::sentence(fact, finding))
-            .or_else(|| place::sentence(fact, finding))
-            .into_iter()
-            .collect(),
+        Fact::NothingMeasured
+        | Fact::NoSuccess { .. }
+        | Fact::BaseLatency { .. }
+        | Fact::Step { .. }
+        | Fact::AllInFlight { .. }
+        | Fact::OneStep { .. }
+        | Fact::Contention { .. }
+        | Fact::Knee { .. }
+        | Fact::Stalls { .. }
+        | Fact::ErrorsStart { .. }
+        | Fact::Served { .. }
+        | Fact::Errors { .. }
+        | Fact::MaxClientsReached { .. } => &curve::TELLER,
+        // The plateau's sentence is told inside the knee's; its key line and rank are its own.
+        Fact::Plateau { .. } => &curve::TELLER,
+        Fact::Little { .. }
+        | Fact::MockCeiling { .. }
+        | Fact::CoresBusy { .. }
+        | Fact::Batch { .. } => &size::TELLER,
+        Fact::GeneratorBound { .. }
+        | Fact::GeneratorBusy { .. }
+        | Fact::MachineCpu { .. }
+        | Fact::CpuSaturated { .. }
+        | Fact::CpuPerRequest { .. }
+        | Fact::CpuNotLimit { .. }
+        | Fact::CpuQuota { .. }
+        | Fact::CeilingOverCpu { .. }
+        | Fact::TargetNotObserved
+        | Fact::MachineSaturated { .. }
+        | Fact::ThreadsRunning { .. }
+        | Fact::WholeCores { .. }
+        | Fact::WholeThreadsRunning { .. } => &cpu::TELLER,
+        Fact::MockConnectionCap { .. }
+        | Fact::NoMockConnectionCap
+        | Fact::DownstreamIdle { .. }
+        | Fact::NoMock
+        | Fact::FanOut { .. }
+        | Fact::PoolWaiting { .. }
+        | Fact::DownstreamConnections { .. } => &downstream::TELLER,
+        Fact::Overload { .. } => &overload::TELLER,
+        Fact::Place { .. } | Fact::PlaceUnclear { .. } => &place::TELLER,
+        Fact::GrowingPool { .. } => &growing::TELLER,
+        // Told after the facts, in the models' sentences (`models::model_sentences`).
+        Fact::BetterModel { .. } | Fact::Retrograde { .. } => &models::TELLER,
     }
+}
+
+/// The evidence sentences of one fact, from the module that tells it.
+fn fact_sentences(fact: &Fact, finding: &Finding) -> Vec<String> {
+    (teller(fact).sentences)(fact, finding)
+}
+
+/// A fact's key line, from the module that tells it.
+pub(crate) fn short(fact: &Fact, finding: &Finding) -> Option<String> {
+    (teller(fact).short)(fact, finding)
+}
+
+/// Where a fact's key line stands among those of a finding of `kind`; `None` leaves it out.
+pub(crate) fn rank(kind: Kind, fact: &Fact) -> Option<u8> {
+    (teller(fact).rank)(kind, fact)
 }

@@ -1,10 +1,24 @@
 //! The models' sentences: the USL's fit, the bounded pool's beside it, which fits better, and a
-//! retrograde peak. Each number comes from the finding's fits and facts.
+//! retrograde peak. Each number comes from the finding's fits and facts. Their facts
+//! ([`Fact::BetterModel`], [`Fact::Retrograde`]) are told here, after the other facts, not each
+//! in its place.
 
-use super::find;
+use super::{find, Teller};
 use crate::finding::Finding;
 use chokepoint_result::format::{duration, rate};
-use chokepoint_result::{Fact, Model};
+use chokepoint_result::{Fact, Kind, Model};
+
+/// The words of the models' facts: no sentence in the facts' order ([`model_sentences`] tells
+/// them after), and no key line.
+pub(super) const TELLER: Teller = Teller {
+    sentences: |_, _| Vec::new(),
+    short: |_, _| None,
+    // A rank with no key line to place: the better model has no short form (yet).
+    rank: |kind, fact| match (kind, fact) {
+        (Kind::Contention, Fact::BetterModel { .. }) => Some(1),
+        _ => None,
+    },
+};
 
 /// The models' sentences: the USL's fit, the bounded pool's beside it with the better one, and
 /// a retrograde peak when the USL is named for it.

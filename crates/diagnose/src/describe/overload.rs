@@ -1,11 +1,36 @@
 //! "Past the knee: ...": what overload did to the service, in one sentence from the typed
-//! [`Overload`] (it queues, sheds, times out or collapses).
+//! [`Overload`] (it queues, sheds, times out or collapses); the same sentence is its key line.
 
+use super::Teller;
 use chokepoint_result::format::{clients, duration, percent, rate};
-use chokepoint_result::Overload;
+use chokepoint_result::{Fact, Kind, Overload};
+
+/// The words of [`Fact::Overload`].
+pub(super) const TELLER: Teller = Teller {
+    sentences: |fact, _| sentence(fact).into_iter().collect(),
+    short: |fact, _| sentence(fact),
+    rank,
+};
+
+/// The sentence of [`Fact::Overload`]; `None` for any other fact.
+fn sentence(fact: &Fact) -> Option<String> {
+    match fact {
+        Fact::Overload { overload } => Some(past_the_knee(overload)),
+        _ => None,
+    }
+}
+
+/// Where its key line stands in a finding of `kind`; `None` leaves it out.
+fn rank(kind: Kind, fact: &Fact) -> Option<u8> {
+    match (kind, fact) {
+        (Kind::Contention, Fact::Overload { .. }) => Some(0),
+        (Kind::GrowingPool, Fact::Overload { .. }) => Some(1),
+        _ => None,
+    }
+}
 
 /// "Past the knee: ..." — what overload did to the service.
-pub(crate) fn past_the_knee(overload: &Overload) -> String {
+fn past_the_knee(overload: &Overload) -> String {
     match overload {
         Overload::Queues {
             from_clients,

@@ -1,12 +1,24 @@
 //! The place in words: the evidence sentence of a [`Fact::Place`] or a [`Fact::PlaceUnclear`],
-//! its short line for the first screen, and the one-line `attribution` of the JSON, all rendered
-//! from the typed place ([`crate::place`] decides it). Which tool the evidence came from is said
+//! its short line for the first screen and its rank there, and the one-line `attribution` of the
+//! JSON, all rendered from the typed place ([`crate::place`] decides it). Which tool the evidence came from is said
 //! every time: `/proc` sees a thread blocked on the network or parked in `futex`, a runtime's
 //! stacks see the call.
+use super::Teller;
 use crate::finding::Finding;
 use chokepoint_result::format::{clients, concurrency, count};
 use chokepoint_result::{
-    Fact, Place, PlaceKind, PlaceSource, PlaceUnclearWhy, PoolSeen, Setting, StackSource, WaitKind,
+    Fact, Kind, Place, PlaceKind, PlaceSource, PlaceUnclearWhy, PoolSeen, Setting, StackSource,
+    WaitKind,
+};
+
+/// The words of the place's facts; their key line comes right after a kind's headline.
+pub(super) const TELLER: Teller = Teller {
+    sentences: |fact, finding| sentence(fact, finding).into_iter().collect(),
+    short: |fact, _| short(fact),
+    rank: |_: Kind, fact| match fact {
+        Fact::Place { .. } | Fact::PlaceUnclear { .. } => Some(1),
+        _ => None,
+    },
 };
 
 /// Frames named in a sentence, innermost first.

@@ -1,13 +1,25 @@
 //! The sentences that size the limit: Little's law, the mock's ceiling of calls in flight, the
-//! cores kept busy, and a batch's waves. Each number comes from the fact; nothing here decides.
+//! cores kept busy, and a batch's waves: each fact's sentences, key line and rank. Each number
+//! comes from the fact; nothing here decides.
 
-use super::find;
+use super::{find, Teller};
 use crate::finding::Finding;
 use chokepoint_result::format::{count, duration, rate};
-use chokepoint_result::{CeilingReading, Fact, Service};
+use chokepoint_result::{CeilingReading, Fact, Kind, Service};
 
-/// The evidence sentence of one fact of this module's kind; `None` for any other fact.
-pub(super) fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
+/// The words of the facts that size the limit.
+pub(super) const TELLER: Teller = Teller {
+    sentences: |fact, finding| match fact {
+        Fact::Batch { .. } => batch_sentences(fact),
+        _ => sentence(fact, finding).into_iter().collect(),
+    },
+    short,
+    rank,
+};
+
+/// The evidence sentence of one fact of this module's kind; `None` for any other fact (a batch
+/// has two: [`batch_sentences`]).
+fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
     let s = match fact {
         Fact::Little {
             throughput_rps,
@@ -98,7 +110,7 @@ pub(super) fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
 }
 
 /// A batch's two sentences: the waves that bound the pool, and why the limit keeps within them.
-pub(super) fn batch_sentences(fact: &Fact) -> Vec<String> {
+fn batch_sentences(fact: &Fact) -> Vec<String> {
     let Fact::Batch {
         clients: c,
         requests,
@@ -121,4 +133,60 @@ pub(super) fn batch_sentences(fact: &Fact) -> Vec<String> {
         "Little's law undercounts a batch (its last wave is partial), so the limit is kept within that range."
             .to_string(),
     ]
+}
+
+/// A fact in one short line; `None` for any other fact, or when there is no figure to give.
+fn short(fact: &Fact, _: &Finding) -> Option<String> {
+    let line = match fact {
+        Fact::Little {
+            throughput_rps,
+            service_ms,
+            in_service,
+            ..
+        } => {
+            if *service_ms <= 0.0 {
+                return None;
+            }
+            format!(
+                "Little's law: {} req/s × {} = {} held at once.",
+                rate(*throughput_rps),
+                duration(*service_ms),
+                count(*in_service)
+            )
+        }
+        Fact::MockCeiling {
+            max_in_flight,
+            reading,
+            ..
+        } => match reading {
+            CeilingReading::Agrees | CeilingReading::SameAtEveryStep => format!(
+                "The mock saw at most {} calls in flight at the plateau.",
+                count(*max_in_flight)
+            ),
+            CeilingReading::Disagrees => return None,
+        },
+        Fact::CoresBusy {
+            cores, cores_busy, ..
+        } => format!(
+            "{} of {cores} cores busy at the plateau.",
+            count(*cores_busy)
+        ),
+        Fact::Batch { low, high, .. } => {
+            format!("One batch: its waves bound the pool to {low}–{high}.")
+        }
+        _ => return None,
+    };
+    Some(line)
+}
+
+/// Where a fact's key line stands in a finding of `kind`; `None` leaves it out.
+fn rank(kind: Kind, fact: &Fact) -> Option<u8> {
+    match (kind, fact) {
+        (Kind::ErrorBound | Kind::BlockingPool | Kind::CpuBound, Fact::Batch { .. }) => Some(2),
+        (Kind::BlockingPool | Kind::ErrorBound, Fact::MockCeiling { .. }) => Some(2),
+        (Kind::BlockingPool | Kind::ErrorBound, Fact::Little { .. }) => Some(3),
+        (Kind::CpuBound | Kind::Contention, Fact::CoresBusy { .. }) => Some(3),
+        (Kind::GrowingPool, Fact::CoresBusy { .. }) => Some(2),
+        _ => None,
+    }
 }

@@ -1,0 +1,361 @@
+//! Every fact has words: [`samples`] holds one of each [`Fact`] (checked against the kinds serde
+//! knows), and each gets an evidence sentence and a key line from its group's module, and a
+//! rank for some kind of finding, unless listed below as told elsewhere or without one.
+
+use super::{fact_sentences, rank, short};
+use crate::finding::Finding;
+use chokepoint_result::{
+    CeilingReading, ErrorCounts, Fact, FanOutShape, Kind, Model, Overload, Place, PlaceUnclearWhy,
+    PoolSeen, Service,
+};
+
+/// Facts whose sentence is told in another's: the plateau in the knee's, the models' facts in
+/// the models' sentences after the facts.
+const NO_SENTENCE: &[&str] = &["plateau", "better-model", "retrograde"];
+
+/// Facts with no key line.
+const NO_KEY_LINE: &[&str] = &["all-in-flight", "one-step", "better-model", "retrograde"];
+
+/// The names serde knows for `T`'s variants, in declaration order, read from its error for an
+/// unknown one (`unknown variant `?`, expected one of `a`, `b``).
+fn variants<T: serde::de::DeserializeOwned>(unknown: serde_json::Value) -> Vec<String> {
+    let error = serde_json::from_value::<T>(unknown)
+        .err()
+        .expect("an unknown variant")
+        .to_string();
+    let (_, list) = error.split_once("expected one of ").expect(&error);
+    list.split(", ")
+        .map(|name| name.trim_matches('`').to_string())
+        .collect()
+}
+
+fn name(fact: &Fact) -> String {
+    serde_json::to_value(fact).expect("json")["kind"]
+        .as_str()
+        .expect("a kind")
+        .to_string()
+}
+
+fn errors() -> ErrorCounts {
+    ErrorCounts::from([("http_503".to_string(), 12)])
+}
+
+/// One of every fact, in the enum's order.
+fn samples() -> Vec<Fact> {
+    let steps = || vec![20, 40];
+    vec![
+        Fact::NothingMeasured,
+        Fact::NoSuccess {
+            clients: 8,
+            throughput_rps: 100.0,
+            errors: errors(),
+        },
+        Fact::BaseLatency {
+            clients: 1,
+            latency_ms: 100.0,
+            base_ms: 100.0,
+            from_delay: false,
+        },
+        Fact::Step {
+            clients: 20,
+            ok_throughput_rps: 190.0,
+            latency_ms: 105.0,
+            in_service: 20.0,
+            efficiency: 0.95,
+            downstream_busy: None,
+            downstream_delay_ms: None,
+            mock_in_flight_max: None,
+            target_cpu_pct: None,
+            runs: 1,
+        },
+        Fact::AllInFlight {
+            clients: 20,
+            efficiency: 0.8,
+        },
+        Fact::OneStep { clients: 20 },
+        Fact::Contention {
+            from_clients: 40,
+            threshold: 0.85,
+            lowest_efficiency: 0.8,
+            good_clients: 20,
+            good_throughput_rps: 190.0,
+            last_clients: 80,
+            last_throughput_rps: 300.0,
+        },
+        Fact::Knee {
+            clients: 40,
+            efficiency: 0.5,
+            threshold: 0.85,
+        },
+        Fact::Plateau {
+            from_clients: 40,
+            to_clients: 80,
+            throughput_rps: 200.0,
+            from_latency_ms: 200.0,
+            to_latency_ms: 400.0,
+        },
+        Fact::GeneratorBound {
+            clients: 40,
+            generator_cpu_pct: 95.0,
+            threshold_pct: 90.0,
+            efficiency: 0.5,
+        },
+        Fact::GeneratorBusy {
+            clients: 80,
+            generator_cpu_pct: 95.0,
+            past_limit: true,
+        },
+        Fact::Stalls {
+            clients: 40,
+            count: 3,
+            stall_s: 1.0,
+            period_s: 2.0,
+            per_burst: 10.0,
+            spans: Vec::new(),
+        },
+        Fact::MockConnectionCap {
+            clients: 40,
+            max_open: 10.0,
+            cap: 10.0,
+            keepalive_timeout_ms: None,
+        },
+        Fact::NoMockConnectionCap,
+        Fact::ErrorsStart {
+            clients: 40,
+            error_rate: 0.3,
+            errors: errors(),
+            error_p50_ms: None,
+            threshold: 0.05,
+        },
+        Fact::Served {
+            from_clients: 40,
+            clients: steps(),
+            ok_throughput_rps: 200.0,
+        },
+        Fact::Little {
+            clients: steps(),
+            throughput_rps: 200.0,
+            service_ms: 100.0,
+            service: Service::DownstreamCall,
+            in_service: 20.0,
+        },
+        Fact::MockCeiling {
+            clients: steps(),
+            max_in_flight: 20.0,
+            mean_in_flight: 19.5,
+            steps: 2,
+            reading: CeilingReading::Agrees,
+        },
+        Fact::CpuSaturated {
+            clients: steps(),
+            target_cpu_pct: 95.0,
+            generator_cpu_pct: 10.0,
+            in_service: 2.0,
+        },
+        Fact::CpuPerRequest {
+            clients: 1,
+            target_cpu_pct: 50.0,
+            in_service: 1.0,
+            per_request_pct: 50.0,
+            plateau_cpu_pct: 95.0,
+            limit_in_service: 2.0,
+        },
+        Fact::CpuNotLimit {
+            clients: steps(),
+            target_cpu_pct: 20.0,
+            generator_cpu_pct: 10.0,
+        },
+        Fact::CeilingOverCpu {
+            clients: steps(),
+            in_flight: 20.0,
+            slower: (20, 190.0, 40.0),
+            faster: (40, 200.0, 30.0),
+        },
+        Fact::CpuQuota {
+            clients: steps(),
+            quota_cores: 0.5,
+            cores_busy: 0.5,
+            machine_cores: 2,
+            throttled_share: 0.9,
+            throttled_per_s: 0.4,
+            group: "/docker/x".to_string(),
+            version: 2,
+        },
+        Fact::CoresBusy {
+            clients: steps(),
+            target_cpu_pct: 50.0,
+            cores: 2,
+            cores_busy: 1.0,
+            little: 4.0,
+        },
+        Fact::MachineCpu {
+            clients: steps(),
+            machine_cpu_pct: 95.0,
+            target_cpu_pct: 40.0,
+            generator_cpu_pct: 20.0,
+            others_pct: 35.0,
+            contended: true,
+        },
+        Fact::DownstreamIdle {
+            clients: steps(),
+            calls_per_request: 0.0,
+            in_flight: None,
+            in_service: 20.0,
+        },
+        Fact::TargetNotObserved,
+        Fact::NoMock,
+        Fact::Batch {
+            clients: 20,
+            requests: 20,
+            ok: 20,
+            duration_s: 2.0,
+            waves: 2.0,
+            delay_ms: 1000.0,
+            low: 10.0,
+            high: 19.0,
+        },
+        Fact::Errors {
+            clients: 40,
+            error_rate: 0.01,
+            errors: errors(),
+        },
+        Fact::FanOut {
+            clients: 20,
+            calls_per_request: 2.0,
+            latency_ms: 100.0,
+            slowest_ms: 100.0,
+            serial_ms: 150.0,
+            shape: FanOutShape::Parallel,
+        },
+        Fact::MaxClientsReached { max_clients: 80 },
+        Fact::BetterModel {
+            model: Model::Usl,
+            pool_rms_error_rps: 7.0,
+            usl_rms_error_rps: 5.0,
+        },
+        Fact::Overload {
+            overload: Overload::Queues {
+                from_clients: 40,
+                to_clients: 80,
+                throughput_rps: 200.0,
+                from_latency_ms: 200.0,
+                to_latency_ms: 400.0,
+            },
+        },
+        Fact::Retrograde {
+            peak_clients: 40,
+            peak_rps: 300.0,
+            last_clients: 80,
+            last_rps: 200.0,
+        },
+        Fact::MachineSaturated {
+            clients: steps(),
+            machine_cpu_pct: 98.0,
+            target_cpu_pct: None,
+            generator_cpu_pct: 40.0,
+            others_pct: 10.0,
+            pool_size: Some(20.0),
+        },
+        Fact::ThreadsRunning {
+            clients: steps(),
+            running: 2.0,
+            threads: 30.0,
+        },
+        Fact::WholeCores {
+            clients: steps(),
+            cores: 1,
+            cores_busy: 1.0,
+            machine_cores: 2,
+            threads_running: None,
+            machine_cpu_pct: None,
+            mock_max_in_flight: None,
+        },
+        Fact::WholeThreadsRunning {
+            clients: steps(),
+            cores: 1,
+            threads_running: 1.0,
+            cores_busy: None,
+            machine_cores: 2,
+            machine_cpu_pct: None,
+            mock_max_in_flight: None,
+        },
+        Fact::PoolWaiting {
+            clients: 40,
+            pool: "http-nio".to_string(),
+            threads: 20.0,
+            socket_wait: 20.0,
+            waits_on: None,
+            mean_running: 0.1,
+            interval_ms: 100,
+        },
+        Fact::GrowingPool {
+            pool: "pool-1-thread".to_string(),
+            clients: steps(),
+            threads: vec![21.0, 41.0],
+            knee_clients: 20,
+            busy_share: 0.9,
+            instead_of: Kind::CpuBound,
+        },
+        Fact::DownstreamConnections {
+            clients: steps(),
+            peer_port: 9000,
+            established: vec![10, 10],
+            served: vec![10, 10],
+            most_served: 10,
+            mock_cap: None,
+            time_wait: 0,
+        },
+        Fact::Place {
+            place: Box::new(Place {
+                pool: Some("http-nio".to_string()),
+                size: Some(20.0),
+                held: Some(20.0),
+                clients: 40,
+                ..Place::default()
+            }),
+        },
+        Fact::PlaceUnclear {
+            clients: 40,
+            limit: 20.0,
+            why: PlaceUnclearWhy::NoneMatch,
+            seen: vec![PoolSeen::default()],
+            downstream_connections: None,
+        },
+    ]
+}
+
+#[test]
+fn every_fact_has_a_sentence_a_key_line_and_a_rank() {
+    let samples = samples();
+    assert_eq!(
+        samples.iter().map(name).collect::<Vec<_>>(),
+        variants::<Fact>(serde_json::json!({"kind": "?"})),
+        "one sample of every fact, in the enum's order"
+    );
+    let kinds: Vec<Kind> = variants::<Kind>(serde_json::json!("?"))
+        .into_iter()
+        .map(|kind| serde_json::from_value(serde_json::Value::String(kind)).expect("a kind"))
+        .collect();
+    for fact in &samples {
+        let name = name(fact);
+        let finding = Finding::bare(Kind::BlockingPool, vec![fact.clone()]);
+        let sentences = fact_sentences(fact, &finding);
+        assert_eq!(
+            sentences.is_empty(),
+            NO_SENTENCE.contains(&name.as_str()),
+            "{name}: {sentences:?}"
+        );
+        let line = short(fact, &finding);
+        assert_eq!(
+            line.is_none(),
+            NO_KEY_LINE.contains(&name.as_str()),
+            "{name}: {line:?}"
+        );
+        if line.is_some() {
+            assert!(
+                kinds.iter().any(|kind| rank(*kind, fact).is_some()),
+                "{name}: a key line no kind ranks"
+            );
+        }
+    }
+}
