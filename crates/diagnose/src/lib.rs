@@ -132,30 +132,34 @@ pub fn diagnose_with(steps: &[Step], context: &SweepContext, catalogue: &Catalog
         context,
         catalogue,
     };
+    // 1–7.
     let finding = decide(&evidence, &pts, AllInFlight::Follows);
-    // When the mock saw every call in flight the knee may hide there: the growing-pool stage
-    // also reads the kind decided again with those steps counted short.
+    // 8. A pool that grew instead of queueing: growing-pool. When the mock saw every call in
+    // flight the knee may hide there, so this stage also reads 1–7 run again with those steps
+    // counted short.
     let finding = growing::reconsider(finding, &evidence, || {
         decide(&evidence, &pts, AllInFlight::Short)
     });
+    // 9. Where the limit sits, with the catalogue's setting.
     place::with_place(finding, &evidence)
 }
 
-/// The kind's stages, in order; each takes the finding so far and returns it, maybe revised.
+/// Stages 1–7 of the method, in order; each takes the finding so far and returns it, maybe
+/// revised.
 fn decide(evidence: &Evidence<'_>, pts: &[Point<'_>], all_in_flight: AllInFlight) -> Finding {
-    // The ideal line, the knee, and how overload looks past it.
+    // 1. The ideal line, the knee, and how overload looks past it.
     let mut analysis = Analysis::new(pts, evidence.context, all_in_flight);
-    // generator-bound, a plateau on whole cores, connection-limit, error-bound, a plateau, or
-    // no-limit-found.
+    // 2. generator-bound, a plateau on whole cores, connection-limit, error-bound, a plateau,
+    // or no-limit-found.
     let first = analysis.first_match();
-    // A plateau: cpu-bound or blocking-pool.
+    // 3. A plateau: cpu-bound or blocking-pool.
     let decision = analysis.plateau_kind(first);
-    // A blocking-pool whose throughput then falls: contention.
+    // 4. A blocking-pool whose throughput then falls: contention.
     let decision = analysis.collapse(decision);
-    // The facts told whatever the kind, the models, contention's size.
+    // 5. The models, contention's size, the facts told whatever the kind.
     let finding = analysis.finish(decision);
-    // A blocking-pool seen only from the client side: cpu-bound or machine-saturated.
+    // 6. A blocking-pool seen only from the client side: cpu-bound or machine-saturated.
     let finding = saturation::reconsider_a_pool(finding, evidence);
-    // What /proc showed of the pool and the connections.
+    // 7. What /proc showed of the pool and the connections.
     observed::with_facts(finding, evidence)
 }
