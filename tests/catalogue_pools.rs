@@ -20,7 +20,7 @@
 
 mod common;
 
-use chokepoint_diagnose::catalogue::setting_for;
+use chokepoint_diagnose::catalogue::Catalogue;
 use chokepoint_experiment::SweepConfig;
 use chokepoint_result::{Setting, SweepResult, WaitKind};
 use chokepoint_testkit::Server;
@@ -28,6 +28,11 @@ use common::*;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
+
+/// The built-in catalogue's setting for `pool`, as a sweep without `--catalogue` reads it.
+fn setting_for(pool: &str) -> Option<Setting> {
+    Catalogue::built_in().setting_for(pool)
+}
 
 /// How long a server started here may take to listen.
 const LISTEN_LIMIT: Duration = Duration::from_secs(30);

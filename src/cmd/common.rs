@@ -1,6 +1,7 @@
 //! Flags and argument parsers shared by several subcommands. Each parser returns a message that
 //! names what was wrong and how to fix it; clap puts the flag's name in front.
 use anyhow::Context;
+use chokepoint_diagnose::catalogue::Catalogue;
 use chokepoint_load::LoadConfig;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -289,12 +290,12 @@ pub struct CatalogueArgs {
 }
 
 impl CatalogueArgs {
-    /// Reads the file, if one was given, and puts its entries in use; a file that cannot be
-    /// read or is not a catalogue is refused in one line naming it.
-    pub fn put_in_use(&self) -> anyhow::Result<()> {
-        use chokepoint_diagnose::catalogue::{use_user_entries, Catalogue};
+    /// The catalogue the diagnosis reads: the file's entries, if one was given, in front of the
+    /// built-in ones; a file that cannot be read or is not a catalogue is refused in one line
+    /// naming it.
+    pub fn catalogue(&self) -> anyhow::Result<Catalogue> {
         let Some(path) = &self.catalogue else {
-            return Ok(());
+            return Ok(Catalogue::built_in().clone());
         };
         let name = path.display();
         let text = std::fs::read_to_string(path).with_context(|| {
@@ -303,7 +304,6 @@ impl CatalogueArgs {
         let user = Catalogue::parse(&text).map_err(|err| {
             anyhow::anyhow!("--catalogue {name}: {err} (see catalogue/pools.toml for the form)")
         })?;
-        use_user_entries(&user);
-        Ok(())
+        Ok(user.with_built_in())
     }
 }

@@ -1,6 +1,7 @@
 //! `chokepoint merge FILES...`: the shards of one run (`load`/`sweep --shard`) into one result,
 //! printed as one process prints it; a sweep's merged steps are diagnosed and reported.
 use anyhow::Context;
+use chokepoint_diagnose::catalogue::Catalogue;
 use chokepoint_merge::{describe, ShardFile};
 use chokepoint_report::{files, load_text, sweep_text};
 use chokepoint_result::{LoadReport, LoadResultFile, ShardInfo, SweepResult};
@@ -74,7 +75,7 @@ fn shard_file<T: serde::de::DeserializeOwned>(read: Read) -> anyhow::Result<Shar
 
 /// Runs the subcommand.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    args.catalogue.put_in_use()?;
+    let catalogue = args.catalogue.catalogue()?;
     if args.files.is_empty() {
         anyhow::bail!("no FILES: give every shard's result file, chokepoint merge FILES...");
     }
@@ -95,7 +96,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 load.name
             );
         }
-        return merge_sweeps(&args, reads);
+        return merge_sweeps(&args, reads, &catalogue);
     }
     if let Some(out) = &args.out {
         anyhow::bail!(
@@ -125,14 +126,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn merge_sweeps(args: &Args, reads: Vec<Read>) -> anyhow::Result<ExitCode> {
+fn merge_sweeps(args: &Args, reads: Vec<Read>, catalogue: &Catalogue) -> anyhow::Result<ExitCode> {
     let shards = reads
         .into_iter()
         .map(shard_file::<SweepResult>)
         .collect::<anyhow::Result<Vec<_>>>()?;
     let mut result = chokepoint_merge::merge_sweeps(shards)?;
     let mut diagnosis =
-        chokepoint_diagnose::diagnose(&result.steps, &result.context).into_diagnosis();
+        chokepoint_diagnose::diagnose_with(&result.steps, &result.context, catalogue)
+            .into_diagnosis();
     let info = result.merge.clone().unwrap_or_default();
     diagnosis.evidence.extend(describe::saturation_sentences(
         &info,

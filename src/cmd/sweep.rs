@@ -115,11 +115,12 @@ fn pid_choice(text: &str) -> Result<PidChoice, String> {
 
 /// Runs the sweep, prints a line per step, the finding, and checks the gates.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    args.catalogue.put_in_use()?;
+    let catalogue = args.catalogue.catalogue()?;
     let base = args.request.config(args.url.as_deref())?;
     base.validate()?;
     let mut config = SweepConfig::new(&base.url)?;
     config.base = base;
+    config.catalogue = catalogue;
     if let Some(clients) = &args.clients {
         if let Some(&largest) = clients.iter().max() {
             config.max_clients = largest;

@@ -6,10 +6,12 @@
 //! binary; each one names its pool by thread names, process names or frames
 //! ([`crate::pool_pattern`] says how a pattern meets a name the observer cut or stripped of its
 //! counter) and cites where the project's own code or documentation sets the default. A user's
-//! file in the same form ([`Catalogue::parse`], `chokepoint sweep --catalogue FILE`) is put in
-//! front of it once, by the binary, with [`use_user_entries`]; [`setting_for`] then reads both.
-//! Parsing refuses an entry without a source, a setting or a pattern, so the finding says
-//! nothing it cannot back.
+//! file in the same form ([`Catalogue::parse`], `chokepoint sweep --catalogue FILE`) goes in
+//! front of it ([`Catalogue::with_built_in`]); the binary builds that catalogue and passes it to
+//! [`crate::diagnose_with`], whose place stage asks it ([`Catalogue::setting_for`],
+//! [`Catalogue::setting_for_frames`]). Nothing here is process-wide but the parsed built-in
+//! entries. Parsing refuses an entry without a source, a setting or a pattern, so the finding
+//! says nothing it cannot back.
 use crate::pool_pattern::Pattern;
 use chokepoint_result::Setting;
 use serde::Deserialize;
@@ -130,8 +132,15 @@ impl Catalogue {
         &self.entries
     }
 
-    /// The setting behind `pool` (a thread name without its counter, maybe cut at 15 bytes, or
-    /// a process name), when an entry knows it.
+    /// This catalogue's entries in front of the built-in ones: a user's file as a sweep uses it.
+    pub fn with_built_in(self) -> Catalogue {
+        self.then(Catalogue::built_in())
+    }
+
+    /// The framework default behind `pool` and the setting that changes it, when an entry
+    /// knows the pool. `pool` is a pool name as `/proc` or a runtime gives it: a thread name
+    /// without its counter (`ForkJoinPool.commonPool-worker`, or `ForkJoinPool.co` cut at 15
+    /// bytes), or a process name (`php-fpm8.2`).
     pub fn setting_for(&self, pool: &str) -> Option<Setting> {
         self.entries
             .iter()
@@ -139,7 +148,8 @@ impl Catalogue {
             .map(|e| e.setting.clone())
     }
 
-    /// The setting behind a pool whose waiting threads stand in `frames`.
+    /// The setting behind a pool whose waiting threads stand in one of `frames` (a connection
+    /// pool's `getConnection`), when an entry knows it.
     pub fn setting_for_frames(&self, frames: &[String]) -> Option<Setting> {
         self.entries
             .iter()
@@ -192,35 +202,6 @@ fn checked(entry: EntryText) -> Result<Entry, String> {
 
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// The user's entries, in front of the built-in ones, once [`use_user_entries`] ran.
-static IN_USE: OnceLock<Catalogue> = OnceLock::new();
-
-/// Puts `user`'s entries in front of the built-in catalogue for the rest of the process; the
-/// binary calls it once, before any sweep. `false` when a catalogue was already in use.
-pub fn use_user_entries(user: &Catalogue) -> bool {
-    IN_USE.set(user.clone().then(Catalogue::built_in())).is_ok()
-}
-
-/// The catalogue [`setting_for`] reads: the user's entries first, when given, then the
-/// built-in ones.
-pub fn in_use() -> &'static Catalogue {
-    IN_USE.get().unwrap_or_else(|| Catalogue::built_in())
-}
-
-/// The framework default behind `pool` and the setting that changes it, when the catalogue
-/// knows the pool. `pool` is a pool name as `/proc` or a runtime gives it: a thread name
-/// without its counter (`ForkJoinPool.commonPool-worker`, or `ForkJoinPool.co` cut at 15
-/// bytes), or a process name (`php-fpm8.2`).
-pub fn setting_for(pool: &str) -> Option<Setting> {
-    in_use().setting_for(pool)
-}
-
-/// The setting behind a pool whose waiting threads stand in one of `frames` (a connection
-/// pool's `getConnection`), when the catalogue knows it.
-pub fn setting_for_frames(frames: &[String]) -> Option<Setting> {
-    in_use().setting_for_frames(frames)
 }
 
 #[cfg(test)]
@@ -365,7 +346,7 @@ mod tests {
             "#,
         )
         .unwrap();
-        let both = user.then(Catalogue::built_in());
+        let both = user.with_built_in();
         assert_eq!(both.setting_for("orders").unwrap().default, "16");
         assert_eq!(
             both.setting_for("ForkJoinPool.co").unwrap().setting,

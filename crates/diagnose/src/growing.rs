@@ -29,7 +29,8 @@
 //! pool, the CPU, contention or a saturated machine (or stalls with no connection cap at the
 //! mock), and keep its limit: what stopped the growing pool (none for stalls). When the mock
 //! saw every call in flight at once, the first finding may have no knee at all; it is decided
-//! again counting those steps short (see [`reconsider`]).
+//! again counting those steps short (see [`reconsider`]; [`crate::diagnose_with`] says how).
+use crate::evidence::Evidence;
 use crate::finding::Finding;
 use chokepoint_result::format::{clients as clients_words, count, rate};
 use chokepoint_result::{Fact, Kind, Step, SweepContext, ThreadCounts};
@@ -137,12 +138,12 @@ pub fn growing_pool(steps: &[Step], knee_clients: u32) -> Option<Growth> {
 /// as short of the ideal line: when a pool gives every call a thread, the mock sees them all
 /// in flight however far throughput falls (the threads wait for the CPU, not for a slot), so
 /// the first finding can miss the knee (`no-limit-found`, or stalls found at a later step).
-pub fn reconsider(
+pub(crate) fn reconsider(
     finding: Finding,
+    evidence: &Evidence<'_>,
     counting_every_shortfall: impl FnOnce() -> Finding,
-    steps: &[Step],
-    context: &SweepContext,
 ) -> Finding {
+    let (steps, context) = (evidence.steps, evidence.context);
     if let Some(growing) = with_growing_pool(&finding, steps, context) {
         return growing;
     }
@@ -457,12 +458,12 @@ mod tests {
         cpu.knee_clients = Some(32);
         cpu.limit = Some(1.6);
         let context = SweepContext::default();
-        let finding = reconsider(
-            cpu,
-            || unreachable!("no step was all in flight"),
-            &steps,
-            &context,
-        );
+        let sweep = Evidence {
+            steps: &steps,
+            context: &context,
+            catalogue: crate::catalogue::Catalogue::built_in(),
+        };
+        let finding = reconsider(cpu, &sweep, || unreachable!("no step was all in flight"));
         assert_eq!(finding.kind, Kind::GrowingPool);
         assert_eq!(finding.limit, Some(1.6));
         let text = crate::describe(&finding);
@@ -486,7 +487,7 @@ mod tests {
 
         // A finding without a plateau is left alone.
         let none = Finding::bare(Kind::NoLimitFound, Vec::new());
-        let none = reconsider(none, || unreachable!(), &steps, &context);
+        let none = reconsider(none, &sweep, || unreachable!());
         assert_eq!(none.kind, Kind::NoLimitFound);
     }
 }

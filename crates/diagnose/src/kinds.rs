@@ -1,9 +1,11 @@
-//! The kind rules, first match wins: `generator-bound`, `connection-limit`, `error-bound` (unless
-//! the errors began only past a plateau that held without them: overload, not the limit), then
-//! for a plateau `cpu-bound` or `blocking-pool` ([`crate::plateau_kind`]), `no-limit-found`
-//! otherwise. Also the facts told whatever the kind: small error shares and fan-out.
+//! The first-match rules of the kind, first match wins: `generator-bound`; a plateau on whole
+//! cores ([`crate::whole_cores`]); `connection-limit` (periodic stalls); `error-bound` (unless
+//! the errors began only past a plateau that held without them: overload, not the limit); a
+//! plateau; `no-limit-found` otherwise. A plateau's kind is the next stage's
+//! ([`crate::plateau_kind`]): this one only says there is one ([`FirstMatch::Plateau`]). Also
+//! the facts told whatever the kind: small error shares and fan-out.
 
-use crate::analysis::{Analysis, Decision};
+use crate::analysis::{Analysis, Decision, FirstMatch};
 use crate::points::{error_counts, median, Point, KNEE_EFFICIENCY};
 use crate::stalls::{find_stalls, Stalls};
 use chokepoint_result::{Fact, FanOutShape, Kind, Plateau};
@@ -17,10 +19,10 @@ const PLATEAU_HELD: f64 = 0.8;
 pub(crate) const GENERATOR_SATURATED_PCT: f64 = 90.0;
 
 impl Analysis<'_, '_> {
-    /// Runs the kind rules in order on the confirmed knee `knee` (an index); `thrashes` when
-    /// throughput falls past its peak while the target's CPU does not.
-    pub fn decide_kind(&mut self, knee: Option<usize>, thrashes: bool) -> Decision {
+    /// Runs the first-match rules in order on the confirmed knee.
+    pub fn first_match(&mut self) -> FirstMatch {
         let pts = self.pts;
+        let (knee, thrashes) = (self.knee, self.thrashes);
         let knee_clients = knee.map(|k| pts[k].clients);
         // The generator explains the limit when it saturated where throughput stopped
         // following (the knee step or the next) and its total rate, errors included, stopped
@@ -61,20 +63,26 @@ impl Analysis<'_, '_> {
                 threshold_pct: GENERATOR_SATURATED_PCT,
                 efficiency: self.sh.efficiency[i],
             });
-            Decision {
+            FirstMatch::Decided(Decision {
                 kind: Kind::GeneratorBound,
                 limit: None,
                 knee_clients,
                 plateau: None,
-            }
+            })
         } else if let (Some(k), Some(whole)) = (knee, whole) {
-            self.plateau_kind(k, Some(whole))
+            FirstMatch::Plateau {
+                knee: k,
+                whole: Some(whole),
+            }
         } else if let Some((i, st, cap)) = stalls {
-            self.connection_limit(i, st, cap, knee_clients)
+            FirstMatch::Decided(self.connection_limit(i, st, cap, knee_clients))
         } else if let Some(f) = error_from {
-            self.error_bound(f, knee_clients)
+            FirstMatch::Decided(self.error_bound(f, knee_clients))
         } else if let Some(k) = knee {
-            self.plateau_kind(k, None)
+            FirstMatch::Plateau {
+                knee: k,
+                whole: None,
+            }
         } else {
             self.generator_busy(false);
             let last = &pts[pts.len() - 1];
@@ -83,12 +91,12 @@ impl Analysis<'_, '_> {
                     max_clients: self.ctx.max_clients,
                 });
             }
-            Decision {
+            FirstMatch::Decided(Decision {
                 kind: Kind::NoLimitFound,
                 limit: None,
                 knee_clients,
                 plateau: None,
-            }
+            })
         }
     }
 

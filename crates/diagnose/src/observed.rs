@@ -1,6 +1,8 @@
 //! Facts from what `/proc` showed of the target: the pool whose threads sat in a network wait
 //! at the plateau (seed 000's thread dump, from the kernel's side), and the connections to the
-//! mock that never passed a number (seed 001's netstat).
+//! mock that never passed a number (seed 001's netstat). They read the decided kind and change
+//! none.
+use crate::evidence::Evidence;
 use crate::finding::Finding;
 use chokepoint_result::{Fact, Kind, PoolThreads, Step, SweepContext};
 
@@ -17,6 +19,13 @@ fn busiest_waiting_pool<'s>(steps: &[&'s Step]) -> Option<(&'s Step, &'s PoolThr
                 .total_cmp(&b.1.most.socket_wait)
                 .then(b.0.clients.cmp(&a.0.clients))
         })
+}
+
+/// `finding` with the facts of [`facts`] after its own.
+pub(crate) fn with_facts(mut finding: Finding, evidence: &Evidence<'_>) -> Finding {
+    let observed = facts(evidence.steps, &finding, evidence.context);
+    finding.facts.extend(observed);
+    finding
 }
 
 /// The facts the observed threads and connections give; none when the target was not

@@ -5,8 +5,11 @@
 //! when the CPU was not observed and the downstream stayed idle; `blocking-pool` otherwise. A
 //! CPU limit is sized by the cores the target kept busy (by its threads running, when a busy
 //! machine gave it less than they wanted).
+//!
+//! This stage runs after the first-match rules ([`crate::kinds`]) and decides only when they
+//! found a plateau ([`FirstMatch::Plateau`]); a kind they decided passes through.
 
-use crate::analysis::{Analysis, Decision};
+use crate::analysis::{Analysis, Decision, FirstMatch};
 use crate::points::median;
 use crate::whole_cores::{pool_ceiling, Evidence, WholeCores};
 use chokepoint_result::{Fact, Kind, Plateau};
@@ -29,9 +32,17 @@ const FASTER: f64 = 1.03;
 const LESS_CPU: f64 = 0.95;
 
 impl Analysis<'_, '_> {
+    /// The kind of the plateau the first-match rules found, or the kind they decided.
+    pub fn plateau_kind(&mut self, first: FirstMatch) -> Decision {
+        match first {
+            FirstMatch::Decided(decision) => decision,
+            FirstMatch::Plateau { knee, whole } => self.of_plateau(knee, whole),
+        }
+    }
+
     /// The kind of the plateau past the confirmed knee `k`; `whole` when the target kept whole
     /// cores busy from it on.
-    pub fn plateau_kind(&mut self, k: usize, whole: Option<WholeCores>) -> Decision {
+    fn of_plateau(&mut self, k: usize, whole: Option<WholeCores>) -> Decision {
         let pts = self.pts;
         let (plateau_x, idx) = self.plateau(k);
         let clients = self.clients_at(&idx);

@@ -10,6 +10,10 @@
 //!   with nothing else running, it and the generator kept the machine 82–93% busy at the
 //!   plateau (one core for nginx, most of the other for the generator and the kernel's
 //!   loopback work), so a flat 90% would call it a pool on a quiet machine.
+//!
+//! It runs once the kind and the models are decided (stage 6 of the method, [`crate`]): the
+//! pool's fits stay those of the pool the client side saw.
+use crate::evidence::Evidence;
 use crate::finding::Finding;
 use chokepoint_result::{Fact, Kind, Step, SweepContext};
 
@@ -129,7 +133,12 @@ const WAITING_THREADS: f64 = 0.25;
 /// Turns a `blocking-pool` finding whose only evidence is the client side into `cpu-bound` (its
 /// threads were running) or `machine-saturated` (see [`saturated_machine`]), with the fact that
 /// decided it first among its facts.
-pub fn reconsider_a_pool(finding: &mut Finding, steps: &[Step], context: &SweepContext) {
+pub(crate) fn reconsider_a_pool(mut finding: Finding, evidence: &Evidence<'_>) -> Finding {
+    reconsider(&mut finding, evidence.steps, evidence.context);
+    finding
+}
+
+fn reconsider(finding: &mut Finding, steps: &[Step], context: &SweepContext) {
     if finding.kind != Kind::BlockingPool {
         return;
     }
@@ -264,7 +273,7 @@ mod tests {
             step(16, 100.0, None, 45.0),
         ];
         let mut finding = pool_finding();
-        reconsider_a_pool(&mut finding, &steps, &context);
+        reconsider(&mut finding, &steps, &context);
         assert_eq!(finding.kind, Kind::MachineSaturated);
         assert_eq!(finding.limit, None);
         assert_eq!(
@@ -292,7 +301,7 @@ mod tests {
             s.downstream_inflight = Some(DownstreamInFlight { mean: 2.0, max: 2 });
         }
         let mut finding = pool_finding();
-        reconsider_a_pool(&mut finding, &with_mock, &context);
+        reconsider(&mut finding, &with_mock, &context);
         assert_eq!(finding.kind, Kind::BlockingPool);
 
         // The target's threads observed running (one worker process, always busy): its own
@@ -319,7 +328,7 @@ mod tests {
             });
         }
         let mut finding = pool_finding();
-        reconsider_a_pool(&mut finding, &running, &context);
+        reconsider(&mut finding, &running, &context);
         assert_eq!(finding.kind, Kind::CpuBound);
         assert_eq!(finding.limit, Some(0.9));
         assert!(matches!(finding.facts[0], Fact::ThreadsRunning { running, .. } if running == 0.9));
@@ -330,7 +339,7 @@ mod tests {
             pools[0].mean.running = 0.2;
         }
         let mut finding = pool_finding();
-        reconsider_a_pool(&mut finding, &running, &context);
+        reconsider(&mut finding, &running, &context);
         assert_eq!(finding.kind, Kind::BlockingPool);
         // Threads asleep (a lock, a timer): not the machine's doing.
         for s in &mut running {
@@ -339,13 +348,13 @@ mod tests {
             pools[0].mean.running = 0.1;
         }
         let mut finding = pool_finding();
-        reconsider_a_pool(&mut finding, &running, &context);
+        reconsider(&mut finding, &running, &context);
         assert_eq!(finding.kind, Kind::BlockingPool);
 
         // A machine with room: a pool.
         let quiet = [step(1, 40.0, None, 20.0), step(4, 60.0, None, 30.0)];
         let mut finding = pool_finding();
-        reconsider_a_pool(&mut finding, &quiet, &context);
+        reconsider(&mut finding, &quiet, &context);
         assert_eq!(finding.kind, Kind::BlockingPool);
     }
 }

@@ -8,7 +8,8 @@
 //! cached pool behind a semaphore of 25) and `/cpu`, and `tests/targets/py-threadpool` (a
 //! `ThreadPoolExecutor` of 6; CPython names every OS thread `python3`). The older recordings
 //! carry no threads: the place must then say nothing it cannot back.
-use chokepoint_diagnose::diagnose;
+use chokepoint_diagnose::catalogue::Catalogue;
+use chokepoint_diagnose::{diagnose, diagnose_with};
 use chokepoint_result::{Fact, Kind, PlaceKind, PlaceSource, SweepResult};
 
 fn load(path: &str) -> SweepResult {
@@ -62,6 +63,44 @@ fn observed_recordings_name_the_pool_that_holds_the_limit() {
         }
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+#[test]
+fn the_catalogue_passed_in_is_the_one_the_place_reads() {
+    let r = load("place/jvm-actors.json");
+    let built_in = diagnose(&r.steps, &r.context).into_diagnosis();
+    let place = built_in.place.expect("a place");
+    assert_eq!(place.pool.as_deref(), Some("actor-pool"));
+    assert_eq!(
+        place.setting, None,
+        "the built-in catalogue does not know it"
+    );
+
+    let user = Catalogue::parse(
+        r#"
+        [[pool]]
+        framework = "BlockingDemo"
+        threads = ["actor-pool-#"]
+        setting = "--actors"
+        default = "20"
+        source = "examples/jvm/BlockingDemo.java"
+        "#,
+    )
+    .unwrap();
+    let with_user = diagnose_with(&r.steps, &r.context, &user.with_built_in()).into_diagnosis();
+    let setting = with_user
+        .place
+        .and_then(|p| p.setting)
+        .expect("the user's entry");
+    assert_eq!(
+        (setting.setting.as_str(), setting.default.as_str()),
+        ("--actors", "20")
+    );
+    // The same finding otherwise: the catalogue names a setting, it decides nothing.
+    assert_eq!(
+        (with_user.kind, with_user.limit),
+        (built_in.kind, built_in.limit)
+    );
 }
 
 #[test]

@@ -3,6 +3,7 @@
 use crate::downstream::MockClient;
 use crate::progress::{StepProgress, SweepEvent};
 use anyhow::Context;
+use chokepoint_diagnose::catalogue::Catalogue;
 use chokepoint_diagnose::{assess, SettleRule};
 use chokepoint_load::{LoadConfig, LoadEvent};
 use chokepoint_observe::stacks::StackOptions;
@@ -54,6 +55,9 @@ pub struct SweepConfig {
     pub clock: Option<StepClock>,
     /// This sweep's shard of a run, written into the result with each step's lateness.
     pub shard: Option<ShardInfo>,
+    /// The known pools the finding names a setting from (the built-in ones unless the caller
+    /// put a user's entries in front).
+    pub catalogue: Catalogue,
 }
 
 /// The largest client count the adaptive search tries unless told (`--max-clients`).
@@ -99,6 +103,7 @@ impl SweepConfig {
             drain_timeout: Duration::from_secs(30),
             clock: None,
             shard: None,
+            catalogue: Catalogue::built_in().clone(),
         })
     }
 
@@ -271,8 +276,10 @@ pub fn sweep(
     result.duration_s = began.elapsed().as_secs_f64();
     result.load_s = result.steps.iter().map(|s| s.measured_s).sum();
     result.context.downstream_delay_ms = downstream_delay_ms(&result.steps, first_stats.as_ref());
-    result.diagnosis =
-        Some(chokepoint_diagnose::diagnose(&result.steps, &result.context).into_diagnosis());
+    result.diagnosis = Some(
+        chokepoint_diagnose::diagnose_with(&result.steps, &result.context, &config.catalogue)
+            .into_diagnosis(),
+    );
     save(config, &result, true)?;
     match failure {
         Some(err) => Err(err.context(format!(

@@ -25,7 +25,12 @@
 //! Two pools that match otherwise, or none, name no place: the fact keeps what was seen (the matching
 //! pools, or the most held ones, and the connections to the downstream) for the describer.
 //! A pool the catalogue knows, by its name or by the frames its threads wait in, gets its
-//! setting ([`crate::catalogue::setting_for`], [`crate::catalogue::setting_for_frames`]).
+//! setting ([`Catalogue::setting_for`], [`Catalogue::setting_for_frames`]); the catalogue is the
+//! one the caller passed in ([`Evidence::catalogue`]).
+//!
+//! The place is the last stage: it reads the decided kind and changes none.
+use crate::catalogue::Catalogue;
+use crate::evidence::Evidence;
 use crate::finding::Finding;
 use chokepoint_result::{
     Fact, Kind, Place, PlaceKind, PlaceSource, PlaceUnclearWhy, PoolSeen, PoolStacks, Setting,
@@ -50,9 +55,16 @@ pub(crate) fn matches_limit(held: f64, limit: f64) -> bool {
     held >= 1.0 && (held - limit).abs() <= (limit * MATCH_SHARE).max(MATCH_THREADS)
 }
 
+/// `finding` with its place fact after its own facts.
+pub(crate) fn with_place(mut finding: Finding, evidence: &Evidence<'_>) -> Finding {
+    let place = facts(evidence.steps, &finding, evidence.catalogue);
+    finding.facts.extend(place);
+    finding
+}
+
 /// The place fact of a finding: none when the kind has no place or the steps past the knee
-/// carry no evidence.
-pub(crate) fn facts(steps: &[Step], finding: &Finding) -> Vec<Fact> {
+/// carry no evidence. Settings come from `catalogue`.
+pub(crate) fn facts(steps: &[Step], finding: &Finding, catalogue: &Catalogue) -> Vec<Fact> {
     let Some(knee) = finding.knee_clients else {
         return Vec::new();
     };
@@ -64,11 +76,11 @@ pub(crate) fn facts(steps: &[Step], finding: &Finding) -> Vec<Fact> {
     };
     let fact = match (finding.kind, finding.limit) {
         (Kind::BlockingPool | Kind::ErrorBound, Some(limit)) if limit > 0.0 => {
-            held_pool(&plateau, &before, limit)
+            held_pool(&plateau, &before, limit, catalogue)
         }
         (Kind::ConnectionLimit, _) => connection_pool(&plateau).map(place),
-        (Kind::GrowingPool, _) => growing_pool(finding).map(place),
-        (Kind::CpuBound, _) => cpu(&plateau, finding).map(place),
+        (Kind::GrowingPool, _) => growing_pool(finding, catalogue).map(place),
+        (Kind::CpuBound, _) => cpu(&plateau, finding, catalogue).map(place),
         _ => None,
     };
     fact.into_iter().collect()
@@ -97,11 +109,13 @@ impl Held {
     /// or by the frames its threads wait in. With threads queued in front of a resource, the
     /// limit is that resource (a connection pool, a semaphore), not the pool of threads that
     /// queue for it: its frames are asked first.
-    fn into_place(self) -> Place {
-        use crate::catalogue::{setting_for, setting_for_frames};
-        let by_queue = || setting_for_frames(&self.queued.as_ref()?.frames);
-        let by_pool =
-            || setting_for(&self.seen.pool).or_else(|| setting_for_frames(&self.seen.frames));
+    fn into_place(self, catalogue: &Catalogue) -> Place {
+        let by_queue = || catalogue.setting_for_frames(&self.queued.as_ref()?.frames);
+        let by_pool = || {
+            catalogue
+                .setting_for(&self.seen.pool)
+                .or_else(|| catalogue.setting_for_frames(&self.seen.frames))
+        };
         // A pool's own setting is the knob only when nothing else holds its threads back.
         // Threads queued for a resource beside the held ones (the stacks' `queued`) make the
         // resource the limit. From /proc, the same shows as threads of the pool parked in
@@ -379,7 +393,12 @@ fn grew_until_the_knee(name: &str, plateau: &[&Step], before: &[&Step]) -> bool 
 }
 
 /// A pool held at about the limit: from the stacks when they name one, else from `/proc`.
-fn held_pool(plateau: &[&Step], before: &[&Step], limit: f64) -> Option<Fact> {
+fn held_pool(
+    plateau: &[&Step],
+    before: &[&Step],
+    limit: f64,
+    catalogue: &Catalogue,
+) -> Option<Fact> {
     let observed = plateau
         .iter()
         .any(|s| s.stacks.is_some() || s.threads_by_pool.is_some());
@@ -416,7 +435,7 @@ fn held_pool(plateau: &[&Step], before: &[&Step], limit: f64) -> Option<Fact> {
             [] => continue,
             [one] => {
                 return Some(Fact::Place {
-                    place: Box::new((*one).clone().into_place()),
+                    place: Box::new((*one).clone().into_place(catalogue)),
                 })
             }
             several => {
@@ -498,7 +517,7 @@ fn connection_pool(plateau: &[&Step]) -> Option<Place> {
 
 /// The pool that grew instead of queueing, at its largest step, as the growing-pool rule read
 /// it from `/proc`.
-fn growing_pool(finding: &Finding) -> Option<Place> {
+fn growing_pool(finding: &Finding, catalogue: &Catalogue) -> Option<Place> {
     finding.facts.iter().find_map(|fact| match fact {
         Fact::GrowingPool {
             pool,
@@ -511,7 +530,7 @@ fn growing_pool(finding: &Finding) -> Option<Place> {
             size: threads.last().copied(),
             clients: clients.last().copied().unwrap_or(0),
             source: Some(PlaceSource::Proc),
-            setting: crate::catalogue::setting_for(pool),
+            setting: catalogue.setting_for(pool),
             ..Place::default()
         }),
         _ => None,
@@ -541,7 +560,7 @@ fn running(plateau: &[&Step]) -> Vec<Held> {
 }
 
 /// The CPU, with the busiest pool when one clearly leads.
-fn cpu(plateau: &[&Step], finding: &Finding) -> Option<Place> {
+fn cpu(plateau: &[&Step], finding: &Finding, catalogue: &Catalogue) -> Option<Place> {
     let cpu_pct = plateau_cpu(finding);
     let pools = running(plateau);
     let busiest = match pools.as_slice() {
@@ -560,7 +579,7 @@ fn cpu(plateau: &[&Step], finding: &Finding) -> Option<Place> {
     }
     let from = plateau.first()?.clients;
     let mut place = match busiest {
-        Some(held) => held.into_place(),
+        Some(held) => held.into_place(catalogue),
         None => Place {
             clients: from,
             source: Some(PlaceSource::Proc),

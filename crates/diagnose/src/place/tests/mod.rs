@@ -9,6 +9,11 @@ use crate::describe::place::attribution;
 use chokepoint_result::StackSource;
 use shapes::*;
 
+/// The place facts with the built-in catalogue.
+fn facts(steps: &[Step], finding: &Finding) -> Vec<Fact> {
+    super::facts(steps, finding, Catalogue::built_in())
+}
+
 #[test]
 fn held_counts_match_a_limit_within_15_percent_or_three_quarters_of_a_thread() {
     // (held, limit, matches)

@@ -2,6 +2,7 @@
 //! runtime's stacks and the connections to the mock, and the targets built from them (the JVM
 //! twin, py-threadpool, go-semaphore).
 use super::super::*;
+use super::facts;
 use chokepoint_result::{
     ConnectionCounts, Connections, PeerConnections, PoolThreads, SharedStack, SocketCounts,
     StackEvidence, StackSource, ThreadCounts, ThreadsByPool, WaitReason,
