@@ -185,7 +185,10 @@ fn pprof_finds_go_semaphores_handlers_waiting_for_a_slot_or_in_the_downstream_ca
         return;
     }
     let _one = one_at_a_time();
-    let mock = mock_with_delay();
+    // Behind a 200 ms call a client spends a small share of its time between requests, even
+    // when a busy machine slows the generator (at 50 ms a snapshot caught 6 of 24 clients
+    // between requests and only 5 handlers queued for a slot).
+    let mock = mock_with_delay_of(Duration::from_millis(200));
     let target = launch_go_semaphore_with(&mock, &["-pprof"]);
     let result = sweep_target(&target, Some(vec![6, 24]), STEP, 24, Some(&mock));
     drop(target);
