@@ -51,14 +51,14 @@ fn observed_recordings_name_the_pool_that_holds_the_limit() {
         };
         println!("{name}: {}", d.attribution.as_deref().unwrap_or("-"));
         let near = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 0.5);
-        if d.kind != kind
+        if d.kind() != kind
             || place.kind != Some(PlaceKind::ThreadPool)
             || place.pool.as_deref() != Some(pool)
             || place.source != Some(PlaceSource::Proc)
             || !near(place.held, held)
             || !near(place.size, size)
         {
-            wrong.push(format!("{name}: {} {place:?}", d.kind));
+            wrong.push(format!("{name}: {} {place:?}", d.kind()));
         }
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
@@ -68,7 +68,7 @@ fn observed_recordings_name_the_pool_that_holds_the_limit() {
 fn an_observed_cpu_limit_names_the_cpu_and_its_busiest_pool() {
     let r = load("place/jvm-cpu.json");
     let d = diagnose(&r.steps, &r.context).into_diagnosis();
-    assert_eq!(d.kind, Kind::CpuBound);
+    assert_eq!(d.kind(), Kind::CpuBound);
     let place = d.place.expect("a place");
     assert_eq!(place.kind, Some(PlaceKind::Cpu));
     // BlockingDemo's /cpu runs on its cached pool `cpu-work`.
@@ -108,7 +108,7 @@ fn recordings_without_threads_say_nothing_they_cannot_back() {
         let r = load(&format!("{name}.json"));
         let d = diagnose(&r.steps, &r.context).into_diagnosis();
         assert!(
-            !d.facts
+            !d.facts()
                 .iter()
                 .any(|f| matches!(f, Fact::PlaceUnclear { .. })),
             "{name}: nothing observed, nothing to be unclear about"
@@ -116,7 +116,7 @@ fn recordings_without_threads_say_nothing_they_cannot_back() {
         if let Some(place) = &d.place {
             // Only the CPU figure is there to read: the CPU, no pool.
             assert_eq!(
-                (d.kind, place.kind, place.pool.as_deref()),
+                (d.kind(), place.kind, place.pool.as_deref()),
                 (Kind::CpuBound, Some(PlaceKind::Cpu), None),
                 "{name}"
             );
