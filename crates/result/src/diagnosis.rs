@@ -421,4 +421,126 @@ mod tests {
         }
         assert_eq!(Kind::parse("blocking_pool"), None);
     }
+
+    fn knee(clients: u32) -> Fact {
+        Fact::Knee {
+            clients,
+            efficiency: 0.5,
+            threshold: 0.9,
+        }
+    }
+
+    fn place() -> Place {
+        Place {
+            pool: Some("worker".into()),
+            clients: 40,
+            ..Place::default()
+        }
+    }
+
+    fn overload() -> Overload {
+        Overload::Queues {
+            from_clients: 20,
+            to_clients: 40,
+            throughput_rps: 19.7,
+            from_latency_ms: 1010.0,
+            to_latency_ms: 2020.0,
+        }
+    }
+
+    /// A finding as the diagnosis gives it: the overload in its field and among the facts,
+    /// the place among the facts.
+    fn finding() -> Finding {
+        let mut finding = Finding::bare(
+            Kind::BlockingPool,
+            vec![
+                knee(20),
+                Fact::Overload {
+                    overload: overload(),
+                },
+                knee(40),
+                Fact::Place {
+                    place: Box::new(place()),
+                },
+            ],
+        );
+        finding.overload = Some(overload());
+        finding
+    }
+
+    #[test]
+    fn the_place_and_the_overload_are_held_once_and_written_twice_where_they_stood() {
+        let found = finding();
+        let d = Diagnosis::new(found.clone(), Words::default());
+        assert_eq!(d.facts(), [knee(20), knee(40)]);
+        assert_eq!(d.place, Some(place()));
+        assert_eq!(d.overload(), Some(&overload()));
+        let json = serde_json::to_value(&d).expect("JSON");
+        assert_eq!(
+            json["facts"],
+            serde_json::to_value(&found.facts).expect("JSON")
+        );
+        assert_eq!(json["place"], serde_json::to_value(place()).expect("JSON"));
+        assert_eq!(
+            json["overload"],
+            serde_json::to_value(overload()).expect("JSON")
+        );
+        let back: Diagnosis = serde_json::from_value(json.clone()).expect("read back");
+        assert_eq!(back, d);
+        assert_eq!(serde_json::to_value(&back).expect("JSON"), json);
+    }
+
+    #[test]
+    fn keys_are_written_in_the_order_they_always_were() {
+        // Set by hand, so that no fact repeats the `place` and `overload` keys.
+        let mut d = Diagnosis::new(Finding::bare(Kind::BlockingPool, vec![]), Words::default());
+        d.place = Some(place());
+        d.finding.overload = Some(overload());
+        let text = serde_json::to_string(&d).expect("JSON");
+        let keys = [
+            "kind",
+            "limit",
+            "knee_clients",
+            "summary",
+            "evidence",
+            "usl",
+            "pool",
+            "better_model",
+            "fan_out",
+            "attribution",
+            "place",
+            "base_latency_ms",
+            "plateau",
+            "facts",
+            "key_evidence",
+            "overload",
+            "peak",
+        ];
+        let at: Vec<usize> = keys
+            .iter()
+            .map(|k| text.find(&format!("\"{k}\":")).expect(k))
+            .collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "{text}");
+    }
+
+    #[test]
+    fn a_place_or_overload_set_by_hand_is_a_key_but_no_fact() {
+        let mut d = Diagnosis::new(
+            Finding::bare(Kind::BlockingPool, vec![knee(20)]),
+            Words::default(),
+        );
+        d.place = Some(place());
+        d.finding.overload = Some(overload());
+        let json = serde_json::to_value(&d).expect("JSON");
+        assert_eq!(
+            json["facts"],
+            serde_json::to_value([knee(20)]).expect("JSON")
+        );
+        assert_eq!(json["place"]["pool"], "worker");
+        assert_eq!(json["overload"]["behaviour"], "queues");
+        assert_eq!(
+            serde_json::from_value::<Diagnosis>(json).expect("read back"),
+            d
+        );
+    }
 }
