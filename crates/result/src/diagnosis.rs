@@ -1,6 +1,6 @@
 //! The finding as the JSON carries it: its [`Kind`], the models' fits and the [`Diagnosis`]
 //! record, a [`Finding`] with the words its teller (the diagnosis crate) writes for it. The
-//! record reads and writes `result.json`'s `diagnosis` object through [`DiagnosisJson`], which
+//! record reads and writes `result.json`'s `diagnosis` object through `DiagnosisJson`, which
 //! fixes its keys.
 use crate::{Fact, FanOutShape, Finding, Model, Overload, Peak, Place, Plateau};
 use serde::{Deserialize, Serialize};
@@ -156,13 +156,11 @@ impl Finding {
 }
 
 /// The diagnosis: the [`Finding`] and its words. In `result.json` the finding's fields are
-/// written flat beside the words, with two views of what the finding holds once (see
-/// [`DiagnosisJson`]).
+/// written flat beside the words (`DiagnosisJson` fixes the keys).
 ///
-/// `place` and `overload` are held once, in the fields (`place` here, `finding.overload`), not
-/// in `finding.facts`: the diagnosis and its tests read them by name, and the facts keep only
-/// their position in the evidence, where the JSON writes them back as a `place` and an
-/// `overload` fact.
+/// `place` and `overload` are held once, in fields (`place` here, `finding.overload`), not
+/// among `finding.facts`: the diagnosis and its tests read them by name. The JSON still writes
+/// each twice, as a key and as a fact at the index in `facts` where the diagnosis put it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(from = "DiagnosisJson", into = "DiagnosisJson")]
 pub struct Diagnosis {
