@@ -138,7 +138,10 @@ fn sweep_and_look_up(
     let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
     println!(
         "{name}: found {} {:?}; place {:?}; attribution {:?}",
-        diagnosis.kind, diagnosis.limit, diagnosis.place, diagnosis.attribution
+        diagnosis.kind(),
+        diagnosis.limit(),
+        diagnosis.place,
+        diagnosis.attribution
     );
     (pool, threads, waiting, setting, finding_setting(&result))
 }

@@ -114,11 +114,11 @@ fn two_shards_on_the_clock_merge_into_the_pool_of_20() {
         assert!(log.contains(&format!("#run-id={} shard={}/2", shard.run_id, shard.index)));
     }
     let diagnosis = merged.diagnosis.as_ref().unwrap();
-    let limit = diagnosis.limit.unwrap_or(0.0);
+    let limit = diagnosis.limit().unwrap_or(0.0);
     assert!(
-        diagnosis.kind == Kind::BlockingPool && (18.0..=22.0).contains(&limit),
+        diagnosis.kind() == Kind::BlockingPool && (18.0..=22.0).contains(&limit),
         "the merge should find the pool of 20: {:?} {limit}\n{printed}",
-        diagnosis.kind
+        diagnosis.kind()
     );
     let info = merged.merge.as_ref().unwrap();
     assert_eq!(info.shards.len(), 2);

@@ -32,7 +32,7 @@ fn a_cached_thread_pool_is_named_a_growing_pool_with_its_threads_per_step() {
     );
     let diagnosis = assert_kind("java-pools /cached", &result, Kind::GrowingPool);
     let (pool, clients, threads, instead_of) = diagnosis
-        .facts
+        .facts()
         .iter()
         .find_map(|fact| match fact {
             Fact::GrowingPool {

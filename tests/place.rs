@@ -147,7 +147,7 @@ fn go_goroutines_are_not_placed_from_proc_and_the_finding_says_what_it_saw() {
     drop(target);
     let diagnosis = assert_kind("go-semaphore", &result, Kind::BlockingPool);
     assert_eq!(diagnosis.place, None, "goroutines are no OS threads");
-    let unclear = diagnosis.facts.iter().find_map(|f| match f {
+    let unclear = diagnosis.facts().iter().find_map(|f| match f {
         Fact::PlaceUnclear {
             downstream_connections,
             ..

@@ -82,7 +82,7 @@ fn a_go_service_in_a_half_core_group_is_cpu_bound_at_its_quota_and_says_so() {
     let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
     assert!(
         diagnosis
-            .facts
+            .facts()
             .iter()
             .any(|f| matches!(f, Fact::CpuQuota { quota_cores, .. } if *quota_cores == 0.5)),
         "{:?}",
@@ -111,7 +111,7 @@ fn the_same_service_without_a_quota_is_told_no_quota() {
     let diagnosis = assert_kind("go-cpu", &result, Kind::CpuBound);
     assert!(result.steps.iter().all(|s| s.cpu_quota.is_none()));
     assert!(!diagnosis
-        .facts
+        .facts()
         .iter()
         .any(|f| matches!(f, Fact::CpuQuota { .. })));
     assert!(

@@ -327,7 +327,7 @@ fn go_handler_hashing_on_every_core_is_cpu_bound_at_about_the_cores_it_gets() {
         f64::from,
     );
     let found = diagnosis
-        .limit
+        .limit()
         .unwrap_or_else(|| panic!("{name}: no limit found (summary: {})", diagnosis.summary));
     assert!(
         (0.8..=cores + 0.2).contains(&found),
@@ -359,9 +359,9 @@ fn java_spinlock_thrashing_on_one_core_is_contention_with_a_collapse() {
     let diagnosis = assert_kind("java-thrash", &result, Kind::Contention);
     let Some(Overload::Collapses {
         peak, at_clients, ..
-    }) = diagnosis.overload
+    }) = diagnosis.overload()
     else {
-        panic!("java-thrash: no collapse: {:?}", diagnosis.overload)
+        panic!("java-thrash: no collapse: {:?}", diagnosis.overload())
     };
     assert!(
         (8..=40).contains(&peak.clients),
@@ -370,7 +370,7 @@ fn java_spinlock_thrashing_on_one_core_is_contention_with_a_collapse() {
     );
     // The fall is read at a step the search chose past the peak (the probes stop once the p99
     // passes 20x the base latency, often at 2x).
-    assert!(at_clients > peak.clients, "the fall is past the peak");
+    assert!(*at_clients > peak.clients, "the fall is past the peak");
     assert!(diagnosis.summary.contains("κ = "), "{}", diagnosis.summary);
 }
 
@@ -392,11 +392,11 @@ fn python_bulkhead_with_an_acquire_timeout_is_a_pool_of_8_that_times_out() {
     drop(target);
     assert_finding("py-pool-timeout", &result, Kind::BlockingPool, 8.0);
     let diagnosis = result.diagnosis.as_ref().expect("checked above");
-    let Some(Overload::TimesOut { wait_ms, .. }) = diagnosis.overload else {
-        panic!("py-pool-timeout: {:?}", diagnosis.overload)
+    let Some(Overload::TimesOut { wait_ms, .. }) = diagnosis.overload() else {
+        panic!("py-pool-timeout: {:?}", diagnosis.overload())
     };
     assert!(
-        (200.0..=300.0).contains(&wait_ms),
+        (200.0..=300.0).contains(wait_ms),
         "py-pool-timeout: the wait read from the errors is {wait_ms} ms, not about 250"
     );
     assert!(
@@ -432,12 +432,12 @@ fn node_event_loop_calling_a_downstream_is_cpu_bound_on_one_core() {
     drop(target);
     let name = "node-cpu-downstream";
     let diagnosis = assert_kind(name, &result, Kind::CpuBound);
-    let limit = diagnosis.limit.expect("a limit");
+    let limit = diagnosis.limit().expect("a limit");
     assert!(
         (0.8..=1.2).contains(&limit),
         "{name}: limit {limit:.2} is not one core's worth"
     );
-    let decided = diagnosis.facts.iter().find_map(|fact| match fact {
+    let decided = diagnosis.facts().iter().find_map(|fact| match fact {
         Fact::WholeCores { cores, .. } => Some(("its CPU", *cores)),
         Fact::WholeThreadsRunning { cores, .. } => Some(("its threads", *cores)),
         _ => None,
@@ -445,7 +445,7 @@ fn node_event_loop_calling_a_downstream_is_cpu_bound_on_one_core() {
     let Some((evidence, cores)) = decided else {
         panic!(
             "{name}: the whole-cores rule did not decide: {:#?}",
-            diagnosis.facts
+            diagnosis.facts()
         )
     };
     assert_eq!(cores, 1, "{name}: decided by {evidence}");

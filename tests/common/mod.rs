@@ -289,14 +289,18 @@ pub fn assert_kind<'r>(name: &str, result: &'r SweepResult, kind: Kind) -> &'r D
         .unwrap_or_else(|| panic!("{name}: the sweep returned no diagnosis"));
     println!(
         "{name}: found {} limit {:?} knee {:?}\n  summary: {}",
-        diagnosis.kind, diagnosis.limit, diagnosis.knee_clients, diagnosis.summary
+        diagnosis.kind(),
+        diagnosis.limit(),
+        diagnosis.knee_clients(),
+        diagnosis.summary
     );
     for sentence in &diagnosis.evidence {
         println!("  evidence: {sentence}");
     }
     assert!(!result.interrupted, "{name}: the sweep was interrupted");
     assert_eq!(
-        diagnosis.kind, kind,
+        diagnosis.kind(),
+        kind,
         "{name}: wrong kind (summary: {})",
         diagnosis.summary
     );
@@ -307,7 +311,7 @@ pub fn assert_kind<'r>(name: &str, result: &'r SweepResult, kind: Kind) -> &'r D
 pub fn assert_finding(name: &str, result: &SweepResult, kind: Kind, limit: f64) {
     let diagnosis = assert_kind(name, result, kind);
     let found = diagnosis
-        .limit
+        .limit()
         .unwrap_or_else(|| panic!("{name}: no limit found (summary: {})", diagnosis.summary));
     assert!(
         (found - limit).abs() <= 0.1 * limit,

@@ -341,22 +341,23 @@ impl Gate {
         match &self.check {
             Check::Kind(kind) => {
                 let holds = match self.op {
-                    Op::Eq => diagnosis.kind == *kind,
-                    _ => diagnosis.kind != *kind,
+                    Op::Eq => diagnosis.kind() == *kind,
+                    _ => diagnosis.kind() != *kind,
                 };
                 (!holds).then(|| {
                     format!(
                         "gate '{}' failed: the kind was {}",
-                        self.text, diagnosis.kind
+                        self.text,
+                        diagnosis.kind()
                     )
                 })
             }
-            Check::Limit(bound) => match diagnosis.limit {
+            Check::Limit(bound) => match diagnosis.limit() {
                 Some(limit) if self.op.holds(limit, *bound) => None,
                 Some(limit) => fail(format!("the limit was {}", fmt_num(limit))),
-                None => fail(format!("no limit was found ({})", diagnosis.kind)),
+                None => fail(format!("no limit was found ({})", diagnosis.kind())),
             },
-            Check::Knee(bound) => match diagnosis.knee_clients {
+            Check::Knee(bound) => match diagnosis.knee_clients() {
                 Some(knee) if self.op.holds(knee as f64, *bound) => None,
                 Some(knee) => fail(format!("the knee was at {knee} clients")),
                 None => fail("no knee was found".to_string()),

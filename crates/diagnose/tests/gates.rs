@@ -86,7 +86,7 @@ fn gates_are_evaluated_on_the_steps_and_the_finding() {
         step(100, 19.7, 5070.0),
     ];
     let d = diagnosed(&steps, &context).into_diagnosis();
-    assert_eq!(d.kind, Kind::BlockingPool);
+    assert_eq!(d.kind(), Kind::BlockingPool);
     // p99 of the table's latencies is 1.1 × mean (see common::latency).
     let p99_at_40: f64 = (1.1 * ((2027.0 * 195.0 + 5000.0 * 3.0) / 198.0_f64)).round();
     let table: &[(&str, Option<String>)] = &[

@@ -52,14 +52,14 @@ fn observed_recordings_name_the_pool_that_holds_the_limit() {
         };
         println!("{name}: {}", d.attribution.as_deref().unwrap_or("-"));
         let near = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 0.5);
-        if d.kind != kind
+        if d.kind() != kind
             || place.kind != Some(PlaceKind::ThreadPool)
             || place.pool.as_deref() != Some(pool)
             || place.source != Some(PlaceSource::Proc)
             || !near(place.held, held)
             || !near(place.size, size)
         {
-            wrong.push(format!("{name}: {} {place:?}", d.kind));
+            wrong.push(format!("{name}: {} {place:?}", d.kind()));
         }
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
@@ -69,7 +69,7 @@ fn observed_recordings_name_the_pool_that_holds_the_limit() {
 fn the_catalogue_passed_in_is_the_one_the_place_reads() {
     let r = load("place/jvm-actors.json");
     let built_in = diagnose(&r.steps, &r.context).into_diagnosis();
-    let place = built_in.place.expect("a place");
+    let place = built_in.place.clone().expect("a place");
     assert_eq!(place.pool.as_deref(), Some("actor-pool"));
     assert_eq!(
         place.setting, None,
@@ -90,6 +90,7 @@ fn the_catalogue_passed_in_is_the_one_the_place_reads() {
     let with_user = diagnose_with(&r.steps, &r.context, &user.with_built_in()).into_diagnosis();
     let setting = with_user
         .place
+        .clone()
         .and_then(|p| p.setting)
         .expect("the user's entry");
     assert_eq!(
@@ -98,8 +99,8 @@ fn the_catalogue_passed_in_is_the_one_the_place_reads() {
     );
     // The same finding otherwise: the catalogue names a setting, it decides nothing.
     assert_eq!(
-        (with_user.kind, with_user.limit),
-        (built_in.kind, built_in.limit)
+        (with_user.kind(), with_user.limit()),
+        (built_in.kind(), built_in.limit())
     );
 }
 
@@ -107,7 +108,7 @@ fn the_catalogue_passed_in_is_the_one_the_place_reads() {
 fn an_observed_cpu_limit_names_the_cpu_and_its_busiest_pool() {
     let r = load("place/jvm-cpu.json");
     let d = diagnose(&r.steps, &r.context).into_diagnosis();
-    assert_eq!(d.kind, Kind::CpuBound);
+    assert_eq!(d.kind(), Kind::CpuBound);
     let place = d.place.expect("a place");
     assert_eq!(place.kind, Some(PlaceKind::Cpu));
     // BlockingDemo's /cpu runs on its cached pool `cpu-work`.
@@ -147,7 +148,7 @@ fn recordings_without_threads_say_nothing_they_cannot_back() {
         let r = load(&format!("{name}.json"));
         let d = diagnose(&r.steps, &r.context).into_diagnosis();
         assert!(
-            !d.facts
+            !d.facts()
                 .iter()
                 .any(|f| matches!(f, Fact::PlaceUnclear { .. })),
             "{name}: nothing observed, nothing to be unclear about"
@@ -155,7 +156,7 @@ fn recordings_without_threads_say_nothing_they_cannot_back() {
         if let Some(place) = &d.place {
             // Only the CPU figure is there to read: the CPU, no pool.
             assert_eq!(
-                (d.kind, place.kind, place.pool.as_deref()),
+                (d.kind(), place.kind, place.pool.as_deref()),
                 (Kind::CpuBound, Some(PlaceKind::Cpu), None),
                 "{name}"
             );

@@ -252,7 +252,7 @@ pub fn run_demo(
             .diagnosis
             .clone()
             .expect("a finished sweep has a diagnosis");
-        let found_limit = diagnosis.limit;
+        let found_limit = diagnosis.limit();
         let limit_ok = match (scenario.expected_limit, found_limit) {
             (Some(expected), Some(found)) => (found - expected).abs() <= 0.1 * expected,
             (Some(_), None) => false,
@@ -263,9 +263,9 @@ pub fn run_demo(
             seed: scenario.seed.to_string(),
             expected_limit: scenario.expected_limit,
             found_limit,
-            kind: diagnosis.kind,
+            kind: diagnosis.kind(),
             expected_kind: scenario.expected_kind,
-            ok: limit_ok && diagnosis.kind == scenario.expected_kind,
+            ok: limit_ok && diagnosis.kind() == scenario.expected_kind,
             seconds: scenario_started.elapsed().as_secs_f64(),
             summary: diagnosis.summary.clone(),
         };

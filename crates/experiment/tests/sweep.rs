@@ -64,11 +64,11 @@ fn an_adaptive_sweep_finds_the_pool_of_20_within_30_seconds_of_load() {
         })
         .collect();
     assert_eq!(
-        diagnosis.kind,
+        diagnosis.kind(),
         Kind::BlockingPool,
         "{diagnosis:?} {table:?}"
     );
-    let limit = diagnosis.limit.unwrap();
+    let limit = diagnosis.limit().unwrap();
     assert!(
         (18.0..=22.0).contains(&limit),
         "limit {limit}, steps {table:?}"

@@ -121,20 +121,19 @@ fn verdict(page: &mut String, result: &SweepResult) {
         page,
         "<section class=\"verdict kind-{kind}\">\n<p class=\"kind\">{kind}</p>\n<p class=\"summary\">{}</p>\n",
         escape(&diagnosis.summary),
-        kind = diagnosis.kind.as_str(),
+        kind = diagnosis.kind().as_str(),
     );
     let plateau = diagnosis
-        .plateau
-        .as_ref()
+        .plateau()
         .map(|p| p.throughput_rps)
-        .or(diagnosis.pool.map(|p| p.plateau_rps));
+        .or(diagnosis.pool().map(|p| p.plateau_rps));
     let figures = [
         (
-            diagnosis.limit.map(numbers::concurrency),
+            diagnosis.limit().map(numbers::concurrency),
             "limit: requests served at once",
         ),
         (
-            diagnosis.knee_clients.map(|k| k.to_string()),
+            diagnosis.knee_clients().map(|k| k.to_string()),
             "knee: clients where throughput stops following",
         ),
         (plateau.map(numbers::rate), "plateau: requests per second"),
@@ -188,7 +187,7 @@ fn chart_section(page: &mut String, result: &SweepResult) {
     let base = result
         .diagnosis
         .as_ref()
-        .and_then(|d| d.base_latency_ms)
+        .and_then(|d| d.base_latency_ms())
         .map(|ms| {
             format!(
                 "The dashed grey line is what clients alone would give: clients / {} (the \
@@ -283,7 +282,7 @@ fn step_table(page: &mut String, result: &SweepResult) {
     }
     let diagnosis = result.diagnosis.as_ref();
     let share_of_ideal = |clients: u32| {
-        diagnosis?.facts.iter().find_map(|f| match f {
+        diagnosis?.facts().iter().find_map(|f| match f {
             Fact::Step {
                 clients: c,
                 efficiency,
@@ -292,9 +291,9 @@ fn step_table(page: &mut String, result: &SweepResult) {
             _ => None,
         })
     };
-    let knee = diagnosis.and_then(|d| d.knee_clients);
+    let knee = diagnosis.and_then(|d| d.knee_clients());
     let plateau: &[u32] = diagnosis
-        .and_then(|d| d.plateau.as_ref())
+        .and_then(|d| d.plateau())
         .map_or(&[], |p| &p.clients);
     let with_errors = steps.iter().any(|s| numbers::error_count(s) > 0);
     page.push_str(

@@ -54,7 +54,7 @@ pub fn section(result: &SweepResult) -> String {
 
 fn unclear(diagnosis: &Diagnosis) -> bool {
     diagnosis
-        .facts
+        .facts()
         .iter()
         .any(|f| matches!(f, Fact::PlaceUnclear { .. }))
 }
@@ -62,7 +62,7 @@ fn unclear(diagnosis: &Diagnosis) -> bool {
 /// The step the place was read from; without a place, the plateau's largest observed step.
 fn step_read<'r>(result: &'r SweepResult, diagnosis: &Diagnosis) -> Option<&'r Step> {
     let observed = |s: &&Step| s.stacks.is_some() || s.threads_by_pool.is_some();
-    let unclear_at = diagnosis.facts.iter().find_map(|f| match f {
+    let unclear_at = diagnosis.facts().iter().find_map(|f| match f {
         Fact::PlaceUnclear { clients, .. } => Some(*clients),
         _ => None,
     });
@@ -74,7 +74,7 @@ fn step_read<'r>(result: &'r SweepResult, diagnosis: &Diagnosis) -> Option<&'r S
             .filter(observed)
             .find(|s| s.clients == c),
         None => {
-            let plateau = &diagnosis.plateau.as_ref()?.clients;
+            let plateau = &diagnosis.plateau()?.clients;
             result
                 .steps
                 .iter()

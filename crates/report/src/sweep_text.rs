@@ -169,11 +169,11 @@ fn render_finding(diagnosis: &Diagnosis, detail: Detail) -> String {
 
 /// `blocking-pool, limit 20, knee at 40 clients`.
 pub(crate) fn headline(diagnosis: &Diagnosis) -> String {
-    let mut parts = vec![diagnosis.kind.as_str().to_string()];
-    if let Some(limit) = diagnosis.limit {
+    let mut parts = vec![diagnosis.kind().as_str().to_string()];
+    if let Some(limit) = diagnosis.limit() {
         parts.push(format!("limit {}", numbers::concurrency(limit)));
     }
-    if let Some(knee) = diagnosis.knee_clients {
+    if let Some(knee) = diagnosis.knee_clients() {
         parts.push(format!("knee at {}", numbers::clients(knee)));
     }
     parts.join(", ")
@@ -181,7 +181,7 @@ pub(crate) fn headline(diagnosis: &Diagnosis) -> String {
 
 /// The bounded-pool fit beside the USL fit, and which fits better; `None` without either.
 pub(crate) fn models_line(diagnosis: &Diagnosis) -> Option<String> {
-    let pool = diagnosis.pool.map(|p| {
+    let pool = diagnosis.pool().map(|p| {
         format!(
             "bounded pool (limit {}, plateau {} req/s, R² {:.3})",
             numbers::concurrency(p.limit),
@@ -189,7 +189,7 @@ pub(crate) fn models_line(diagnosis: &Diagnosis) -> Option<String> {
             p.r_squared
         )
     });
-    let usl = diagnosis.usl.map(|u| {
+    let usl = diagnosis.usl().map(|u| {
         let n_max = u
             .n_max
             .map(|n| format!(", N_max {}", numbers::concurrency(n)))
@@ -207,8 +207,8 @@ pub(crate) fn models_line(diagnosis: &Diagnosis) -> Option<String> {
         return None;
     }
     let mut line = fits.join(" vs ");
-    if let Some(better) = &diagnosis.better_model {
-        let _ = write!(line, "; the {better} model fits better");
+    if let Some(better) = diagnosis.better_model() {
+        let _ = write!(line, "; the {} model fits better", better.as_str());
     }
     line.push('.');
     Some(line)
@@ -217,7 +217,6 @@ pub(crate) fn models_line(diagnosis: &Diagnosis) -> Option<String> {
 /// `downstream calls appear parallel` / `serial`, when the diagnosis could tell.
 pub(crate) fn fan_out_line(diagnosis: &Diagnosis) -> Option<String> {
     diagnosis
-        .fan_out
-        .as_ref()
-        .map(|how| format!("downstream calls appear {how}"))
+        .fan_out()
+        .map(|how| format!("downstream calls appear {}", how.as_str()))
 }

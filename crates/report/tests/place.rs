@@ -126,9 +126,6 @@ fn observed(with_stacks: bool) -> SweepResult {
     } else {
         "20 of 20 threads of `actor-pool` blocked on the network, in `poll` (/proc)".into()
     });
-    diagnosis.facts.push(Fact::Place {
-        place: Box::new(place.clone()),
-    });
     diagnosis.place = Some(place);
     result
 }

@@ -309,11 +309,11 @@ fn the_throughput_chart_marks_the_knee_the_peak_and_the_overload() {
     for (overload, words) in overloads {
         let mut result = fixtures::seed000();
         let diagnosis = result.diagnosis.as_mut().expect("a diagnosis");
-        diagnosis.peak = Some(Peak {
+        diagnosis.finding.peak = Some(Peak {
             clients: 40,
             throughput_rps: 19.9,
         });
-        diagnosis.overload = Some(overload);
+        diagnosis.finding.overload = Some(overload);
         let page = html::render(&result);
         assert_self_contained(&page, &result.target);
         let throughput = svgs(&page)[0];

@@ -3,8 +3,8 @@
 //! Data flows one way through chokepoint: the load engine measures a run and hands back a
 //! [`LoadReport`]; the experiment turns each load run of a sweep into a [`Step`] (adding what the
 //! mock saw, [`MockStats`], and what the observers saw of the target); the diagnosis reads the
-//! steps and a [`SweepContext`] and writes a [`Diagnosis`]; the renderers read a finished
-//! [`SweepResult`]. Every type here is plain data with serde derives: the JSON they produce is
+//! steps and a [`SweepContext`], decides a [`Finding`] and tells it in words, a [`Diagnosis`];
+//! the renderers read a finished [`SweepResult`]. Every type here is plain data with serde derives: the JSON they produce is
 //! chokepoint's contract with other tools (see DESIGN.md "Results"), so fields may be added but the
 //! documented ones are never renamed.
 //!
@@ -12,9 +12,11 @@
 //! constants in [`error_kind`] are the names the engine uses.
 #![deny(missing_docs)]
 
+mod fact;
 mod finding;
 pub mod format;
-pub use finding::{CeilingReading, Fact, FanOutShape, Model, Plateau, Service, Span};
+pub use fact::{CeilingReading, Fact, FanOutShape, Model, Plateau, Service, Span};
+pub use finding::Finding;
 mod shard;
 pub use shard::{LatencyHistograms, LoadResultFile, MergeInfo, MergedShard, ShardInfo};
 pub mod observed;

@@ -13,7 +13,7 @@ pub(super) fn draw_knee<'a, 'b: 'a>(
     result: &SweepResult,
     y_max: f64,
 ) -> Drawn {
-    let Some(knee) = result.diagnosis.as_ref().and_then(|d| d.knee_clients) else {
+    let Some(knee) = result.diagnosis.as_ref().and_then(|d| d.knee_clients()) else {
         return Ok(());
     };
     let x = log2_clients(knee as f64);
@@ -36,7 +36,7 @@ pub(super) fn draw_knee<'a, 'b: 'a>(
 
 /// The peak of successful throughput: a triangle on it, labelled.
 pub(super) fn draw_peak<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>, result: &SweepResult) -> Drawn {
-    let Some(peak) = result.diagnosis.as_ref().and_then(|d| d.peak) else {
+    let Some(peak) = result.diagnosis.as_ref().and_then(|d| d.peak()) else {
         return Ok(());
     };
     if !(peak.throughput_rps.is_finite() && peak.throughput_rps > 0.0 && peak.clients > 0) {
@@ -112,7 +112,7 @@ pub(super) fn draw_overload<'a, 'b: 'a>(
     axis: &ClientAxis,
     y_max: f64,
 ) -> Result<Option<Bracket>, Box<dyn std::error::Error>> {
-    let Some(overload) = result.diagnosis.as_ref().and_then(|d| d.overload.as_ref()) else {
+    let Some(overload) = result.diagnosis.as_ref().and_then(|d| d.overload()) else {
         return Ok(None);
     };
     let (from, to) = overload_span(overload);

@@ -149,14 +149,13 @@ pub fn throughput(result: &SweepResult) -> Result<String, String> {
     let diagnosis = result.diagnosis.as_ref();
     let plateau = diagnosis
         .and_then(|d| {
-            d.plateau
-                .as_ref()
+            d.plateau()
                 .map(|p| p.throughput_rps)
-                .or(d.pool.map(|p| p.plateau_rps))
+                .or(d.pool().map(|p| p.plateau_rps))
         })
         .filter(|p| p.is_finite() && *p > 0.0);
     let base_ms = diagnosis
-        .and_then(|d| d.base_latency_ms)
+        .and_then(|d| d.base_latency_ms())
         .filter(|b| b.is_finite() && *b > 0.0);
     let measured = finite_max(
         steps
@@ -291,7 +290,7 @@ pub fn in_flight(result: &SweepResult) -> Option<Result<String, String>> {
         return None;
     }
     let axis = ClientAxis::new(&result.steps);
-    let limit = result.diagnosis.as_ref().and_then(|d| d.limit);
+    let limit = result.diagnosis.as_ref().and_then(|d| d.limit());
     let largest = finite_max(
         steps
             .iter()

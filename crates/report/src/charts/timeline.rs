@@ -11,7 +11,7 @@ pub fn named_stalls(result: &SweepResult) -> Vec<(u32, &[Span])> {
         return Vec::new();
     };
     diagnosis
-        .facts
+        .facts()
         .iter()
         .filter_map(|f| match f {
             Fact::Stalls { clients, spans, .. } => Some((*clients, spans.as_slice())),

@@ -1,0 +1,650 @@
+//! The typed facts of a finding: `diagnosis.facts` in `result.json`.
+//!
+//! The diagnosis decides and records what it read as [`Fact`]s, each with its numbers and the
+//! client counts of the steps it was read from; one describer turns them into the summary and
+//! evidence sentences; renderers read the same facts (the report page marks the stalls a
+//! [`Fact::Stalls`] names). In JSON each fact is an object whose `kind` names it
+//! (`{"kind": "little", "clients": [20, 40, 100], ...}`); new kinds may be added, so readers skip
+//! kinds they do not know.
+
+use crate::{ErrorCounts, Kind, Overload, Place, PlaceUnclearWhy, PoolSeen};
+use serde::{Deserialize, Serialize};
+
+/// One thing the diagnosis read from the steps, with its numbers. Latencies are in ms, rates
+/// per second, shares in 0..=1, CPU in percent; `clients` names the steps read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Fact {
+    /// No step with clients was measured.
+    NothingMeasured,
+    /// A step at which no request succeeded.
+    NoSuccess {
+        /// The step.
+        clients: u32,
+        /// Completed requests per second (all failed).
+        throughput_rps: f64,
+        /// Its failures by kind.
+        errors: ErrorCounts,
+    },
+    /// The base latency L0 of the ideal line X(c) = c / L0.
+    BaseLatency {
+        /// The step with the fewest clients.
+        clients: u32,
+        /// That step's mean successful latency.
+        latency_ms: f64,
+        /// L0: the lower mean latency of the two smallest steps, or the downstream delay.
+        base_ms: f64,
+        /// True when the fewest-clients step had already queued (latency over 1.5× the known
+        /// downstream delay) and L0 is the delay.
+        from_delay: bool,
+    },
+    /// One step's figures against the ideal line.
+    Step {
+        /// The step.
+        clients: u32,
+        /// Successful requests per second (median of the runs).
+        ok_throughput_rps: f64,
+        /// Mean successful latency.
+        latency_ms: f64,
+        /// Requests in service by Little's law: all completions per second × mean latency.
+        in_service: f64,
+        /// Successful throughput over the ideal line's.
+        efficiency: f64,
+        /// Downstream slots busy, successful throughput × the known downstream delay.
+        downstream_busy: Option<f64>,
+        /// The known downstream delay.
+        downstream_delay_ms: Option<f64>,
+        /// The most calls in flight the mock saw.
+        mock_in_flight_max: Option<f64>,
+        /// The target's CPU, percent of all cores.
+        target_cpu_pct: Option<f64>,
+        /// Runs of this client count merged (by their median).
+        runs: usize,
+    },
+    /// A step short of the ideal line while the mock saw every client's call in flight at once:
+    /// no pool smaller than the clients allows that, so the step counts as following clients.
+    AllInFlight {
+        /// The step.
+        clients: u32,
+        /// Its efficiency as measured.
+        efficiency: f64,
+    },
+    /// Only one step was measured.
+    OneStep {
+        /// The step.
+        clients: u32,
+    },
+    /// Efficiency drifted under the knee threshold while throughput still grew: contention,
+    /// not a limit.
+    Contention {
+        /// The first step below the threshold.
+        from_clients: u32,
+        /// The threshold.
+        threshold: f64,
+        /// The lowest efficiency from there on.
+        lowest_efficiency: f64,
+        /// The last step before `from_clients`.
+        good_clients: u32,
+        /// Its successful throughput.
+        good_throughput_rps: f64,
+        /// The largest step.
+        last_clients: u32,
+        /// Its successful throughput.
+        last_throughput_rps: f64,
+    },
+    /// The knee: the first step from which every step is below the threshold.
+    Knee {
+        /// The knee step.
+        clients: u32,
+        /// Its efficiency.
+        efficiency: f64,
+        /// The threshold.
+        threshold: f64,
+    },
+    /// The plateau past the knee: throughput within 10% while latency grows.
+    Plateau {
+        /// The first plateau step.
+        from_clients: u32,
+        /// The last plateau step.
+        to_clients: u32,
+        /// The plateau's throughput (median of its steps).
+        throughput_rps: f64,
+        /// Mean latency at the first plateau step.
+        from_latency_ms: f64,
+        /// Mean latency at the last plateau step.
+        to_latency_ms: f64,
+    },
+    /// The load generator's CPU was saturated where throughput stopped following clients:
+    /// the figures are the generator's.
+    GeneratorBound {
+        /// The step.
+        clients: u32,
+        /// The generator's CPU, percent of its cores.
+        generator_cpu_pct: f64,
+        /// The threshold.
+        threshold_pct: f64,
+        /// The step's efficiency.
+        efficiency: f64,
+    },
+    /// The generator's CPU was saturated at some step without explaining the finding.
+    GeneratorBusy {
+        /// The step.
+        clients: u32,
+        /// The generator's CPU, percent of its cores.
+        generator_cpu_pct: f64,
+        /// True when a limit showed before that step (else larger steps may show the
+        /// generator's limit).
+        past_limit: bool,
+    },
+    /// Periodic stalls in a step's timeline.
+    Stalls {
+        /// The step.
+        clients: u32,
+        /// Number of stalls.
+        count: usize,
+        /// Median stall length, s.
+        stall_s: f64,
+        /// Median gap between stall starts, s.
+        period_s: f64,
+        /// Median completions from one stall's start to the next.
+        per_burst: f64,
+        /// Each stall, in the step's window.
+        spans: Vec<Span>,
+    },
+    /// The mock's connections at its connection cap during the stalling step.
+    MockConnectionCap {
+        /// The step.
+        clients: u32,
+        /// The most connections open at the mock.
+        max_open: f64,
+        /// The mock's `--max-connections`.
+        cap: f64,
+        /// The mock's `--keepalive-timeout`, ms.
+        keepalive_timeout_ms: Option<u64>,
+    },
+    /// The mock has no connection cap: connections run out on the target's side.
+    NoMockConnectionCap,
+    /// Errors above the threshold from a step on.
+    ErrorsStart {
+        /// The first such step.
+        clients: u32,
+        /// Its error share.
+        error_rate: f64,
+        /// Its failures by kind.
+        errors: ErrorCounts,
+        /// Median latency of its failures, when known.
+        error_p50_ms: Option<f64>,
+        /// The threshold.
+        threshold: f64,
+    },
+    /// What the target served while shedding: the median successful throughput.
+    Served {
+        /// The first shedding step.
+        from_clients: u32,
+        /// The steps read.
+        clients: Vec<u32>,
+        /// Median successful throughput.
+        ok_throughput_rps: f64,
+    },
+    /// Little's law: throughput × service time = requests held at once.
+    Little {
+        /// The steps read.
+        clients: Vec<u32>,
+        /// Their throughput.
+        throughput_rps: f64,
+        /// The time a request holds its slot.
+        service_ms: f64,
+        /// What that time is.
+        service: Service,
+        /// throughput × service time.
+        in_service: f64,
+    },
+    /// The most calls in flight the mock saw at the plateau, set against Little's law.
+    MockCeiling {
+        /// The steps read.
+        clients: Vec<u32>,
+        /// Median of their most calls in flight.
+        max_in_flight: f64,
+        /// Median of their time-weighted mean calls in flight.
+        mean_in_flight: f64,
+        /// Plateau steps the mock counted.
+        steps: usize,
+        /// How the ceiling reads against Little's law.
+        reading: CeilingReading,
+    },
+    /// The target's CPU at the plateau, saturated.
+    CpuSaturated {
+        /// The plateau steps.
+        clients: Vec<u32>,
+        /// Target CPU, percent of all cores (median).
+        target_cpu_pct: f64,
+        /// Generator CPU, percent of its cores (median).
+        generator_cpu_pct: f64,
+        /// Requests in service the limit stands for.
+        in_service: f64,
+    },
+    /// Each request in service burns a large share of the cores: CPU work on fewer threads
+    /// than cores.
+    CpuPerRequest {
+        /// The fewest-clients step.
+        clients: u32,
+        /// Its target CPU, percent of all cores.
+        target_cpu_pct: f64,
+        /// Its requests in service.
+        in_service: f64,
+        /// CPU per request in service, percent of all cores.
+        per_request_pct: f64,
+        /// Target CPU at the plateau (median).
+        plateau_cpu_pct: f64,
+        /// Requests in service the limit stands for.
+        limit_in_service: f64,
+    },
+    /// The target's CPU at the plateau, not saturated.
+    CpuNotLimit {
+        /// The plateau steps.
+        clients: Vec<u32>,
+        /// Target CPU, percent of all cores (median).
+        target_cpu_pct: f64,
+        /// Generator CPU, percent of its cores (median).
+        generator_cpu_pct: f64,
+    },
+    /// The mock's ceiling of calls in flight held flat at every step from the knee on while a
+    /// later step served more at less target CPU: a pool of `in_flight`, which no CPU reading
+    /// overrides.
+    CeilingOverCpu {
+        /// The steps from the knee on.
+        clients: Vec<u32>,
+        /// The most calls in flight the mock saw, the same at each of them.
+        in_flight: f64,
+        /// The earlier, slower step: clients, successful req/s, target CPU (percent of all
+        /// cores).
+        slower: (u32, f64, f64),
+        /// The later step that served more at less CPU.
+        faster: (u32, f64, f64),
+    },
+    /// The target's control group hit its CPU quota at the plateau: its cores busy at the quota
+    /// and the kernel throttling it, whatever the machine's other cores did.
+    CpuQuota {
+        /// The plateau steps.
+        clients: Vec<u32>,
+        /// Cores the quota allows.
+        quota_cores: f64,
+        /// Cores the target kept busy (median over the plateau).
+        cores_busy: f64,
+        /// The machine's cores.
+        machine_cores: u32,
+        /// Share of the CFS periods the group was throttled in (median over the plateau).
+        throttled_share: f64,
+        /// Time held back by throttling per second of step (median over the plateau).
+        throttled_per_s: f64,
+        /// The group, as the kernel names it, and its cgroup version.
+        group: String,
+        /// 1 or 2.
+        version: u8,
+    },
+    /// The cores the target kept busy at the plateau: the size of a CPU limit.
+    CoresBusy {
+        /// The plateau steps.
+        clients: Vec<u32>,
+        /// Target CPU, percent of all cores (median).
+        target_cpu_pct: f64,
+        /// Cores of the machine.
+        cores: u32,
+        /// target CPU × cores.
+        cores_busy: f64,
+        /// What Little's law over the base latency gives instead.
+        little: f64,
+    },
+    /// The whole machine's CPU at the plateau.
+    MachineCpu {
+        /// The plateau steps.
+        clients: Vec<u32>,
+        /// The machine, percent of all cores (median).
+        machine_cpu_pct: f64,
+        /// The target.
+        target_cpu_pct: f64,
+        /// The generator.
+        generator_cpu_pct: f64,
+        /// Everything else: machine − target − generator.
+        others_pct: f64,
+        /// True when the machine was busy and others took a good share: the target competed
+        /// for cores.
+        contended: bool,
+    },
+    /// The downstream stayed (nearly) idle at the plateau.
+    DownstreamIdle {
+        /// The plateau steps.
+        clients: Vec<u32>,
+        /// Downstream calls per target request (median).
+        calls_per_request: f64,
+        /// Calls in flight at the mock (median of the means), when it counted them.
+        in_flight: Option<f64>,
+        /// Requests in service at the target, set against it.
+        in_service: f64,
+    },
+    /// The target process was not observed: no CPU figures.
+    TargetNotObserved,
+    /// No mock was given: no downstream figures.
+    NoMock,
+    /// One batch (each client sent about one request): the waves of the delay bound the pool.
+    Batch {
+        /// The step.
+        clients: u32,
+        /// Requests sent.
+        requests: u64,
+        /// Successful requests.
+        ok: u64,
+        /// Seconds they took.
+        duration_s: f64,
+        /// Waves of the delay in that time.
+        waves: f64,
+        /// The downstream delay.
+        delay_ms: f64,
+        /// Fewest slots that serve `ok` in `waves`.
+        low: f64,
+        /// Most slots that serve `ok` in `waves`.
+        high: f64,
+    },
+    /// Failed requests at a step where errors did not decide the kind.
+    Errors {
+        /// The step.
+        clients: u32,
+        /// Its error share.
+        error_rate: f64,
+        /// Its failures by kind.
+        errors: ErrorCounts,
+    },
+    /// Downstream calls per request above one: parallel or serial.
+    FanOut {
+        /// The step read.
+        clients: u32,
+        /// Downstream calls per target request.
+        calls_per_request: f64,
+        /// The step's mean successful latency.
+        latency_ms: f64,
+        /// The slowest call's delay.
+        slowest_ms: f64,
+        /// The calls' delays added up.
+        serial_ms: f64,
+        /// Which the latency is nearer.
+        shape: FanOutShape,
+    },
+    /// The sweep reached its largest allowed client count.
+    MaxClientsReached {
+        /// `--max-clients`.
+        max_clients: u32,
+    },
+    /// The model that fits better, by RMS error of throughput.
+    BetterModel {
+        /// The model.
+        model: Model,
+        /// RMS error of the bounded-pool model, req/s.
+        pool_rms_error_rps: f64,
+        /// RMS error of the USL, req/s.
+        usl_rms_error_rps: f64,
+    },
+    /// What overload did to the service past the knee (the steps from the knee on).
+    Overload {
+        /// The behaviour and its figures.
+        overload: Overload,
+    },
+    /// Throughput peaks and falls: retrograde scaling.
+    Retrograde {
+        /// The peak step.
+        peak_clients: u32,
+        /// Its successful throughput.
+        peak_rps: f64,
+        /// The largest step.
+        last_clients: u32,
+        /// Its successful throughput.
+        last_rps: f64,
+    },
+    /// The whole machine's CPU was saturated at the plateau and the target's CPU could not
+    /// tell the limit apart (unknown, or below the generator's): the machine is the limit.
+    MachineSaturated {
+        /// The plateau steps.
+        clients: Vec<u32>,
+        /// The machine, percent of all cores (median).
+        machine_cpu_pct: f64,
+        /// The target, percent of all cores; `None` when not observed.
+        target_cpu_pct: Option<f64>,
+        /// The generator, percent of all cores.
+        generator_cpu_pct: f64,
+        /// Everything else: machine − target − generator.
+        others_pct: f64,
+        /// The pool size the client side alone suggested.
+        pool_size: Option<f64>,
+    },
+    /// The target's threads (read from /proc) were on a CPU or waiting for one at the plateau,
+    /// none of them waiting on the network: its own work, not a pool, stops it.
+    ThreadsRunning {
+        /// The plateau steps.
+        clients: Vec<u32>,
+        /// Threads running or runnable at once, mean over the samples (median over the steps).
+        running: f64,
+        /// All the target's threads (the most one sample saw).
+        threads: f64,
+    },
+    /// The target kept a whole number of cores busy at every step from the knee on (its CPU
+    /// decided): CPU-bound on that many cores, whatever the mock saw.
+    WholeCores {
+        /// The steps from the knee on.
+        clients: Vec<u32>,
+        /// The whole number of cores.
+        cores: u32,
+        /// Cores busy, target CPU × the machine's cores (median over the steps).
+        cores_busy: f64,
+        /// The machine's cores.
+        machine_cores: u32,
+        /// The target's threads running or runnable at once (median), when /proc was read.
+        threads_running: Option<f64>,
+        /// The machine's CPU, percent of all cores (median), when measured.
+        machine_cpu_pct: Option<f64>,
+        /// The mock's most calls in flight (median), when it saw the calls: a consequence.
+        mock_max_in_flight: Option<f64>,
+    },
+    /// The target's threads (read from /proc) were running or runnable a whole number at once at
+    /// every step from the knee on, none waiting on the network, while its CPU was a fraction
+    /// of that many cores (a busy machine gave it less): CPU-bound on that many cores.
+    WholeThreadsRunning {
+        /// The steps from the knee on.
+        clients: Vec<u32>,
+        /// The whole number of threads, and of cores they want.
+        cores: u32,
+        /// Threads running or runnable at once (median over the steps).
+        threads_running: f64,
+        /// Cores the target got, target CPU × the machine's cores (median), when measured.
+        cores_busy: Option<f64>,
+        /// The machine's cores.
+        machine_cores: u32,
+        /// The machine's CPU, percent of all cores (median), when measured.
+        machine_cpu_pct: Option<f64>,
+        /// The mock's most calls in flight (median), when it saw the calls: a consequence.
+        mock_max_in_flight: Option<f64>,
+    },
+    /// A pool of the target's threads (read from /proc) waiting on the network at the plateau.
+    PoolWaiting {
+        /// The step.
+        clients: u32,
+        /// The pool's name.
+        pool: String,
+        /// Its threads (the most one sample saw).
+        threads: f64,
+        /// Its threads in a socket wait at once (the most one sample saw).
+        socket_wait: f64,
+        /// What most of them waited in (a system call), when known.
+        waits_on: Option<String>,
+        /// Its threads running, mean over the samples.
+        mean_running: f64,
+        /// Milliseconds between samples.
+        interval_ms: u64,
+    },
+    /// A pool of the target's threads (read from /proc) that grew with the clients, about a
+    /// thread per client in flight, past the point where throughput stopped following them:
+    /// it starts a thread per blocked call instead of queueing.
+    GrowingPool {
+        /// The pool's name.
+        pool: String,
+        /// The steps, fewest clients first.
+        clients: Vec<u32>,
+        /// The pool's threads at each step (the most one sample saw).
+        threads: Vec<f64>,
+        /// The step where throughput stopped following clients.
+        knee_clients: u32,
+        /// From the knee on, the share of its threads running or waiting on the network or the
+        /// disk (the median over those steps of the mean over the samples), not parked behind
+        /// something else.
+        busy_share: f64,
+        /// The kind the plateau alone gave (what stops the pool's threads: the CPU, ...).
+        instead_of: Kind,
+    },
+    /// The target's connections to the mock, step by step (read from /proc).
+    DownstreamConnections {
+        /// The steps.
+        clients: Vec<u32>,
+        /// The mock's port.
+        peer_port: u16,
+        /// Established connections at each step (the most one sample saw).
+        established: Vec<u32>,
+        /// Of those, the ones the mock served (accepted, request read), at each step.
+        served: Vec<u32>,
+        /// The most the mock served at once over the sweep.
+        most_served: u32,
+        /// The mock's connection cap, when it has one.
+        mock_cap: Option<u64>,
+        /// The most in TIME_WAIT at once.
+        time_wait: u32,
+    },
+    /// Where the limit sits, read from the evidence of the steps at or past the knee (the same
+    /// record as `diagnosis.place`).
+    Place {
+        /// The place (boxed: it is the largest fact).
+        place: Box<Place>,
+    },
+    /// The evidence of the steps at or past the knee pointed at no one place: what it saw.
+    PlaceUnclear {
+        /// The step read.
+        clients: u32,
+        /// The limit the pools were held against.
+        limit: f64,
+        /// Why no place was named.
+        why: PlaceUnclearWhy,
+        /// The pools that matched (two or more), or the nearest ones when none did.
+        seen: Vec<PoolSeen>,
+        /// The most connections to the downstream (the mock) at once at the steps read, when
+        /// observed.
+        downstream_connections: Option<u32>,
+    },
+}
+
+/// The plateau a limit stands on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plateau {
+    /// Its throughput, per second (median of its steps).
+    pub throughput_rps: f64,
+    /// The first client count on it.
+    pub from_clients: u32,
+    /// The steps on it.
+    pub clients: Vec<u32>,
+}
+
+/// A span of time within a step's measured window.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Span {
+    /// Its start, seconds since the window began.
+    pub start_s: f64,
+    /// Its length, seconds.
+    pub length_s: f64,
+}
+
+/// What the time a request holds its slot is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Service {
+    /// The known downstream delay (one downstream call per request).
+    DownstreamCall,
+    /// The base latency: the whole request.
+    Request,
+}
+
+/// How the mock's most calls in flight read against Little's law.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CeilingReading {
+    /// Within 15% of Little's estimate: the ceiling is the limit.
+    Agrees,
+    /// The very same ceiling at every plateau step, above Little's estimate by at most 1.5×: the
+    /// pool, with slots left idle.
+    SameAtEveryStep,
+    /// Neither: Little's law sizes the limit.
+    Disagrees,
+}
+
+/// Parallel or serial downstream calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FanOutShape {
+    /// The latency is nearer the slowest call.
+    Parallel,
+    /// The latency is nearer the sum of the calls.
+    Serial,
+}
+
+impl FanOutShape {
+    /// `parallel` or `serial`, as in `diagnosis.fan_out`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FanOutShape::Parallel => "parallel",
+            FanOutShape::Serial => "serial",
+        }
+    }
+}
+
+/// A scalability model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Model {
+    /// The bounded pool, X(N) = min(N / L0, plateau).
+    BoundedPool,
+    /// The Universal Scalability Law.
+    Usl,
+}
+
+impl Model {
+    /// `bounded-pool` or `usl`, as in `diagnosis.better_model`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Model::BoundedPool => "bounded-pool",
+            Model::Usl => "usl",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn facts_are_tagged_by_kind_in_json() {
+        let fact = Fact::Little {
+            clients: vec![20, 40],
+            throughput_rps: 19.7,
+            service_ms: 1000.0,
+            service: Service::DownstreamCall,
+            in_service: 19.7,
+        };
+        let json = serde_json::to_value(&fact).unwrap();
+        assert_eq!(json["kind"], "little");
+        assert_eq!(json["service"], "downstream-call");
+        assert_eq!(json["clients"], serde_json::json!([20, 40]));
+        assert_eq!(serde_json::from_value::<Fact>(json).unwrap(), fact);
+        assert_eq!(
+            serde_json::to_value(CeilingReading::SameAtEveryStep).unwrap(),
+            "same-at-every-step"
+        );
+        assert_eq!(
+            serde_json::to_value(Fact::NoMock).unwrap(),
+            serde_json::json!({"kind": "no-mock"})
+        );
+    }
+}
