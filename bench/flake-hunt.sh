@@ -5,7 +5,8 @@
 # process a test started is left running (scripts/leftovers.sh).
 #
 # Usage: bench/flake-hunt.sh [ROUNDS=5]
-#   SUITES="cli_tls stacks_jvm ..." (the root package's test binaries; default: every live one)
+#   SUITES="cli:cli_tls sweeps:stacks_jvm ..." (the root package's live test modules, each as
+#     BINARY:MODULE of tests/BINARY/MODULE.rs; default: every live one)
 #   CRATE_SUITES="chokepoint-demo:jvm_demo ..." (other crates' test binaries)
 #   BURNERS=1 (how many cores to keep busy; 0 for none)
 # The burner is a shell loop of our own (no stress-ng needed), bounded by the run and killed on
@@ -13,7 +14,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-5}
-SUITES=${SUITES:-"cli_tls cli_load cli_sweep cli_mock cli_merge cli_shard_sweep catalogue_pools growing_pool place process_trees quota stacks_jvm stacks_py_go targets generator_cpu"}
+SUITES=${SUITES:-"cli:cli_tls cli:cli_load cli:cli_sweep cli:cli_mock cli:cli_merge cli:cli_shard_sweep cli:generator_cpu sweeps:catalogue_pools sweeps:growing_pool sweeps:place sweeps:process_trees sweeps:quota sweeps:stacks_jvm sweeps:stacks_py_go sweeps:targets"}
 CRATE_SUITES=${CRATE_SUITES-"chokepoint-demo:jvm_demo chokepoint-demo:scenarios chokepoint-mock:wiremock chokepoint-experiment:sweep chokepoint-experiment:demo chokepoint-load:engine"}
 BURNERS=${BURNERS:-1}
 export CI=1
@@ -54,7 +55,10 @@ touch "$WORK/failures"
 leftover_rounds=0
 for round in $(seq 1 "$ROUNDS"); do
   echo "round $round of $ROUNDS ($BURNERS core(s) kept busy)"
-  for suite in $SUITES; do run_suite "$round" "$suite" --test "$suite"; done
+  for suite in $SUITES; do
+    # A module's tests are those whose path starts with MODULE:: in its binary.
+    run_suite "$round" "${suite#*:}" --test "${suite%%:*}" -- "${suite#*:}::"
+  done
   for pair in $CRATE_SUITES; do
     run_suite "$round" "${pair#*:}" -p "${pair%%:*}" --test "${pair#*:}"
   done

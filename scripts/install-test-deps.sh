@@ -8,23 +8,23 @@ cd "$(dirname "$0")/.."
 
 need_apt=()
 command -v javac >/dev/null 2>&1 || need_apt+=(openjdk-17-jdk-headless)
-# tests/stacks_jvm.rs: the JDK's jcmd (thread dumps, JFR.start/stop) and jfr (jfr print).
+# tests/sweeps/stacks_jvm.rs: the JDK's jcmd (thread dumps, JFR.start/stop) and jfr (jfr print).
 if ! command -v jcmd >/dev/null 2>&1 || ! command -v jfr >/dev/null 2>&1; then
   need_apt+=(openjdk-17-jdk-headless)
 fi
 command -v mvn >/dev/null 2>&1 || need_apt+=(maven)
 command -v go >/dev/null 2>&1 || need_apt+=(golang-go)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
-# tests/targets.rs: the Node.js target (node-cpu-downstream).
+# tests/sweeps/targets.rs: the Node.js target (node-cpu-downstream).
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
 if ! command -v kubernetes-validate >/dev/null 2>&1 || ! python3 -c 'import wiremock.client' >/dev/null 2>&1 \
   || ! command -v py-spy >/dev/null 2>&1 || ! command -v gunicorn >/dev/null 2>&1; then
   python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip)
 fi
-# tests/cli_tls.rs: a real TLS server (nginx is in /usr/sbin, often not on PATH).
+# tests/cli/cli_tls.rs: a real TLS server (nginx is in /usr/sbin, often not on PATH).
 [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || need_apt+=(nginx-light)
 command -v taskset >/dev/null 2>&1 || need_apt+=(util-linux)
-# tests/catalogue_pools.rs: the catalogue of known pools against a real PHP-FPM (behind nginx)
+# tests/sweeps/catalogue_pools.rs: the catalogue of known pools against a real PHP-FPM (behind nginx)
 # and a real Apache httpd (prefork).
 compgen -G '/usr/sbin/php-fpm*' >/dev/null || need_apt+=(php-fpm)
 [ -x /usr/sbin/apache2 ] || need_apt+=(apache2)
@@ -51,7 +51,7 @@ if [ ! -f "$wiremock_cache/wiremock-standalone-$wiremock_version.jar" ]; then
     -DoutputDirectory="$wiremock_cache"
 fi
 # Apache HttpClient 5 and what it needs (Maven Central), for tests/targets/java-httpclient5,
-# a service whose limit is the client's pool of 5 connections per route (tests/place.rs).
+# a service whose limit is the client's pool of 5 connections per route (tests/sweeps/place.rs).
 httpclient5_dir="$wiremock_cache/httpclient5"
 for artifact in org.apache.httpcomponents.client5:httpclient5:5.3.1 \
   org.apache.httpcomponents.core5:httpcore5:5.2.4 \
@@ -66,12 +66,12 @@ done
 if ! python3 -c 'import wiremock.client' >/dev/null 2>&1; then
   PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet wiremock==2.7.0
 fi
-# py-spy (PyPI, its binary in the wheel): the Python stacks of tests/stacks_py_go.rs, which fail
+# py-spy (PyPI, its binary in the wheel): the Python stacks of tests/sweeps/stacks_py_go.rs, which fail
 # without it; the saved dumps in crates/observe/tests/data/py-spy are from this version.
 if ! command -v py-spy >/dev/null 2>&1; then
   PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet py-spy==0.4.3
 fi
-# gunicorn (PyPI), whose default sync worker tests/catalogue_pools.rs checks against the
+# gunicorn (PyPI), whose default sync worker tests/sweeps/catalogue_pools.rs checks against the
 # catalogue; the test fails without it.
 if ! command -v gunicorn >/dev/null 2>&1; then
   PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet gunicorn==27.0.1

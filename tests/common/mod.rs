@@ -1,4 +1,4 @@
-//! The harness of the sweeps of real targets (`tests/targets.rs`, `tests/process_trees.rs`):
+//! The harness of the sweeps of real targets (`tests/sweeps/targets.rs`, `tests/sweeps/process_trees.rs`):
 //! launching a target of `tests/targets/` and reading its port, a mock, one sweep at a time,
 //! and the checks on a finding.
 #![allow(dead_code)] // each test binary uses its own part of it

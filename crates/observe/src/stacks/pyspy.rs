@@ -156,7 +156,7 @@ const RACED_TRIES: u32 = 3;
 /// through the copy cannot be unwound ("Failed to get stack traces: Failed to call
 /// get_stack_trace for thread …"; py-spy's README says non-blocking reads may be inaccurate).
 /// Another read moments later sees a consistent state; at 24 clients on py-threadpool two
-/// dumps of a step in a row failed so (a run of tests/stacks_py_go.rs).
+/// dumps of a step in a row failed so (a run of tests/sweeps/stacks_py_go.rs).
 fn raced(why: &str) -> bool {
     why.contains("Failed to get stack traces") || why.contains("Failed to call get_stack_trace")
 }

@@ -324,7 +324,7 @@ fn py_spys_failures_are_said_in_one_line_with_what_to_do() {
 
 #[test]
 fn a_read_that_raced_the_interpreter_is_tried_again_and_no_other_failure_is() {
-    // py-spy 0.4.3's stderr when a --nonblocking read raced a thread (tests/stacks_py_go.rs).
+    // py-spy 0.4.3's stderr when a --nonblocking read raced a thread (tests/sweeps/stacks_py_go.rs).
     let raced_stderr = "Error: Failed to get stack traces\n\nCaused by:\n    Failed to call get_stack_trace for thread 140013946218176\n";
     assert!(raced(&failure_reason(raced_stderr)));
     for other in [

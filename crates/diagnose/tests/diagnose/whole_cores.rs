@@ -4,7 +4,7 @@
 //! give it the core, its threads running or waiting for a CPU). Tables of model services, then
 //! the sweeps of tests/targets/node-cpu-downstream recorded on the shared 2-core machine.
 
-mod common;
+use crate::common;
 use chokepoint_diagnose::diagnose;
 use chokepoint_result::{
     Fact, Kind, PoolThreads, Step, SweepContext, SweepResult, ThreadCounts, ThreadsByPool,

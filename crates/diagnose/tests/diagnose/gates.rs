@@ -1,6 +1,6 @@
 //! `--expect` gates: a parse table (valid and invalid) and an evaluation table on seed 000.
 
-mod common;
+use crate::common;
 use chokepoint_diagnose::{check_gates, Gate};
 use chokepoint_result::{Kind, SweepContext};
 use common::*;

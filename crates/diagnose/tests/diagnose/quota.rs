@@ -3,7 +3,7 @@
 //! idle. The finding is `cpu-bound` at the quota with the quota as its place and the setting
 //! that changes it, on 2, 16 and 64 cores alike; the same service without a quota (or below it,
 //! unthrottled) is not told a quota.
-mod common;
+use crate::common;
 use chokepoint_result::{CpuQuota, Fact, Kind, PlaceKind, Step, SweepContext};
 use common::*;
 

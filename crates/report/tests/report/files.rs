@@ -1,6 +1,6 @@
 //! result.json and report.html on disk: round trips, atomic writes, one-line errors, and the
 //! repository's fixture files kept in step with the fixtures.
-mod fixtures;
+use crate::fixtures;
 
 use chokepoint_report::files::{self, ReportError};
 use fixtures::TempDir;

@@ -4,7 +4,7 @@
 //! threads that came out `cpu-bound 1.6` on this 2-core machine: the mock flat at 200 from 240
 //! to 800 clients, the 800-client step the fastest at 54% target CPU. Tables scaled to 16 and
 //! 64 cores too; and the same CPU readings without the inversion stay with the CPU.
-mod common;
+use crate::common;
 use chokepoint_result::{Fact, Kind, Step, SweepContext};
 use common::*;
 

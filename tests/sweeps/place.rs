@@ -5,7 +5,7 @@
 //! twin's pools by their full names and the frame they wait in (jcmd's dumps), the same thread
 //! pool by py-spy's pool and frame, the Go semaphore by pprof's frames. A missing tool
 //! fails the test (`.ci/run` installs them).
-mod common;
+use crate::common;
 
 use chokepoint_experiment::SweepConfig;
 use chokepoint_mock::MockConfig;

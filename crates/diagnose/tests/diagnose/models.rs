@@ -1,7 +1,7 @@
 //! Synthetic sweeps of model services, measured with deterministic noise: each kind of limit,
 //! its size, and the numbers its finding must say.
 
-mod common;
+use crate::common;
 use chokepoint_diagnose::usl_fit;
 use chokepoint_result::{
     CeilingReading, Fact, FanOutShape, Kind, Model, Step, StubStats, SweepContext,
@@ -519,7 +519,7 @@ fn one_thread_of_cpu_work_on_many_cores_is_cpu_bound_when_the_cores_are_known() 
 fn a_starved_pool_is_sized_by_the_ceiling_the_mock_saw_at_every_plateau_step() {
     // A Go semaphore of 12 swept while the machine was short of CPU (load average ~8): the
     // plateau's throughput sagged, so Little's law says ~9.4, but the mock saw exactly 12 calls
-    // in flight at every plateau step. (Recorded by tests/targets.rs on this machine.)
+    // in flight at every plateau step. (Recorded by tests/sweeps/targets.rs on this machine.)
     let table = [
         // clients, req/s, mean ms, mock mean in flight, mock max in flight
         (1, 18.0, 56.0, 1.0, 1),

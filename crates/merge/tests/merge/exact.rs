@@ -10,7 +10,7 @@ use std::time::Duration;
 /// The recorded latencies, with every 7th request failed (a 503), so the ok and error
 /// distributions are merged too.
 fn recorded() -> Vec<Outcome> {
-    include_str!("fixtures/actors-latencies-us.txt")
+    include_str!("../fixtures/actors-latencies-us.txt")
         .lines()
         .filter(|line| !line.starts_with('#'))
         .enumerate()

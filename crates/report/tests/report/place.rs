@@ -1,7 +1,7 @@
 //! Where the limit sits, as the report tells it: the place in the first lines of the finding,
 //! and the table of the target's pools at the step it was read from (the runtime's stacks when
 //! the step has them, `/proc` otherwise).
-mod fixtures;
+use crate::fixtures;
 
 use chokepoint_report::{html, sweep_text};
 use chokepoint_result::*;

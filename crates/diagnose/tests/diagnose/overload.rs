@@ -2,7 +2,7 @@
 //! from real targets (tests/targets: java-thrash, py-pool-timeout, node-cpu-downstream; the
 //! demo's scenarios; the fixtures).
 
-mod common;
+use crate::common;
 use chokepoint_diagnose::{overload, peak};
 use chokepoint_result::{Overload, Peak, Step, SweepContext, SweepResult};
 use common::*;

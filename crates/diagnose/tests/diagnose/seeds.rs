@@ -1,7 +1,7 @@
 //! The seeds' own tables: seed 000 (JMeter, a router of 20 actors calling a 1 s WireMock) and
 //! seed 002 (ab -n 50 -c 50 against a 5 s blocking call).
 
-mod common;
+use crate::common;
 use chokepoint_result::{CeilingReading, Fact, Kind, Model, Service, SweepContext};
 use common::*;
 

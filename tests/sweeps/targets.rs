@@ -11,7 +11,7 @@
 //! The sweeps run one at a time (a shared lock): on a 2-core machine two sweeps at once would
 //! measure each other.
 
-mod common;
+use crate::common;
 
 use chokepoint_experiment::SweepConfig;
 use chokepoint_mock::MockConfig;

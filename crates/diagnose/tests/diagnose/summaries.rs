@@ -5,7 +5,7 @@
 //! deciding and describing.
 //!
 //! When a sentence is meant to change, record the file again with
-//! `CHOKEPOINT_RECORD_SUMMARIES=1 cargo test -p chokepoint-diagnose --test summaries` and read
+//! `CHOKEPOINT_RECORD_SUMMARIES=1 cargo test -p chokepoint-diagnose --test diagnose summaries` and read
 //! the diff before committing it.
 
 use chokepoint_diagnose::diagnose;
@@ -13,7 +13,7 @@ use chokepoint_result::{Step, SweepContext, SweepResult};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-#[path = "../../report/tests/fixtures/mod.rs"]
+#[path = "../../../report/tests/fixtures/mod.rs"]
 mod report_fixtures;
 
 #[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]

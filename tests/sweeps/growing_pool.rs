@@ -6,7 +6,7 @@
 //!
 //! Needs java (`.ci/run` installs it; its absence fails the test under CI).
 
-mod common;
+use crate::common;
 
 use chokepoint_result::{Fact, Kind, PlaceKind};
 use common::*;

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// The marker before the rule's table in DESIGN.md.
-const MARKER: &str = "<!-- the dependency rule: read by tests/dependencies.rs -->";
+const MARKER: &str = "<!-- the dependency rule: read by tests/cli/dependencies.rs -->";
 /// The prefix of this workspace's package names.
 const PREFIX: &str = "chokepoint-";
 

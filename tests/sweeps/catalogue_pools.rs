@@ -18,7 +18,7 @@
 //! Each needs its tool (java; gunicorn and py-spy from PyPI; Debian's php-fpm, nginx-light, apache2):
 //! `.ci/run` installs them, and a missing one fails the test under CI.
 
-mod common;
+use crate::common;
 
 use chokepoint_diagnose::catalogue::Catalogue;
 use chokepoint_experiment::SweepConfig;
@@ -354,7 +354,7 @@ fn a_python_thread_pool_executor_says_its_max_workers() {
     let _one = one_at_a_time();
     // One py-spy dump at the plateau step decides; at 50 ms a busy machine's dump caught 3 of
     // the 6 workers in the call (a run of this test), at 200 ms they are there nearly always
-    // (see tests/place.rs, the same pool).
+    // (see tests/sweeps/place.rs, the same pool).
     let mock = mock_with_delay_of(Duration::from_millis(200));
     let mut command = Command::new("python3");
     command

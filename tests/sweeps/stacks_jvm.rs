@@ -2,7 +2,7 @@
 //! dumps read into pools with the frames they wait in; and the bad inputs (`--jvm` on a process
 //! that is no JVM, a JVM that refuses to be attached, no `jcmd` on the PATH) as notes, with the
 //! sweep going on. Real processes; java and jcmd are needed (`.ci/run` installs a JDK).
-mod common;
+use crate::common;
 
 use chokepoint_experiment::SweepConfig;
 use chokepoint_mock::{MockConfig, RunningMock};

@@ -1,7 +1,7 @@
 //! The adaptive search: a table of (steps so far → next count), one comment per row, in the
 //! style of vegeta's pacer tests; then whole simulated sweeps against model services.
 
-mod common;
+use crate::common;
 use chokepoint_diagnose::next_clients;
 use chokepoint_result::{Fact, Kind, Step, StepChoice};
 use common::*;

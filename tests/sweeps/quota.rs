@@ -3,7 +3,7 @@
 //! (cfs_quota_us 50000 per 100000), and the same service without one. Needs root and the v1
 //! `cpu` controller at /sys/fs/cgroup/cpu (this machine and CI have both; a machine without
 //! fails the test, as a missing tool does).
-mod common;
+use crate::common;
 
 use chokepoint_result::{Fact, Kind, PlaceKind};
 use common::*;

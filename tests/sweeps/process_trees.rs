@@ -3,7 +3,7 @@
 //! JVM's pools read from `/proc` alone. Real processes: a pre-fork Python server of
 //! `tests/targets/`, Debian's nginx-light with one worker, the JVM twin. A missing tool fails
 //! the test (`.ci/run` installs them).
-mod common;
+use crate::common;
 
 use chokepoint_experiment::SweepConfig;
 use chokepoint_mock::MockConfig;

@@ -3,7 +3,7 @@
 //! both real processes swept with a chokepoint mock; and what a sweep says when the tool is
 //! missing, hangs, or the endpoint is absent or silent. A missing py-spy, python3 or go fails
 //! the test in CI (`.ci/run` installs them).
-mod common;
+use crate::common;
 
 use chokepoint_observe::stacks::{tool_for, StackOptions};
 use chokepoint_result::{ObservationNote, PoolStacks, Step, SweepResult, WaitKind};

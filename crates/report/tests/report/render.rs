@@ -1,6 +1,6 @@
 //! The terminal and HTML renderings of fixed sweep results: the numbers are there, the page has
 //! one closed `<svg>` per chart with labelled axes and the knee, and nothing points off the page.
-mod fixtures;
+use crate::fixtures;
 
 use chokepoint_report::html;
 use chokepoint_report::sweep_text::{self, Detail};

@@ -1,0 +1,19 @@
+//! The diagnosis crate's tests, one binary (a build links once): tables of steps and recorded
+//! sweeps in, findings and words out. Each module is one subject; `common` builds steps.
+
+mod ceiling;
+#[path = "../common/mod.rs"]
+mod common;
+mod diagnosis_json;
+mod gates;
+mod growing;
+mod models;
+mod overload;
+mod place;
+mod quota;
+mod recorded;
+mod search;
+mod seeds;
+mod settle;
+mod summaries;
+mod whole_cores;

@@ -1,0 +1,4 @@
+//! The merge crate's tests, one binary (a build links once).
+
+mod exact;
+mod saturated;

@@ -1,0 +1,14 @@
+//! The binary's tests, one binary (a build links once): each module runs `chokepoint` as a user
+//! would (its commands, flags, bad input, TLS, the deploy files) or checks the workspace itself.
+
+mod cli_help;
+mod cli_load;
+mod cli_merge;
+mod cli_mock;
+mod cli_report;
+mod cli_shard_sweep;
+mod cli_sweep;
+mod cli_tls;
+mod dependencies;
+mod deploy;
+mod generator_cpu;
