@@ -28,7 +28,9 @@ pub fn read(diagnosis: &Diagnosis) -> FindingRead {
         kind: diagnosis.kind.as_str().to_string(),
         limit: diagnosis.limit,
         pool: place.and_then(|p| p.pool.clone()),
-        setting: place.and_then(|p| p.setting.as_ref()).map(|s| s.setting.clone()),
+        setting: place
+            .and_then(|p| p.setting.as_ref())
+            .map(|s| s.setting.clone()),
         plateau_rps: diagnosis.plateau.as_ref().map(|p| p.throughput_rps),
         plateau_clients: diagnosis
             .plateau

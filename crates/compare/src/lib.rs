@@ -216,9 +216,11 @@ pub struct Comparison {
 impl Comparison {
     /// Every figure compared, the plateau first.
     pub fn figures(&self) -> impl Iterator<Item = &Figure> {
-        self.plateau
-            .iter()
-            .chain(self.steps.iter().flat_map(|s| [&s.throughput, &s.p50, &s.p99]))
+        self.plateau.iter().chain(
+            self.steps
+                .iter()
+                .flat_map(|s| [&s.throughput, &s.p50, &s.p99]),
+        )
     }
 
     /// Whether any figure got worse (`--fail-on worse`).

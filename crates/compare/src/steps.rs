@@ -65,7 +65,11 @@ fn ok_latencies(load: &LoadReport) -> Result<Distribution, NoCall> {
 
 /// The verdict on a tested change of figure `name`: better or worse when `significant` and the
 /// interval leaves zero out (both must agree), else no difference.
-pub fn verdict(name: FigureName, change: &Interval, significant: bool) -> (Verdict, Option<NoCall>) {
+pub fn verdict(
+    name: FigureName,
+    change: &Interval,
+    significant: bool,
+) -> (Verdict, Option<NoCall>) {
     if !significant || change.holds_zero() {
         return (Verdict::NoDifference, Some(NoCall::WithinChance));
     }
@@ -154,7 +158,10 @@ pub fn compare_reports(before: &LoadReport, after: &LoadReport) -> StepCompariso
         clients_after: after.clients,
         throughput: rank_figure(
             FigureName::Throughput,
-            (Some(before.ok_throughput_rps), Some(after.ok_throughput_rps)),
+            (
+                Some(before.ok_throughput_rps),
+                Some(after.ok_throughput_rps),
+            ),
             &throughput_samples(before),
             &throughput_samples(after),
         ),
@@ -213,7 +220,10 @@ pub fn compare_plateaus(
     let (steps_b, value_b) = plateau_steps(before, finding_before);
     let (steps_a, value_a) = plateau_steps(after, finding_after);
     let pooled = |steps: &[&Step]| -> Vec<f64> {
-        steps.iter().flat_map(|s| throughput_samples(&s.load)).collect()
+        steps
+            .iter()
+            .flat_map(|s| throughput_samples(&s.load))
+            .collect()
     };
     let clients = |steps: &[&Step]| steps.iter().map(|s| s.clients).collect();
     (
