@@ -24,7 +24,7 @@ pub fn render(c: &Comparison) -> String {
     if let Some(p) = &c.plateau {
         let _ = writeln!(
             out,
-            "plateau: {} → {} ok req/s, change {} ({}; steps {} → {})",
+            "plateau: {} → {} ok req/s, change {} ({}; the buckets of {} clients → {})",
             value(p, p.before),
             value(p, p.after),
             change(p),

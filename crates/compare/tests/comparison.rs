@@ -216,3 +216,41 @@ fn a_sweep_and_a_load_run_or_two_paths_are_refused() {
     moved.target = "http://127.0.0.1:9999/actors".into();
     assert!(compare(&load, &Run::Load(Box::new(moved)), false).is_ok());
 }
+
+#[test]
+fn the_text_says_the_finding_the_plateau_and_a_row_per_figure() {
+    let (before, after) = pool_20_and_40();
+    let text = chokepoint_compare::text::render(&compare(&before, &after, false).unwrap());
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "compare sweeps of http://127.0.0.1:8080/actors");
+    assert_eq!(
+        lines[1],
+        "finding: blocking-pool, limit 20, pool cp-demo-actors → blocking-pool, limit 40, pool cp-demo-actors"
+    );
+    assert!(
+        lines[2].starts_with("plateau: 200 → 400 ok req/s, change +"),
+        "{}",
+        lines[2]
+    );
+    assert!(
+        lines[2].ends_with("(better; the buckets of 20,40 clients → 40,80)"),
+        "{}",
+        lines[2]
+    );
+    let row = |clients: &str, figure: &str| {
+        let at = lines
+            .iter()
+            .position(|l| l.split_whitespace().next() == Some(clients))
+            .unwrap();
+        lines[at..at + 3]
+            .iter()
+            .find(|l| l.contains(&format!(" {figure} ")))
+            .copied()
+            .unwrap()
+    };
+    assert!(row("40", "ok req/s").ends_with("better"), "{text}");
+    assert!(row("40", "p50").contains("200 ms    100 ms"), "{text}");
+    assert!(row("10", "p99").ends_with("no difference"), "{text}");
+    assert_eq!(lines.last(), Some(&"4 better, 0 worse, 3 no difference"));
+    assert!(text.contains("not compared: clients only before 20, only after 80"));
+}
