@@ -192,7 +192,7 @@ fn bad_inputs_are_one_line_and_exit_2() {
 
     let cases: [(&[&Path], &str); 7] = [
         (&[&empty, &pool20], "the folder has no result.json"),
-        (&[&pool20, &missing], "AFTER"),
+        (&[&pool20, &missing], "no such file or folder"),
         (&[&not_json, &pool20], "not JSON"),
         (&[&pool20, &other_json], "not a chokepoint result"),
         (

@@ -44,6 +44,13 @@ pub enum FailOn {
 
 /// Reads one run: a sweep folder, a `result.json` or a `load --json` file.
 fn read(path: &Path, which: &str) -> anyhow::Result<Run> {
+    if !path.exists() {
+        anyhow::bail!(
+            "{which} {}: no such file or folder; give a sweep's --out folder, its result.json or \
+             a load --json file",
+            path.display()
+        );
+    }
     let file = if path.is_dir() {
         let file = path.join(files::RESULT_FILE);
         if !file.is_file() {
