@@ -35,6 +35,13 @@ use serde::{Deserialize, Serialize};
 /// p-value (or the bootstrap's 95 % interval) rules out "no difference" at 5 %.
 pub const ALPHA: f64 = 0.05;
 
+/// The smallest change called better or worse, as a share of the figure before: 5 %. The tests
+/// see only the spread within each run; two runs of one build differ by more than that (the
+/// machine, the JIT, the other processes), and requests of one closed loop are not independent,
+/// so a test on thousands of requests finds "differences" of a tenth of a millisecond
+/// (recorded: p50 102 ms → 102 ms, +0.06 ms, one HdrHistogram bucket). Below this, no call.
+pub const MIN_CHANGE: f64 = 0.05;
+
 /// One run as read from its file.
 #[derive(Debug, Clone)]
 pub enum Run {
@@ -103,6 +110,9 @@ pub enum NoCall {
     TooFewSamples,
     /// The test could not tell the two apart at the 5 % level.
     WithinChance,
+    /// The test could, but the change is under [`MIN_CHANGE`] of the figure: within what two
+    /// runs of one build differ by.
+    Small,
     /// A side kept no latency histogram (a file written before steps kept them).
     NoHistograms,
 }

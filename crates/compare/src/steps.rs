@@ -4,7 +4,8 @@
 //! Data flows: two sweeps' steps → [`match_steps`] (client counts both measured) → per pair,
 //! [`compare_reports`]: the per-bucket successful rate of each timeline → [`rank::rank_test`];
 //! the successful requests' HdrHistogram → [`Distribution`] → [`bootstrap::quantile_shift`] for
-//! p50 and p99 → [`verdict`] turns a test's interval into `Better`/`Worse`/`NoDifference`.
+//! p50 and p99 → [`verdict`] turns a test's interval into `Better`/`Worse`/`NoDifference` (a
+//! change under [`crate::MIN_CHANGE`] of the figure is no difference, however sure the test).
 use crate::bootstrap::{self, Distribution};
 use crate::rank::{self, Interval};
 use crate::{Figure, FigureName, FindingRead, Method, NoCall, StepComparison, Verdict};
@@ -63,15 +64,22 @@ fn ok_latencies(load: &LoadReport) -> Result<Distribution, NoCall> {
     )))
 }
 
-/// The verdict on a tested change of figure `name`: better or worse when `significant` and the
-/// interval leaves zero out (both must agree), else no difference.
+/// The verdict on a tested change of figure `name`, whose value before was `before`: better or
+/// worse when `significant` and the interval leaves zero out (both must agree) and the change is
+/// at least [`crate::MIN_CHANGE`] of `before` (when known); else no difference.
 pub fn verdict(
     name: FigureName,
     change: &Interval,
     significant: bool,
+    before: Option<f64>,
 ) -> (Verdict, Option<NoCall>) {
     if !significant || change.holds_zero() {
         return (Verdict::NoDifference, Some(NoCall::WithinChance));
+    }
+    if let Some(b) = before.filter(|b| *b > 0.0) {
+        if change.estimate.abs() < crate::MIN_CHANGE * b {
+            return (Verdict::NoDifference, Some(NoCall::Small));
+        }
     }
     let up = change.low > 0.0;
     if up == name.higher_is_better() {
@@ -90,7 +98,7 @@ pub fn rank_figure(
 ) -> Figure {
     let test = rank::rank_test(before, after);
     let (verdict, no_call) = match &test {
-        Some(t) => verdict(name, &t.shift, t.p_value < crate::ALPHA),
+        Some(t) => verdict(name, &t.shift, t.p_value < crate::ALPHA, values.0),
         None => (Verdict::NoDifference, Some(NoCall::TooFewSamples)),
     };
     Figure {
@@ -125,7 +133,7 @@ fn percentile_figure(
     let (change, verdict, no_call) = match (before, after) {
         (Ok(b), Ok(a)) => match bootstrap::quantile_shift(b, a, q, seed) {
             Some(change) => {
-                let (v, why) = verdict(name, &change, true);
+                let (v, why) = verdict(name, &change, true, b.quantile(q));
                 (Some(change), v, why)
             }
             None => (None, Verdict::NoDifference, Some(NoCall::TooFewSamples)),

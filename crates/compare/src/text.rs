@@ -36,7 +36,7 @@ pub fn render(c: &Comparison) -> String {
     let _ = writeln!(out);
     let _ = writeln!(
         out,
-        "{:>9}  {:<8} {:>9} {:>9}  {:<28} verdict",
+        "{:>9}  {:<8} {:>9} {:>9}  {:<31} verdict",
         "clients", "figure", "before", "after", "change [95% interval]"
     );
     for s in &c.steps {
@@ -48,7 +48,7 @@ pub fn render(c: &Comparison) -> String {
         for (i, f) in [&s.throughput, &s.p50, &s.p99].into_iter().enumerate() {
             let _ = writeln!(
                 out,
-                "{:>9}  {:<8} {:>9} {:>9}  {:<28} {}",
+                "{:>9}  {:<8} {:>9} {:>9}  {:<31} {}",
                 if i == 0 { clients.as_str() } else { "" },
                 label(f.name),
                 value(f, f.before),
@@ -72,8 +72,14 @@ pub fn render(c: &Comparison) -> String {
     let _ = writeln!(
         out,
         "\nthroughput{}: Mann-Whitney U on the ok rate of each 100 ms bucket, change the \
-         Hodges-Lehmann shift; p50/p99: bootstrap of the exact histograms of ok requests; 5% level.",
-        if c.kind == RunKind::Sweep { " and plateau" } else { "" },
+         Hodges-Lehmann shift;\np50/p99: bootstrap of the exact histograms of ok requests. A \
+         verdict needs the 5% level and a change of at least {:.0}%.",
+        if c.kind == RunKind::Sweep {
+            " and plateau"
+        } else {
+            ""
+        },
+        crate::MIN_CHANGE * 100.0,
     );
     let worse = c.figures().filter(|f| f.verdict == Verdict::Worse).count();
     let better = c.figures().filter(|f| f.verdict == Verdict::Better).count();
@@ -150,6 +156,9 @@ fn verdict(f: &Figure) -> String {
             "no difference (too few samples: {} vs {})",
             f.samples_before, f.samples_after
         ),
+        (Verdict::NoDifference, Some(NoCall::Small)) => {
+            format!("no difference (under {:.0}%)", crate::MIN_CHANGE * 100.0)
+        }
         (Verdict::NoDifference, Some(NoCall::NoHistograms)) => {
             "no difference (no histograms)".into()
         }

@@ -20,8 +20,94 @@ fn bucket_rates(rng: &mut StdRng, per_bucket: f64, n: usize) -> Vec<f64> {
     (0..n).map(|_| d.sample(rng) * 10.0).collect()
 }
 
+/// The throughput figure of two sample sets, without a value before: the verdict is the test's
+/// alone (no 5 % floor), so the false positive checks below measure the test.
 fn throughput(before: &[f64], after: &[f64]) -> chokepoint_compare::Figure {
     rank_figure(FigureName::Throughput, (None, None), before, after)
+}
+
+#[test]
+fn a_sure_change_under_five_percent_of_the_figure_is_no_difference() {
+    use chokepoint_compare::steps::verdict;
+    use chokepoint_compare::Interval;
+    let change = |estimate: f64, low: f64, high: f64| Interval {
+        estimate,
+        low,
+        high,
+    };
+    // figure, change, significant, value before → verdict, why not.
+    let table = [
+        // p50 102 ms → +0.06 ms, sure but a hundredth of a percent: no call.
+        (
+            FigureName::P50,
+            change(0.06, 0.06, 0.19),
+            true,
+            Some(102.0),
+            Verdict::NoDifference,
+            Some(NoCall::Small),
+        ),
+        // p99 105 → 110 ms: +4.8 %, under 5 %.
+        (
+            FigureName::P99,
+            change(5.0, 4.0, 6.0),
+            true,
+            Some(105.0),
+            Verdict::NoDifference,
+            Some(NoCall::Small),
+        ),
+        // p99 100 → 106 ms: +6 %, worse.
+        (
+            FigureName::P99,
+            change(6.0, 4.0, 8.0),
+            true,
+            Some(100.0),
+            Verdict::Worse,
+            None,
+        ),
+        // Throughput 196 → 392: better.
+        (
+            FigureName::Throughput,
+            change(200.0, 200.0, 200.0),
+            true,
+            Some(196.0),
+            Verdict::Better,
+            None,
+        ),
+        // Throughput down 10 % but the interval holds zero: no call.
+        (
+            FigureName::Throughput,
+            change(-20.0, -40.0, 0.0),
+            true,
+            Some(200.0),
+            Verdict::NoDifference,
+            Some(NoCall::WithinChance),
+        ),
+        // Not significant: no call, whatever the interval says.
+        (
+            FigureName::Throughput,
+            change(-20.0, -40.0, -1.0),
+            false,
+            Some(200.0),
+            Verdict::NoDifference,
+            Some(NoCall::WithinChance),
+        ),
+        // No value before: the test alone.
+        (
+            FigureName::Throughput,
+            change(0.1, 0.05, 0.2),
+            true,
+            None,
+            Verdict::Better,
+            None,
+        ),
+    ];
+    for (name, change, significant, before, expected, why) in table {
+        assert_eq!(
+            verdict(name, &change, significant, before),
+            (expected, why),
+            "{name:?} {change:?} before {before:?}"
+        );
+    }
 }
 
 #[test]
