@@ -31,6 +31,8 @@ enum Command {
     Report(cmd::report::Args),
     /// Merge the results of one run's shards (load/sweep --shard I/N) into one
     Merge(cmd::merge::Args),
+    /// Compare two runs (sweeps or load runs): each figure better, worse, or no difference
+    Compare(cmd::compare::Args),
 }
 
 fn main() -> ExitCode {
@@ -47,6 +49,7 @@ fn main() -> ExitCode {
         Some(Command::DemoService(args)) => cmd::demo_service::run(args),
         Some(Command::Report(args)) => cmd::report::run(args),
         Some(Command::Merge(args)) => cmd::merge::run(args),
+        Some(Command::Compare(args)) => cmd::compare::run(args),
     };
     cmd::exit_code(outcome)
 }

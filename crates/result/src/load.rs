@@ -188,6 +188,17 @@ pub struct TargetFigures {
 }
 
 impl LoadReport {
+    /// The timeline without a last bucket that the window's end cut to less than half its width:
+    /// its few completions would read as a stall or a drop in a rate. (The full timeline still
+    /// adds up to `requests`.) A sweep step reads it through its report (`step.whole_timeline()`).
+    pub fn whole_timeline(&self) -> &[TimelinePoint] {
+        let bucket = self.timeline_bucket_s;
+        match self.timeline.split_last() {
+            Some((last, rest)) if bucket > 0.0 && self.duration_s - last.t_s < bucket / 2.0 => rest,
+            _ => &self.timeline,
+        }
+    }
+
     /// Failed requests, all kinds together.
     pub fn error_count(&self) -> u64 {
         self.errors.values().sum()

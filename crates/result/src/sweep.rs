@@ -2,7 +2,7 @@
 //! knew besides them ([`SweepContext`]), and the saved `result.json` ([`SweepResult`]).
 use crate::{
     Connections, CpuQuota, Diagnosis, DownstreamInFlight, DownstreamStep, LoadReport, MergeInfo,
-    ObservationNote, ShardInfo, StackEvidence, ThreadsByPool, TimelinePoint,
+    ObservationNote, ShardInfo, StackEvidence, ThreadsByPool,
 };
 use serde::{Deserialize, Serialize};
 
@@ -147,19 +147,6 @@ pub enum StepEnd {
     Fixed,
 }
 
-impl Step {
-    /// The timeline without a last bucket that the window's end cut to less than half its width:
-    /// its few completions would read as a stall or a drop in a rate. (The full timeline still
-    /// adds up to `requests`.)
-    pub fn whole_timeline(&self) -> &[TimelinePoint] {
-        let bucket = self.timeline_bucket_s;
-        match self.timeline.split_last() {
-            Some((last, rest)) if bucket > 0.0 && self.duration_s - last.t_s < bucket / 2.0 => rest,
-            _ => &self.timeline,
-        }
-    }
-}
-
 /// What the diagnosis knows besides the steps.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SweepContext {
@@ -212,6 +199,7 @@ pub struct SweepResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::TimelinePoint;
     #[test]
     fn a_last_bucket_cut_short_by_the_window_is_left_out_of_the_whole_timeline() {
         let point = |t_s: f64| TimelinePoint {
