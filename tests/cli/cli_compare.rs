@@ -3,6 +3,7 @@
 //! 10,20,40,80, 5 s fixed steps: `tests/fixtures/compare/README.md`) and one `load` run: the
 //! finding's limit 20 → 40 with the plateau better, a run against itself no different anywhere,
 //! `--fail-on worse` the other way round, and bad inputs refused in one line, exit 2.
+use crate::support::{assert_one_line_error, TempDir};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -19,27 +20,6 @@ fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/compare")
         .join(name)
-}
-
-/// A fresh directory under the temp dir, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let path = std::env::temp_dir().join(format!(
-            "chokepoint-cli-compare-{}-{name}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).expect("temp dir");
-        TempDir(path)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 fn stdout(output: &Output) -> String {
@@ -63,18 +43,9 @@ fn figures(c: &serde_json::Value) -> Vec<&serde_json::Value> {
     all
 }
 
-fn assert_one_line_error(output: &Output, needle: &str) {
-    assert_eq!(output.status.code(), Some(2), "{output:?}");
-    assert!(output.stdout.is_empty(), "{output:?}");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(stderr.starts_with("chokepoint: "), "{stderr}");
-    assert!(stderr.contains(needle), "{stderr} lacks {needle}");
-}
-
 #[test]
 fn a_pool_of_40_after_one_of_20_doubles_the_limit_and_the_plateau_is_better() {
-    let dir = TempDir::new("better");
+    let dir = TempDir::new("compare-better");
     let out = dir.0.join("comparison.json");
     let output = chokepoint(&[
         fixture("pool-20").as_os_str(),
@@ -124,7 +95,7 @@ fn a_pool_of_40_after_one_of_20_doubles_the_limit_and_the_plateau_is_better() {
 
 #[test]
 fn a_sweep_compared_with_itself_shows_no_difference_anywhere() {
-    let dir = TempDir::new("same");
+    let dir = TempDir::new("compare-same");
     let out = dir.0.join("comparison.json");
     let result = fixture("pool-20").join("result.json");
     let output = chokepoint(&[
@@ -175,7 +146,7 @@ fn two_load_runs_compare_in_one_row() {
 
 #[test]
 fn bad_inputs_are_one_line_and_exit_2() {
-    let dir = TempDir::new("bad");
+    let dir = TempDir::new("compare-bad");
     let empty = dir.0.join("empty");
     std::fs::create_dir_all(&empty).unwrap();
     let not_json = dir.0.join("notes.txt");

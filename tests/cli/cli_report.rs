@@ -1,4 +1,5 @@
 //! `chokepoint report DIR` as a user runs it: the binary, a saved result, and bad inputs.
+use crate::support::{assert_one_line_error, TempDir};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -17,48 +18,9 @@ fn fixture_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sweep-seed000")
 }
 
-/// A fresh directory under the temp dir, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let path = std::env::temp_dir().join(format!(
-            "chokepoint-cli-report-{}-{name}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).expect("temp dir");
-        TempDir(path)
-    }
-
-    fn entries(&self) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(&self.0)
-            .expect("read dir")
-            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn assert_one_line_error(output: &Output, needle: &str) {
-    assert_eq!(output.status.code(), Some(2), "{output:?}");
-    assert!(output.stdout.is_empty(), "{output:?}");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(stderr.starts_with("chokepoint: "), "{stderr}");
-    assert!(stderr.contains(needle), "{stderr} lacks {needle}");
-}
-
 #[test]
 fn report_rerenders_a_saved_sweep_and_prints_the_table() {
-    let dir = TempDir::new("ok");
+    let dir = TempDir::new("report-ok");
     std::fs::copy(fixture_dir().join("result.json"), dir.0.join("result.json")).expect("copy");
     std::fs::write(dir.0.join("report.html"), "stale").expect("stale report");
 
@@ -82,7 +44,7 @@ fn report_rerenders_a_saved_sweep_and_prints_the_table() {
 
 #[test]
 fn report_of_a_missing_directory_fails_in_one_line() {
-    let dir = TempDir::new("missing");
+    let dir = TempDir::new("report-missing");
     let missing = dir.0.join("no-such-sweep");
     assert_one_line_error(&report(&missing), "no such directory");
     assert!(!missing.exists());
@@ -90,14 +52,14 @@ fn report_of_a_missing_directory_fails_in_one_line() {
 
 #[test]
 fn report_of_a_directory_without_result_json_fails_and_writes_nothing() {
-    let dir = TempDir::new("empty");
+    let dir = TempDir::new("report-empty");
     assert_one_line_error(&report(&dir.0), "no result.json in");
     assert!(dir.entries().is_empty());
 }
 
 #[test]
 fn report_of_malformed_json_names_the_line_and_writes_nothing() {
-    let dir = TempDir::new("malformed");
+    let dir = TempDir::new("report-malformed");
     std::fs::write(
         dir.0.join("result.json"),
         "{\"target\": \"x\",\n \"steps\": [1,\n",

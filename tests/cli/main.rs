@@ -13,3 +13,4 @@ mod cli_tls;
 mod dependencies;
 mod deploy;
 mod generator_cpu;
+mod support;
