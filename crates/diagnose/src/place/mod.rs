@@ -41,6 +41,8 @@ use chokepoint_result::{
 const MATCH_SHARE: f64 = 0.15;
 /// ...or within this many threads, whichever is wider.
 const MATCH_THREADS: f64 = 0.75;
+/// A thread is held when it was in the wait more than this share of the time.
+const HELD_SHARE: f64 = 0.5;
 /// The busiest pool is named for the CPU when it runs this many times the next one's threads.
 const BUSIEST_LEAD: f64 = 1.5;
 /// A pool started on demand was at most this share of its plateau size before the knee.
@@ -50,9 +52,15 @@ const QUEUED_SHARE: f64 = 0.1;
 /// Pools kept in a [`Fact::PlaceUnclear`] when none matched.
 const SEEN_KEPT: usize = 3;
 
-/// Whether `held` threads match a limit of `limit`.
+/// Whether `held` threads match a limit of `limit`. A pool holds at least one thread, so a
+/// limit below one names none. `held` may be a mean over samples (`/proc`), which counts a
+/// thread in the wait for its share of the time: the one worker of a pool of 1 whose calls
+/// take 50 ms of its 57 ms per request reads 0.88 (a flake-hunt round's JVM common pool on 2
+/// cores). More than half the time in the wait is a thread held.
 pub(crate) fn matches_limit(held: f64, limit: f64) -> bool {
-    held >= 1.0 && (held - limit).abs() <= (limit * MATCH_SHARE).max(MATCH_THREADS)
+    limit >= 1.0 - MATCH_SHARE
+        && held > HELD_SHARE
+        && (held - limit).abs() <= (limit * MATCH_SHARE).max(MATCH_THREADS)
 }
 
 /// `finding` with its place fact after its own facts.

@@ -27,7 +27,9 @@ fn held_counts_match_a_limit_within_15_percent_or_three_quarters_of_a_thread() {
         (7.0, 6.0, false),
         (1.0, 1.0, true),
         (2.0, 1.0, false),
-        (0.5, 0.5, false), // less than one thread held is no pool
+        (0.5, 0.5, false), // a limit of less than one thread is no pool
+        (0.88, 1.0, true), // one thread in the call 88% of the time (a /proc mean)
+        (0.5, 1.0, false), // in the call half the time or less: not held
     ];
     for (held, limit, want) in table {
         assert_eq!(
