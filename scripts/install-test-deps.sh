@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the tests need on a fresh Debian machine (as root): the JDK and Maven, Go,
-# Python with py-spy, gunicorn and WireMock's client, Node, nginx, PHP-FPM, Apache, and
-# WireMock's standalone jar from Maven Central. Each is installed only when missing, so a
-# second run costs seconds. Called by scripts/test.sh.
+# Python with py-spy, gunicorn, FastAPI, uvicorn, httpx and WireMock's client, Node, Ruby with
+# Puma, nginx, PHP-FPM, Apache, and WireMock's standalone jar from Maven Central. Each is
+# installed only when missing, so a second run costs seconds. Called by scripts/test.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,7 +18,8 @@ command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 # tests/sweeps/targets.rs: the Node.js target (node-cpu-downstream).
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
 if ! command -v kubernetes-validate >/dev/null 2>&1 || ! python3 -c 'import wiremock.client' >/dev/null 2>&1 \
-  || ! command -v py-spy >/dev/null 2>&1 || ! command -v gunicorn >/dev/null 2>&1; then
+  || ! command -v py-spy >/dev/null 2>&1 || ! command -v gunicorn >/dev/null 2>&1 \
+  || ! python3 -c 'import fastapi, uvicorn, httpx' >/dev/null 2>&1; then
   python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip)
 fi
 # tests/cli/cli_tls.rs: a real TLS server (nginx is in /usr/sbin, often not on PATH).
@@ -28,6 +29,10 @@ command -v taskset >/dev/null 2>&1 || need_apt+=(util-linux)
 # and a real Apache httpd (prefork).
 compgen -G '/usr/sbin/php-fpm*' >/dev/null || need_apt+=(php-fpm)
 [ -x /usr/sbin/apache2 ] || need_apt+=(apache2)
+# tests/sweeps/frameworks.rs: tests/targets/ruby-puma, Debian 12's Ruby 3.1 and Puma 5.6.5 at
+# their defaults (the test fails without them).
+command -v ruby >/dev/null 2>&1 || need_apt+=(ruby)
+command -v puma >/dev/null 2>&1 || need_apt+=(puma)
 if [ ${#need_apt[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   # The packages' own services (nginx, apache2, php-fpm) must not start on install: the tests
@@ -75,6 +80,21 @@ fi
 # catalogue; the test fails without it.
 if ! command -v gunicorn >/dev/null 2>&1; then
   PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet gunicorn==27.0.1
+fi
+# FastAPI under uvicorn (PyPI), whose def endpoints run in AnyIO's worker threads (its default
+# limiter of 40), for tests/targets/py-fastapi-sync in tests/sweeps/frameworks.rs, which fails
+# without them; with every package they need, pinned (anyio at the release the catalogue cites).
+if ! python3 -c 'import fastapi, uvicorn' >/dev/null 2>&1; then
+  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet fastapi==0.165.0 starlette==1.10.0 \
+    uvicorn==0.54.0 anyio==4.14.2 h11==0.16.0 click==8.4.0 idna==3.13 pydantic==2.13.4 \
+    pydantic-core==2.46.4 annotated-types==0.7.0 typing-extensions==4.16.0 \
+    typing-inspection==0.4.2 annotated-doc==0.0.7 opentelemetry-api==1.45.2
+fi
+# httpx (PyPI), whose one AsyncClient at its defaults (100 connections) is the limit of
+# tests/targets/py-httpx-async in tests/sweeps/frameworks.rs, which fails without it.
+if ! python3 -c 'import httpx' >/dev/null 2>&1; then
+  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet httpx==0.28.1 httpcore==1.0.9 \
+    anyio==4.14.2 h11==0.16.0 certifi==2026.5.20 idna==3.13
 fi
 # The manifests in deploy/kubernetes/ are validated offline against the Kubernetes schemas.
 if ! command -v kubernetes-validate >/dev/null 2>&1; then

@@ -37,8 +37,9 @@ fn setting_for(pool: &str) -> Option<Setting> {
 /// How long a server started here may take to listen.
 const LISTEN_LIMIT: Duration = Duration::from_secs(30);
 
-/// Starts the server `build(port)` makes on a free port, its output discarded.
-fn start_quiet(name: &str, mut build: impl FnMut(u16) -> Command) -> (Server, u16) {
+/// Starts the server `build(port)` makes on a free port, its output discarded (also for the
+/// servers of `frameworks.rs` that print no port of their own).
+pub(crate) fn start_quiet(name: &str, mut build: impl FnMut(u16) -> Command) -> (Server, u16) {
     Server::spawn_on_free_port(name, LISTEN_LIMIT, |port| {
         let mut command = build(port);
         command.stdout(Stdio::null()).stderr(Stdio::null());

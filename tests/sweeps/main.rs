@@ -1,10 +1,11 @@
 //! The live sweeps, one binary (a build links once): each module starts real targets (JVMs,
-//! Python, Go, nginx, PHP-FPM, Apache) from `tests/targets/` and sweeps them; `common` launches
-//! them and holds the lock that runs one sweep at a time across every module.
+//! Python, Go, Ruby, nginx, PHP-FPM, Apache) from `tests/targets/` and sweeps them; `common`
+//! launches them and holds the lock that runs one sweep at a time across every module.
 
 mod catalogue_pools;
 #[path = "../common/mod.rs"]
 mod common;
+mod frameworks;
 mod growing_pool;
 mod place;
 mod process_trees;

@@ -260,6 +260,7 @@ mod tests {
             ("gunicorn", Some("gunicorn")),
             ("uvicorn", Some("uvicorn")),
             ("waitress", Some("waitress")),
+            ("AnyIO worker thread", Some("AnyIO")),
             ("libuv-worker", Some("libuv")),
             ("puma srv tp", Some("Puma")),
             ("sidekiq.default", Some("Sidekiq")),
