@@ -58,6 +58,9 @@ pub struct SweepConfig {
     /// The known pools the finding names a setting from (the built-in ones unless the caller
     /// put a user's entries in front).
     pub catalogue: Catalogue,
+    /// The longest the unmeasured warm-up before the first step may run (`--warmup`; zero for
+    /// none): it ends sooner once the latency stops falling (`crate::warmup`).
+    pub warmup_limit: Duration,
 }
 
 /// The largest client count the adaptive search tries unless told (`--max-clients`).
@@ -104,6 +107,7 @@ impl SweepConfig {
             clock: None,
             shard: None,
             catalogue: Catalogue::built_in().clone(),
+            warmup_limit: crate::DEFAULT_WARMUP_LIMIT,
         })
     }
 
@@ -127,6 +131,8 @@ impl SweepConfig {
         self.ramp_limit = settle;
         self.drain_timeout = settle;
         self.step_fixed = true;
+        // Every shard starts its first step at the same instant: no warm-up of its own.
+        self.warmup_limit = Duration::ZERO;
         self.clock = Some(StepClock { start_at, slot });
         Ok(())
     }
@@ -237,6 +243,14 @@ pub fn sweep(
     let cores = Some(available_cores() as u32);
     let mut planned: Option<VecDeque<u32>> = config.clients.clone().map(VecDeque::from);
     let mut failure = None;
+    let first_clients = match &planned {
+        Some(queue) => queue.front().copied(),
+        None => chokepoint_diagnose::next_step(&[], config.max_clients, cores).map(|(c, _)| c),
+    };
+    if let Some(clients) = first_clients.filter(|_| !config.warmup_limit.is_zero()) {
+        result.context.warmup = crate::warmup::warm_up(config, clients, &cancel, on_event)?;
+        drain(config, mock.as_ref(), &cancel);
+    }
     loop {
         if cancel.is_cancelled() {
             result.interrupted = true;
@@ -573,6 +587,7 @@ fn context_from(stats: Option<&MockStats>, config: &SweepConfig) -> SweepContext
             .and_then(|c| c.iter().copied().max())
             .unwrap_or(config.max_clients),
         cores: Some(available_cores() as u32),
+        warmup: None,
     }
 }
 

@@ -369,6 +369,11 @@ pub enum Fact {
         /// Which the latency is nearer.
         shape: FanOutShape,
     },
+    /// The first step's clients ran unmeasured before it until the latency stopped falling.
+    WarmedUp {
+        /// The warm-up.
+        warmup: crate::Warmup,
+    },
     /// The sweep reached its largest allowed client count.
     MaxClientsReached {
         /// `--max-clients`.
