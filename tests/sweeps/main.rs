@@ -3,6 +3,7 @@
 //! them and holds the lock that runs one sweep at a time across every module.
 
 mod catalogue_pools;
+mod connection_pools;
 #[path = "../common/mod.rs"]
 mod common;
 mod growing_pool;
