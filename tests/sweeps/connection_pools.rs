@@ -91,12 +91,7 @@ fn httpclient5s_pool_is_named_from_proc_by_its_jar_and_its_connections() {
     );
     drop(target);
     assert_eq!(most_downstream_in_flight(&result), Some(5), "the truth");
-    assert_finding(
-        "java-httpclient5 (/proc)",
-        &result,
-        Kind::BlockingPool,
-        5.0,
-    );
+    assert_finding("java-httpclient5 (/proc)", &result, Kind::BlockingPool, 5.0);
     let place = connection_place("java-httpclient5 (/proc)", &result, 5.0);
     let setting = place.setting.as_ref().expect("HttpClient 5's entry");
     assert!(
@@ -138,5 +133,8 @@ fn an_aiohttp_event_loops_connector_is_named_from_its_connections_and_its_extens
     assert!(setting.setting.contains("limit"), "{setting:?}");
     let shown_by = place.shown_by.as_deref().unwrap_or_default();
     assert!(shown_by.contains("/aiohttp/"), "{shown_by}");
-    assert_eq!(place.queued_threads, None, "an event loop: no thread queues");
+    assert_eq!(
+        place.queued_threads, None,
+        "an event loop: no thread queues"
+    );
 }

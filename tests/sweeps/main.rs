@@ -3,9 +3,9 @@
 //! them and holds the lock that runs one sweep at a time across every module.
 
 mod catalogue_pools;
-mod connection_pools;
 #[path = "../common/mod.rs"]
 mod common;
+mod connection_pools;
 mod growing_pool;
 mod place;
 mod process_trees;

@@ -262,7 +262,10 @@ fn checked(entry: EntryText) -> Result<Entry, String> {
                 .to_string(),
         );
     }
-    if entry.size.is_some_and(|size| !(size >= 1.0 && size.is_finite())) {
+    if entry
+        .size
+        .is_some_and(|size| !(size >= 1.0 && size.is_finite()))
+    {
         return Err(format!(
             "its size {:?} is not a number of connections (1 or more): leave it out when the default is unlimited",
             entry.size
@@ -462,7 +465,16 @@ mod tests {
             .replace("threads = [\"xpool-#\"]", "")
             .replace("\" \"", "\"a\"");
         let err = Catalogue::parse(&no_pattern).unwrap_err().to_string();
-        assert!(err.contains("no threads, processes or frames"), "{err}");
+        assert!(
+            err.contains("no threads, processes, frames or libraries"),
+            "{err}"
+        );
+        let no_size = no_source.replace("\" \"", "\"a\"").replace(
+            "default = \"4\"",
+            "default = \"unlimited\"\n            size = 0",
+        );
+        let err = Catalogue::parse(&no_size).unwrap_err().to_string();
+        assert!(err.contains("is not a number of connections"), "{err}");
         let wildcard = no_source.replace("xpool-#", "*").replace("\" \"", "\"a\"");
         let err = Catalogue::parse(&wildcard).unwrap_err().to_string();
         assert!(err.contains("fewer than 3 plain characters"), "{err}");

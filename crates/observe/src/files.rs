@@ -16,7 +16,10 @@ fn is_library(path: &Path) -> bool {
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or_default();
-    name.ends_with(".jar") || name.ends_with(".node") || name.ends_with(".so") || name.contains(".so.")
+    name.ends_with(".jar")
+        || name.ends_with(".node")
+        || name.ends_with(".so")
+        || name.contains(".so.")
 }
 
 /// The library files the processes `pids` have mapped or open, each once, in order.

@@ -776,18 +776,20 @@ source = "https://github.com/example/tomcat/blob/0123456789abcdef0123456789abcde
 /// `step` with the target's connections to one more peer.
 fn with_peer(mut step: Step, peer_port: u16, established: u32) -> Step {
     let connections = step.connections.get_or_insert_with(Default::default);
-    connections.downstream.push(chokepoint_result::PeerConnections {
-        peer_port,
-        mock: false,
-        counts: chokepoint_result::ConnectionCounts {
-            most: chokepoint_result::SocketCounts {
-                established,
-                ..Default::default()
+    connections
+        .downstream
+        .push(chokepoint_result::PeerConnections {
+            peer_port,
+            mock: false,
+            counts: chokepoint_result::ConnectionCounts {
+                most: chokepoint_result::SocketCounts {
+                    established,
+                    ..Default::default()
+                },
+                mean_established: f64::from(established),
+                most_served: established,
             },
-            mean_established: f64::from(established),
-            most_served: established,
-        },
-    });
+        });
     step
 }
 
@@ -814,9 +816,7 @@ const SPEEDUPS: &str =
 
 #[test]
 fn an_event_loops_connections_held_at_a_known_clients_default_cap_are_its_connection_pool() {
-    let steps: Vec<Step> = [25, 50, 100, 200, 400]
-        .map(|c| event_loop(c, 100))
-        .to_vec();
+    let steps: Vec<Step> = [25, 50, 100, 200, 400].map(|c| event_loop(c, 100)).to_vec();
     let found = finding(Kind::BlockingPool, 100.0, 200);
     let place = match connection_facts(&steps, &found, &[SPEEDUPS]).as_slice() {
         [Fact::Place { place }] => place.as_ref().clone(),
@@ -898,10 +898,7 @@ fn a_database_pool_known_by_its_threads_is_the_place_not_the_handlers_at_any_cor
             place.setting.as_ref().map(|s| s.setting.as_str()),
             Some("maximumPoolSize")
         );
-        assert_eq!(
-            place.shown_by.as_deref(),
-            Some("threads `DbPool-1 housek`")
-        );
+        assert_eq!(place.shown_by.as_deref(), Some("threads `DbPool-1 housek`"));
         let queued = place.queued_threads.as_ref().expect("the handlers");
         assert_eq!(queued.pool, "http-nio-8080-e");
         assert_eq!(
@@ -956,8 +953,8 @@ fn two_peers_held_at_the_limit_name_no_connection_pool() {
         .to_vec();
     let found = finding(Kind::BlockingPool, 10.0, 20);
     let facts = connection_facts(&steps, &found, &[]);
-    let named_pool = facts.iter().any(|f| {
-        matches!(f, Fact::Place { place } if place.kind == Some(PlaceKind::ConnectionPool))
-    });
+    let named_pool = facts.iter().any(
+        |f| matches!(f, Fact::Place { place } if place.kind == Some(PlaceKind::ConnectionPool)),
+    );
     assert!(!named_pool, "{facts:?}");
 }
