@@ -165,6 +165,21 @@ impl SweepConfig {
         chokepoint_observe::listening_processes(port).unwrap_or_default()
     }
 
+    /// The library files the target's processes have mapped or open now that the catalogue
+    /// names (a client's jar, a C extension): read once, as a sweep ends.
+    fn target_libraries(&self) -> Vec<String> {
+        let Some(spec) = self.target_spec() else {
+            return Vec::new();
+        };
+        let pids: Vec<i32> = spec
+            .roots
+            .iter()
+            .flat_map(|&root| chokepoint_observe::process_tree(root).unwrap_or_default())
+            .collect();
+        self.catalogue
+            .known_libraries(&chokepoint_observe::files::library_files(&pids))
+    }
+
     /// What the observer samples: the processes of `target_cpu`, the URL's and the mock's ports.
     fn target_spec(&self) -> Option<TargetSpec> {
         let own = std::process::id() as i32;
@@ -290,6 +305,7 @@ pub fn sweep(
     result.duration_s = began.elapsed().as_secs_f64();
     result.load_s = result.steps.iter().map(|s| s.measured_s).sum();
     result.context.downstream_delay_ms = downstream_delay_ms(&result.steps, first_stats.as_ref());
+    result.context.target_libraries = config.target_libraries();
     result.diagnosis = Some(
         chokepoint_diagnose::diagnose_with(&result.steps, &result.context, &config.catalogue)
             .into_diagnosis(),
@@ -587,6 +603,7 @@ fn context_from(stats: Option<&MockStats>, config: &SweepConfig) -> SweepContext
             .and_then(|c| c.iter().copied().max())
             .unwrap_or(config.max_clients),
         cores: Some(available_cores() as u32),
+        target_libraries: Vec::new(),
         warmup: None,
     }
 }

@@ -165,8 +165,13 @@ pub struct SweepContext {
     /// Cores of the machine the target ran on (what `target_cpu_pct` is a share of), if known.
     #[serde(default)]
     pub cores: Option<u32>,
+    /// Files the target's processes had mapped or open when the sweep ended (`/proc/PID/maps`,
+    /// `/proc/PID/fd`) that the catalogue names as a client library's (a jar, a C extension):
+    /// which client holds the connections a place counts. Empty when none or not observed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub target_libraries: Vec<String>,
     /// The unmeasured run before the first step, until the service's latency stopped falling
-    /// (a JIT, caches, pools started on demand); `None` when there was none (`--no-warmup`,
+    /// (a JIT, caches, pools started on demand); `None` when there was none (`--warmup 0`,
     /// shards on a schedule, an older result).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup: Option<Warmup>,
