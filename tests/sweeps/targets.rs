@@ -76,7 +76,10 @@ fn a_service_warming_up_in_front_of_a_pool_of_12_is_warmed_first_and_a_pool_of_1
     let target = Target::launch("py-warmup --pool 12", command);
     let result = sweep_target(&target, None, ADAPTIVE_STEP, 128, Some(&mock));
     drop(target);
-    let warmup = result.context.warmup.expect("a warm-up before the first step");
+    let warmup = result
+        .context
+        .warmup
+        .expect("a warm-up before the first step");
     println!("py-warmup --pool 12: {warmup:?}");
     assert!(
         warmup.settled && warmup.first_ms > 1.3 * warmup.last_ms,

@@ -117,8 +117,8 @@ mod tests {
     fn a_jit_that_halves_the_latency_over_3_seconds_is_warm_about_a_window_after_that() {
         // A JIT compiling the hot path from the first requests: 40 ms falling to 20 ms over
         // the first 3 s, then steady.
-        let warm = warm_after(|t| if t < 3.0 { 40.0 - 20.0 * t / 3.0 } else { 20.0 })
-            .expect("warm");
+        let warm =
+            warm_after(|t| if t < 3.0 { 40.0 - 20.0 * t / 3.0 } else { 20.0 }).expect("warm");
         assert!((4.0..=5.0).contains(&warm), "{warm}");
         assert!(!warmed_up(&[]), "nothing measured is not warm");
     }
