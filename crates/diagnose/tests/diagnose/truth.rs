@@ -34,14 +34,22 @@ fn every_recorded_sweep_is_right_or_marked_wrong_with_why() {
     let names: Vec<&String> = sweeps.iter().map(|(name, _, _)| name).collect();
     assert_eq!(
         truths.sweep.keys().collect::<Vec<_>>(),
-        names.iter().copied().collect::<std::collections::BTreeSet<_>>().into_iter().collect::<Vec<_>>(),
+        names
+            .iter()
+            .copied()
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect::<Vec<_>>(),
         "every recorded sweep has its truth in tests/data/truth.toml, and only those"
     );
     let mut problems = Vec::new();
     let mut table = Vec::new();
     for (name, steps, context) in &sweeps {
         let truth = &truths.sweep[name];
-        assert!(!truth.source.trim().is_empty(), "{name}: a truth says where it comes from");
+        assert!(
+            !truth.source.trim().is_empty(),
+            "{name}: a truth says where it comes from"
+        );
         let finding = diagnose(steps, context);
         let kind = finding.kind.to_string();
         let kind_right = truth.kinds.contains(&kind);
