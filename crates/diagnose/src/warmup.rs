@@ -100,7 +100,8 @@ mod tests {
     fn steady_rising_or_noisy_latencies_are_warm_after_two_windows() {
         let two_windows = 2.0 * WINDOW as f64 * WARMUP_INTERVAL.as_secs_f64();
         // (why, latency at t)
-        let table: [(&str, Box<dyn Fn(f64) -> f64>); 3] = [
+        type Latency = Box<dyn Fn(f64) -> f64>;
+        let table: [(&str, Latency); 3] = [
             ("steady", Box::new(|_| 50.0)),
             ("rising: a queue, not a warm-up", Box::new(|t| 50.0 + t)),
             (
