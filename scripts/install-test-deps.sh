@@ -96,6 +96,11 @@ if ! python3 -c 'import httpx' >/dev/null 2>&1; then
   PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet httpx==0.28.1 httpcore==1.0.9 \
     anyio==4.14.2 h11==0.16.0 certifi==2026.5.20 idna==3.13
 fi
+# aiohttp (PyPI, with its C extensions): tests/targets/py-aiohttp, whose connector's default cap
+# of 100 connections tests/sweeps/connection_pools.rs names by the extension the process maps.
+if ! python3 -c 'import aiohttp' >/dev/null 2>&1; then
+  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet aiohttp==3.14.5
+fi
 # The manifests in deploy/kubernetes/ are validated offline against the Kubernetes schemas.
 if ! command -v kubernetes-validate >/dev/null 2>&1; then
   PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet kubernetes-validate

@@ -153,6 +153,35 @@ pub fn step_text(progress: &StepProgress) -> String {
     )
 }
 
+/// The live line of the warm-up before the first step.
+pub fn warmup_text(clients_n: u32, elapsed: Duration, latency_ms: Option<f64>) -> String {
+    let latency = latency_ms.map_or_else(
+        || "waiting for answers".to_string(),
+        |ms| format!("latency {}", duration(ms)),
+    );
+    format!(
+        "{} · warming up, unmeasured (until latency stops falling) · {} · {latency}",
+        clients(clients_n),
+        duration(elapsed.as_secs_f64() * 1000.0)
+    )
+}
+
+/// The line that says how the warm-up ended.
+pub fn warmed_up_line(warmup: &chokepoint_result::Warmup) -> String {
+    format!(
+        "chokepoint: warmed up {:.1} s at {}, unmeasured: latency {} → {}{}",
+        warmup.seconds,
+        clients(warmup.clients),
+        duration(warmup.first_ms),
+        duration(warmup.last_ms),
+        if warmup.settled {
+            ", no longer falling"
+        } else {
+            ", still falling when --warmup ran out"
+        }
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

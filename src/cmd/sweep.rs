@@ -1,6 +1,6 @@
 //! `chokepoint sweep URL`: the experiment and the finding.
 use super::common;
-use super::live::{step_text, LiveLine};
+use super::live::{self, step_text, LiveLine};
 use chokepoint_diagnose::Gate;
 use chokepoint_experiment::{SweepConfig, SweepEvent};
 use chokepoint_observe::stacks::StackOptions;
@@ -28,6 +28,10 @@ pub struct Args {
     /// Every step measures the whole --step, as before steps could end early
     #[arg(long)]
     pub step_fixed: bool,
+    /// Before the first step, its clients run unmeasured until the latency stops falling (a
+    /// JIT, caches), for at most this long; 0 for no warm-up
+    #[arg(long, default_value = "20s", value_parser = common::duration, allow_hyphen_values = true)]
+    pub warmup: Duration,
     /// Base URL of the running `chokepoint mock` the target calls (downstream evidence)
     #[arg(long)]
     pub mock: Option<String>,
@@ -137,6 +141,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         jfr: args.stacks == StacksChoice::Jfr,
     };
     config.step_fixed = args.step_fixed;
+    config.warmup_limit = args.warmup;
     if let Some(json) = &args.json {
         common::check_writable(json, "--json")?;
     }
@@ -192,6 +197,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let result = chokepoint_experiment::sweep(&config, cancel, &mut |event| {
         let step = match event {
             SweepEvent::Progress(progress) => return live.show(step_text(&progress)),
+            SweepEvent::WarmingUp {
+                clients,
+                elapsed,
+                latency_ms,
+            } => return live.show(live::warmup_text(clients, elapsed, latency_ms)),
+            SweepEvent::WarmedUp(warmup) => {
+                live.clear();
+                eprintln!("{}", live::warmed_up_line(warmup));
+                return;
+            }
             SweepEvent::Step(step) => step,
         };
         live.clear();
@@ -276,5 +291,6 @@ mod tests {
         let config = SweepConfig::new("http://127.0.0.1:1/").unwrap();
         assert_eq!(args.step, config.step);
         assert_eq!(args.max_clients, config.max_clients);
+        assert_eq!(args.warmup, config.warmup_limit);
     }
 }

@@ -314,7 +314,7 @@ fn the_jvm_twins_routes_are_placed_in_their_pools_by_name_and_frame_from_thread_
 }
 
 /// Where `scripts/install-test-deps.sh` puts Apache HttpClient 5's jars (Maven Central).
-fn httpclient5_jars() -> std::path::PathBuf {
+pub(crate) fn httpclient5_jars() -> std::path::PathBuf {
     let cache = std::env::var_os("XDG_CACHE_HOME")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| {

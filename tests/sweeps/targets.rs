@@ -56,6 +56,47 @@ fn go_semaphore_adaptive_sweep_finds_the_pool_of_12() {
     );
 }
 
+/// tests/targets/py-warmup with a pool of 12 in front of the mock (built after the warm-up, to
+/// test it): 80 ms more per request at first, decaying over ~10 s, the shape of issue 22's JVM
+/// that came out `connection-limit, stalls` while warming up. The sweep warms it up first,
+/// says so, and finds the pool of 12.
+#[test]
+fn a_service_warming_up_in_front_of_a_pool_of_12_is_warmed_first_and_a_pool_of_12() {
+    assert!(
+        toolchain_present("python3", "--version"),
+        "python3 is needed (.ci/run installs it)"
+    );
+    let _one = one_at_a_time();
+    let mock = mock_with_delay();
+    let mut command = Command::new("python3");
+    command
+        .arg(targets_dir().join("py-warmup/server.py"))
+        .args(["--port", "0", "--pool", "12", "--downstream"])
+        .arg(format!("{}/", mock.url()));
+    let target = Target::launch("py-warmup --pool 12", command);
+    let result = sweep_target(&target, None, ADAPTIVE_STEP, 128, Some(&mock));
+    drop(target);
+    let warmup = result
+        .context
+        .warmup
+        .expect("a warm-up before the first step");
+    println!("py-warmup --pool 12: {warmup:?}");
+    assert!(
+        warmup.settled && warmup.first_ms > 1.3 * warmup.last_ms,
+        "the latency fell and stopped falling: {warmup:?}"
+    );
+    assert_finding("py-warmup --pool 12", &result, Kind::BlockingPool, 12.0);
+    let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
+    assert!(
+        diagnosis
+            .evidence
+            .iter()
+            .any(|s| s.starts_with("Before the first step") && s.contains("warmed up")),
+        "the finding says it warmed up: {:?}",
+        diagnosis.evidence
+    );
+}
+
 #[test]
 fn python_asyncio_loop_blocked_by_one_sync_call_has_a_limit_of_1() {
     if !toolchain_present("python3", "--version") {

@@ -151,6 +151,10 @@ impl<'p, 'a> Analysis<'p, 'a> {
             self.error_facts();
         }
         let fan_out = self.fan_out();
+        // The warm-up came before every step: its sentence first.
+        if let Some(warmup) = self.ctx.warmup {
+            self.facts.insert(0, Fact::WarmedUp { warmup });
+        }
         if matches!(kind, Kind::BlockingPool | Kind::CpuBound | Kind::Contention) {
             if !self.ctx.mock_present {
                 self.facts.push(Fact::NoMock);

@@ -31,9 +31,26 @@ struct EntryText {
     processes: Vec<String>,
     #[serde(default)]
     frames: Vec<String>,
+    #[serde(default)]
+    libraries: Vec<String>,
+    #[serde(default)]
+    kind: EntryKind,
+    #[serde(default)]
+    size: Option<f64>,
     setting: String,
     default: String,
     source: String,
+}
+
+/// What an entry's pool holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EntryKind {
+    /// Threads or processes (the default).
+    #[default]
+    ThreadPool,
+    /// Connections to a downstream: an HTTP client's or a database driver's pool.
+    ConnectionPool,
 }
 
 /// The file: `[[pool]]` tables.
@@ -53,6 +70,13 @@ pub struct Entry {
     names: Vec<Pattern>,
     /// Frame patterns.
     frames: Vec<Pattern>,
+    /// Patterns of the library files that show the pool's code in a process (`/proc/PID/maps`,
+    /// `/proc/PID/fd`): a jar, a C extension.
+    libraries: Vec<Pattern>,
+    /// What the pool holds.
+    pub kind: EntryKind,
+    /// Its default cap on connections to one peer, when that is one fixed number.
+    pub size: Option<f64>,
 }
 
 impl Entry {
@@ -68,9 +92,21 @@ impl Entry {
             .any(|frame| self.frames.iter().any(|p| p.matches_frame(frame)))
     }
 
-    /// The patterns as written: names, then frames.
+    /// The first of `paths` (library files a process has open or mapped) that is this
+    /// entry's.
+    pub fn library_in<'p>(&self, paths: &'p [String]) -> Option<&'p String> {
+        paths
+            .iter()
+            .find(|path| self.libraries.iter().any(|p| p.matches_path(path)))
+    }
+
+    /// The patterns as written: names, frames, then libraries.
     pub fn patterns(&self) -> impl Iterator<Item = &str> {
-        self.names.iter().chain(&self.frames).map(Pattern::as_str)
+        self.names
+            .iter()
+            .chain(&self.frames)
+            .chain(&self.libraries)
+            .map(Pattern::as_str)
     }
 }
 
@@ -157,6 +193,44 @@ impl Catalogue {
             .map(|e| e.setting.clone())
     }
 
+    /// Of `paths` (the files a process has open or mapped), those some entry names as its
+    /// library, in order: what a sweep keeps of them (`SweepContext::target_libraries`).
+    pub fn known_libraries(&self, paths: &[String]) -> Vec<String> {
+        paths
+            .iter()
+            .filter(|path| {
+                self.entries
+                    .iter()
+                    .any(|e| e.libraries.iter().any(|p| p.matches_path(path)))
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// The connection pool a process shows, by one of `libraries` or one of its thread
+    /// `pools`, whose default cap `agrees` with the connections seen: its setting, and what
+    /// showed it (the library file, or the pool's name). An entry with no fixed default cap
+    /// (unlimited, or sized from the cores) is never named this way: nothing would back it.
+    pub fn connection_pool(
+        &self,
+        libraries: &[String],
+        pools: &[&str],
+        agrees: impl Fn(f64) -> bool,
+    ) -> Option<(Setting, String)> {
+        self.entries
+            .iter()
+            .filter(|e| e.kind == EntryKind::ConnectionPool && e.size.is_some_and(&agrees))
+            .find_map(|e| {
+                let shown_by = e.library_in(libraries).cloned().or_else(|| {
+                    pools
+                        .iter()
+                        .find(|pool| e.matches_pool(pool))
+                        .map(|pool| format!("threads `{pool}`"))
+                })?;
+                Some((e.setting.clone(), shown_by))
+            })
+    }
+
     /// This catalogue's entries, then `later`'s.
     pub fn then(mut self, later: &Catalogue) -> Catalogue {
         self.entries.extend(later.entries.iter().cloned());
@@ -178,10 +252,24 @@ fn checked(entry: EntryText) -> Result<Entry, String> {
             ));
         }
     }
-    if entry.threads.is_empty() && entry.processes.is_empty() && entry.frames.is_empty() {
+    if entry.threads.is_empty()
+        && entry.processes.is_empty()
+        && entry.frames.is_empty()
+        && entry.libraries.is_empty()
+    {
         return Err(
-            "no threads, processes or frames: the entry must say which pool it is".to_string(),
+            "no threads, processes, frames or libraries: the entry must say which pool it is"
+                .to_string(),
         );
+    }
+    if entry
+        .size
+        .is_some_and(|size| !(size >= 1.0 && size.is_finite()))
+    {
+        return Err(format!(
+            "its size {:?} is not a number of connections (1 or more): leave it out when the default is unlimited",
+            entry.size
+        ));
     }
     let compile = |patterns: &[String]| -> Result<Vec<Pattern>, String> {
         patterns.iter().map(|p| Pattern::new(p)).collect()
@@ -191,6 +279,9 @@ fn checked(entry: EntryText) -> Result<Entry, String> {
     Ok(Entry {
         names,
         frames: compile(&entry.frames)?,
+        libraries: compile(&entry.libraries)?,
+        kind: entry.kind,
+        size: entry.size,
         setting: Setting {
             framework: entry.framework.trim().to_string(),
             setting: entry.setting.trim().to_string(),
@@ -375,7 +466,16 @@ mod tests {
             .replace("threads = [\"xpool-#\"]", "")
             .replace("\" \"", "\"a\"");
         let err = Catalogue::parse(&no_pattern).unwrap_err().to_string();
-        assert!(err.contains("no threads, processes or frames"), "{err}");
+        assert!(
+            err.contains("no threads, processes, frames or libraries"),
+            "{err}"
+        );
+        let no_size = no_source.replace("\" \"", "\"a\"").replace(
+            "default = \"4\"",
+            "default = \"unlimited\"\n            size = 0",
+        );
+        let err = Catalogue::parse(&no_size).unwrap_err().to_string();
+        assert!(err.contains("is not a number of connections"), "{err}");
         let wildcard = no_source.replace("xpool-#", "*").replace("\" \"", "\"a\"");
         let err = Catalogue::parse(&wildcard).unwrap_err().to_string();
         assert!(err.contains("fewer than 3 plain characters"), "{err}");

@@ -92,6 +92,7 @@ mod settle;
 mod size;
 mod stalls;
 mod summary;
+pub mod warmup;
 mod whole_cores;
 
 use analysis::{AllInFlight, Analysis};

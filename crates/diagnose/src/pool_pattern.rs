@@ -124,6 +124,13 @@ impl Pattern {
         walk(&tokens, &text, Walk::Whole, 0, false)
     }
 
+    /// Whether a whole file path (`/opt/app/lib/httpclient5-5.2.1.jar`) matches this pattern;
+    /// a pattern for paths begins with `*/` to meet the file wherever it is installed.
+    pub fn matches_path(&self, path: &str) -> bool {
+        let text: Vec<Letter> = path.trim().chars().map(Letter::Exact).collect();
+        self.whole(&text)
+    }
+
     fn whole(&self, name: &[Letter]) -> bool {
         walk(&self.tokens, name, Walk::Whole, 0, false)
     }

@@ -57,6 +57,18 @@ impl Analysis<'_, '_> {
                     // law comes out lower when the slots are not kept busy all the time (a
                     // machine short of CPU adds time between calls), never higher than the pool.
                     CeilingReading::SameAtEveryStep
+                } else if maxes.len() >= 2
+                    && maxes.iter().all(|&x| x == m)
+                    && mock_mean >= crate::whole_cores::FLAT * m
+                    && m < reference
+                {
+                    // Direct evidence outweighs the law: the same ceiling at every plateau
+                    // step, every slot of it held all the time, is a cap of m calls. Little's
+                    // law over the whole request comes out higher when each request also
+                    // spends time outside its slot (work before or after the pooled call), so
+                    // it cannot overrule the ceiling (a warming-up service's 20 ms before a
+                    // pool of 12 around a 50 ms call read as a pool of 17).
+                    CeilingReading::FullAtEveryStep
                 } else {
                     CeilingReading::Disagrees
                 };

@@ -6,7 +6,7 @@
 use crate::describe::{cores_words, error_list, find, plateau_size, rank, service_words, short};
 use crate::finding::Finding;
 use chokepoint_result::format::{clients, count, parameter, percent, rate, whole_ms};
-use chokepoint_result::{ErrorCounts, Fact, Kind, Overload};
+use chokepoint_result::{CeilingReading, ErrorCounts, Fact, Kind, Overload};
 
 /// Most short lines of [`key_evidence`].
 const KEY_LINES: usize = 4;
@@ -124,15 +124,33 @@ pub(crate) fn summary(f: &Finding) -> String {
             })
         }
         Kind::BlockingPool => {
-            let held = find(f, |fact| match fact {
+            let little = find(f, |fact| match fact {
                 Fact::Little {
                     service_ms,
                     service,
                     ..
-                } => Some(service_words(*service_ms, *service)),
+                } => Some((*service_ms, *service)),
                 _ => None,
-            })
-            .unwrap_or_default();
+            });
+            let held = little
+                .map(|(ms, service)| service_words(ms, service))
+                .unwrap_or_default();
+            // A full ceiling below Little's law over the request: the slot is held for the
+            // call alone, not the whole request.
+            let outside = find(f, |fact| match fact {
+                Fact::MockCeiling {
+                    reading: CeilingReading::FullAtEveryStep,
+                    ..
+                } => Some(()),
+                _ => None,
+            });
+            let held = match (outside, little) {
+                (Some(()), Some((ms, _))) => format!(
+                    "its downstream call alone: each {} request also spends time outside its slot",
+                    whole_ms(ms)
+                ),
+                _ => held,
+            };
             format!(
                 "Throughput stops at {} req/s from {} on: the service behaves like a pool of ~{} slots each held for {held}.",
                 rate(px),

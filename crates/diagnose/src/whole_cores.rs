@@ -48,7 +48,7 @@ const MOST_STEPS: f64 = 2.0 / 3.0;
 /// Threads waiting on the network at once, on average, from which a pool waits on a call.
 const SOCKET_WAITING: f64 = 1.0;
 /// The mock's mean calls in flight at or above this share of its most: every slot held.
-const FLAT: f64 = 0.9;
+pub(crate) const FLAT: f64 = 0.9;
 
 /// Which evidence showed the whole cores.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -14,6 +14,8 @@ pub mod demo;
 pub mod downstream;
 pub mod progress;
 pub mod sweep;
+mod warmup;
 
 pub use progress::{StepProgress, SweepEvent};
 pub use sweep::{ramp_limit, sweep, StepClock, SweepConfig, DEFAULT_MAX_CLIENTS, DEFAULT_STEP};
+pub use warmup::DEFAULT_WARMUP_LIMIT;

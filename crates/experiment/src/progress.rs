@@ -2,7 +2,7 @@
 //! engine's intervals of the step (about every 100 ms), and when the step has ended. The sweep
 //! only sends typed figures; a front end renders them (the binary's live line per step).
 
-use chokepoint_result::{SpanFigures, Step};
+use chokepoint_result::{SpanFigures, Step, Warmup};
 use std::time::Duration;
 
 /// What [`crate::sweep`] tells its caller as it goes.
@@ -12,6 +12,18 @@ pub enum SweepEvent<'a> {
     Progress(StepProgress),
     /// A step has ended and is in the result (and saved, when the sweep saves).
     Step(&'a Step),
+    /// The warm-up before the first step is under way: its clients, its time so far, and the
+    /// mean latency of its last interval (none before the first answer).
+    WarmingUp {
+        /// The first step's clients.
+        clients: u32,
+        /// Time since it began.
+        elapsed: Duration,
+        /// The last interval's mean latency, ms.
+        latency_ms: Option<f64>,
+    },
+    /// The warm-up has ended.
+    WarmedUp(&'a Warmup),
 }
 
 /// A step under way: its clients, where it is, and the measured window so far.

@@ -58,6 +58,9 @@ pub struct SweepConfig {
     /// The known pools the finding names a setting from (the built-in ones unless the caller
     /// put a user's entries in front).
     pub catalogue: Catalogue,
+    /// The longest the unmeasured warm-up before the first step may run (`--warmup`; zero for
+    /// none): it ends sooner once the latency stops falling (`crate::warmup`).
+    pub warmup_limit: Duration,
 }
 
 /// The largest client count the adaptive search tries unless told (`--max-clients`).
@@ -104,6 +107,7 @@ impl SweepConfig {
             clock: None,
             shard: None,
             catalogue: Catalogue::built_in().clone(),
+            warmup_limit: crate::DEFAULT_WARMUP_LIMIT,
         })
     }
 
@@ -127,6 +131,8 @@ impl SweepConfig {
         self.ramp_limit = settle;
         self.drain_timeout = settle;
         self.step_fixed = true;
+        // Every shard starts its first step at the same instant: no warm-up of its own.
+        self.warmup_limit = Duration::ZERO;
         self.clock = Some(StepClock { start_at, slot });
         Ok(())
     }
@@ -157,6 +163,21 @@ impl SweepConfig {
             return Vec::new();
         }
         chokepoint_observe::listening_processes(port).unwrap_or_default()
+    }
+
+    /// The library files the target's processes have mapped or open now that the catalogue
+    /// names (a client's jar, a C extension): read once, as a sweep ends.
+    fn target_libraries(&self) -> Vec<String> {
+        let Some(spec) = self.target_spec() else {
+            return Vec::new();
+        };
+        let pids: Vec<i32> = spec
+            .roots
+            .iter()
+            .flat_map(|&root| chokepoint_observe::process_tree(root).unwrap_or_default())
+            .collect();
+        self.catalogue
+            .known_libraries(&chokepoint_observe::files::library_files(&pids))
     }
 
     /// What the observer samples: the processes of `target_cpu`, the URL's and the mock's ports.
@@ -237,6 +258,14 @@ pub fn sweep(
     let cores = Some(available_cores() as u32);
     let mut planned: Option<VecDeque<u32>> = config.clients.clone().map(VecDeque::from);
     let mut failure = None;
+    let first_clients = match &planned {
+        Some(queue) => queue.front().copied(),
+        None => chokepoint_diagnose::next_step(&[], config.max_clients, cores).map(|(c, _)| c),
+    };
+    if let Some(clients) = first_clients.filter(|_| !config.warmup_limit.is_zero()) {
+        result.context.warmup = crate::warmup::warm_up(config, clients, &cancel, on_event)?;
+        drain(config, mock.as_ref(), &cancel);
+    }
     loop {
         if cancel.is_cancelled() {
             result.interrupted = true;
@@ -276,6 +305,7 @@ pub fn sweep(
     result.duration_s = began.elapsed().as_secs_f64();
     result.load_s = result.steps.iter().map(|s| s.measured_s).sum();
     result.context.downstream_delay_ms = downstream_delay_ms(&result.steps, first_stats.as_ref());
+    result.context.target_libraries = config.target_libraries();
     result.diagnosis = Some(
         chokepoint_diagnose::diagnose_with(&result.steps, &result.context, &config.catalogue)
             .into_diagnosis(),
@@ -573,6 +603,8 @@ fn context_from(stats: Option<&MockStats>, config: &SweepConfig) -> SweepContext
             .and_then(|c| c.iter().copied().max())
             .unwrap_or(config.max_clients),
         cores: Some(available_cores() as u32),
+        target_libraries: Vec::new(),
+        warmup: None,
     }
 }
 

@@ -7,6 +7,7 @@
 //!   reading, or the process listening on a port (`--pid auto`).
 //! - [`threads`]: each thread's pool (its name without the counter) and what it does or waits
 //!   on (running, a socket, a lock, an event loop...).
+//! - [`files`]: the library files the target has mapped or open (a jar, a C extension).
 //! - [`sockets`]: the target's TCP connections, client side and downstream side, by state.
 //! - [`stacks`]: where the threads wait, from the runtime's own tools (`jcmd`, JFR, `py-spy`,
 //!   `pprof`), when the target's runtime has one.
@@ -19,6 +20,7 @@
 
 pub mod cgroup;
 pub mod cpu;
+pub mod files;
 pub mod sampler;
 pub mod sockets;
 pub mod stacks;

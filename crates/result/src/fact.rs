@@ -369,6 +369,11 @@ pub enum Fact {
         /// Which the latency is nearer.
         shape: FanOutShape,
     },
+    /// The first step's clients ran unmeasured before it until the latency stopped falling.
+    WarmedUp {
+        /// The warm-up.
+        warmup: crate::Warmup,
+    },
     /// The sweep reached its largest allowed client count.
     MaxClientsReached {
         /// `--max-clients`.
@@ -576,6 +581,10 @@ pub enum CeilingReading {
     /// The very same ceiling at every plateau step, above Little's estimate by at most 1.5×: the
     /// pool, with slots left idle.
     SameAtEveryStep,
+    /// The very same ceiling at every plateau step with every slot held all the time (the
+    /// mock's mean near it), below Little's estimate over the whole request: the pool, and each
+    /// request spends part of its time outside its slot.
+    FullAtEveryStep,
     /// Neither: Little's law sizes the limit.
     Disagrees,
 }

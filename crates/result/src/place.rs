@@ -83,6 +83,15 @@ pub struct Place {
     /// For a connection pool: the downstream's port.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peer_port: Option<u16>,
+    /// For a connection pool read from the connections: the pool of threads that queued for
+    /// them, as `/proc` saw it (its threads on the network, about the connections, and others
+    /// parked beside them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queued_threads: Option<PoolSeen>,
+    /// What in the process showed the catalogue's pool behind `setting`, when it was not the
+    /// pool's own threads: a library file it had open or mapped, or another pool's threads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shown_by: Option<String>,
     /// For the CPU: the target's CPU at the plateau, percent of all cores.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_pct: Option<f64>,

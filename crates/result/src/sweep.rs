@@ -165,6 +165,33 @@ pub struct SweepContext {
     /// Cores of the machine the target ran on (what `target_cpu_pct` is a share of), if known.
     #[serde(default)]
     pub cores: Option<u32>,
+    /// Files the target's processes had mapped or open when the sweep ended (`/proc/PID/maps`,
+    /// `/proc/PID/fd`) that the catalogue names as a client library's (a jar, a C extension):
+    /// which client holds the connections a place counts. Empty when none or not observed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub target_libraries: Vec<String>,
+    /// The unmeasured run before the first step, until the service's latency stopped falling
+    /// (a JIT, caches, pools started on demand); `None` when there was none (`--warmup 0`,
+    /// shards on a schedule, an older result).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<Warmup>,
+}
+
+/// The warm-up before the first step: the first step's clients run unmeasured until the mean
+/// latency stops falling (`chokepoint_diagnose::warmup`), or its time limit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Warmup {
+    /// The clients it ran (the first step's).
+    pub clients: u32,
+    /// How long it ran, seconds.
+    pub seconds: f64,
+    /// Mean latency over its first second, ms.
+    pub first_ms: f64,
+    /// Mean latency over its last second, ms.
+    pub last_ms: f64,
+    /// True when the latency stopped falling; false when the time limit came first (the
+    /// service may still be warming up in the first steps).
+    pub settled: bool,
 }
 
 /// A sweep's saved result: `DIR/result.json`.

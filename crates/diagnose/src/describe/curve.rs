@@ -1,12 +1,12 @@
 //! The sentences of the facts read along the throughput curve: what was measured, the base
 //! latency, each step, the knee and its plateau, contention, stalls, errors, where the sweep
-//! stopped: each fact's sentence, key line and rank. Each number comes from the fact; nothing
+//! stopped, the warm-up before it: each fact's sentence, key line and rank. Each number comes from the fact; nothing
 //! here decides.
 
 use super::{error_list, Teller};
 use crate::finding::Finding;
 use chokepoint_result::format::{clients, count, duration, percent, rate, whole_ms};
-use chokepoint_result::{Fact, Kind};
+use chokepoint_result::{Fact, Kind, Warmup};
 
 /// The words of the curve's facts.
 pub(super) const TELLER: Teller = Teller {
@@ -200,6 +200,7 @@ fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
         Fact::MaxClientsReached { max_clients } => format!(
             "The sweep stopped at its maximum of {max_clients} clients; raise --max-clients to look further."
         ),
+        Fact::WarmedUp { warmup } => warmed_up_sentence(warmup),
         _ => return None,
     };
     Some(s)
@@ -255,6 +256,12 @@ fn short(fact: &Fact, f: &Finding) -> Option<String> {
         Fact::MaxClientsReached { max_clients } => {
             format!("Stopped at --max-clients {max_clients}.")
         }
+        Fact::WarmedUp { warmup } if !warmup.settled => format!(
+            "Still warming up after {:.0} s unmeasured: latency {} → {}.",
+            warmup.seconds,
+            duration(warmup.first_ms),
+            duration(warmup.last_ms)
+        ),
         Fact::Knee {
             clients: c,
             efficiency,
@@ -329,6 +336,26 @@ fn rank(kind: Kind, fact: &Fact) -> Option<u8> {
         (Kind::NoLimitFound, Fact::Step { .. }) => Some(1),
         (Kind::NoLimitFound, Fact::Contention { .. } | Fact::MaxClientsReached { .. }) => Some(2),
         (_, Fact::Errors { .. }) => Some(8),
+        // Said first only when the service may still have been warming up in the steps.
+        (_, Fact::WarmedUp { warmup }) if !warmup.settled => Some(1),
         _ => None,
+    }
+}
+
+/// The warm-up before the first step, and what it means for the steps.
+fn warmed_up_sentence(warmup: &Warmup) -> String {
+    let ran = format!(
+        "Before the first step, {} ran unmeasured for {:.1} s while the service warmed up: its mean latency went from {} to {}",
+        clients(warmup.clients),
+        warmup.seconds,
+        duration(warmup.first_ms),
+        duration(warmup.last_ms)
+    );
+    if warmup.settled {
+        format!("{ran} and stopped falling; the steps measured it warm.")
+    } else {
+        format!(
+            "{ran} and was still falling when the warm-up's time ran out: the first steps may read it slower than it is (sweep again, or give it a longer warm-up with --warmup)."
+        )
     }
 }

@@ -132,7 +132,8 @@ fn teller(fact: &Fact) -> &'static Teller {
         | Fact::ErrorsStart { .. }
         | Fact::Served { .. }
         | Fact::Errors { .. }
-        | Fact::MaxClientsReached { .. } => &curve::TELLER,
+        | Fact::MaxClientsReached { .. }
+        | Fact::WarmedUp { .. } => &curve::TELLER,
         // The plateau's sentence is told inside the knee's; its key line and rank are its own.
         Fact::Plateau { .. } => &curve::TELLER,
         Fact::Little { .. }

@@ -288,8 +288,24 @@ fn setting_sentence(place: &Place, setting: &Setting) -> String {
             setting.framework, setting.setting, setting.source
         );
     }
+    let here = match (place.source, place.size, &place.shown_by) {
+        (Some(PlaceSource::Connections), Some(n), Some(shown_by)) => format!(
+            "; the target had {} (`{shown_by}`), and its default cap is the {} connections held here",
+            if shown_by.starts_with("threads ") {
+                "its threads".to_string()
+            } else {
+                "its library open".to_string()
+            },
+            count(n)
+        ),
+        (Some(PlaceSource::Connections), Some(n), None) => {
+            format!("; it held {} connections here", count(n))
+        }
+        (_, Some(n), _) => format!("; it had {} threads here", count(n)),
+        (_, None, _) => String::new(),
+    };
     format!(
-        "The catalogue knows {}: {}, sized by `{}` (default {}; {}){}.",
+        "The catalogue knows {}: {}, sized by `{}` (default {}; {}){here}.",
         place
             .pool
             .as_deref()
@@ -298,15 +314,25 @@ fn setting_sentence(place: &Place, setting: &Setting) -> String {
         setting.setting,
         setting.default,
         setting.source,
-        place
-            .size
-            .map(|s| format!("; it had {} threads here", count(s)))
-            .unwrap_or_default()
     )
 }
 
 /// Why the pool's own setting is not named: its size is not what stops at the limit.
 fn not_the_knob_sentence(place: &Place, setting: &Setting) -> String {
+    if let Some(threads) = &place.queued_threads {
+        let parked = (threads.threads - threads.held).max(0.0);
+        return format!(
+            "Not `{}` ({}, default {}): `{}` had {} threads, {} of them on the network and {} parked beside them, queued for a connection, so its size is not what stops at {}; raising it adds threads that wait too.",
+            setting.setting,
+            setting.framework,
+            setting.default,
+            threads.pool,
+            count(threads.threads),
+            count(threads.held),
+            count(parked),
+            count(place.size.unwrap_or(threads.held))
+        );
+    }
     let pool = place.pool.as_deref().unwrap_or("?");
     let held = count(place.held.unwrap_or(0.0));
     let size = count(place.size.unwrap_or(0.0));

@@ -82,6 +82,16 @@ fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
                     count(little),
                     count(*mean_in_flight)
                 ),
+                CeilingReading::FullAtEveryStep => format!(
+                    "The mock saw exactly {} calls in flight at each of the {steps} plateau steps, {} on average: \
+                     every slot held all the time, so that ceiling is the pool. Little's law over the whole request \
+                     gives more ({} req/s × {} = {}): each request spends part of its time outside its slot.",
+                    count(*m),
+                    count(*mean_in_flight),
+                    rate(x),
+                    duration(s_ms),
+                    count(little)
+                ),
                 CeilingReading::Disagrees => format!(
                     "The mock saw at most {} calls in flight at the plateau steps, which does not agree with \
                      Little's law ({} req/s × {} = {}): the limit is taken from Little's law.",
@@ -159,7 +169,9 @@ fn short(fact: &Fact, _: &Finding) -> Option<String> {
             reading,
             ..
         } => match reading {
-            CeilingReading::Agrees | CeilingReading::SameAtEveryStep => format!(
+            CeilingReading::Agrees
+            | CeilingReading::SameAtEveryStep
+            | CeilingReading::FullAtEveryStep => format!(
                 "The mock saw at most {} calls in flight at the plateau.",
                 count(*max_in_flight)
             ),

@@ -6,7 +6,7 @@ use super::{fact_sentences, rank, short};
 use crate::finding::Finding;
 use chokepoint_result::{
     CeilingReading, ErrorCounts, Fact, FanOutShape, Kind, Model, Overload, Place, PlaceUnclearWhy,
-    PoolSeen, Service,
+    PoolSeen, Service, Warmup,
 };
 
 /// Facts whose sentence is told in another's: the plateau in the knee's, the models' facts in
@@ -226,6 +226,16 @@ fn samples() -> Vec<Fact> {
             slowest_ms: 100.0,
             serial_ms: 150.0,
             shape: FanOutShape::Parallel,
+        },
+        // Not settled: a settled warm-up has no key line (it decides nothing).
+        Fact::WarmedUp {
+            warmup: Warmup {
+                clients: 1,
+                seconds: 20.0,
+                first_ms: 98.0,
+                last_ms: 31.0,
+                settled: false,
+            },
         },
         Fact::MaxClientsReached { max_clients: 80 },
         Fact::BetterModel {

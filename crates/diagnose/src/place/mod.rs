@@ -14,6 +14,15 @@
 //!   loop); then those parked in `futex` (which is also how an idle worker waits), only for a
 //!   pool whose size followed clients up to the knee and stopped there, as a pool started on
 //!   demand does.
+//! - **A connection pool known to the process**: when threads of the held pool are parked
+//!   beside the held ones (queued for something `/proc` cannot name), or no pool's threads hold
+//!   the limit at all (an event loop holds its calls without a thread each), the target's
+//!   connections to one downstream peer that stayed at about the limit while the clients grew
+//!   past it are the place, *if* the process shows a connection pool the catalogue knows (a
+//!   library file it has open or mapped, or the pool's own threads) whose default cap is those
+//!   connections. The two together, or nothing: N connections alone are also what a semaphore
+//!   of N in front of an unbounded client gives (go-semaphore), and a library alone says
+//!   nothing of its size here. The handlers' own setting is then named as the knob not to turn.
 //! - **connection-limit**: the connections to the downstream, never more than N at the steps
 //!   past the knee while clients grew past N.
 //! - **growing-pool**: the pool that grew ([`Fact::GrowingPool`]), at its largest step.
@@ -65,14 +74,26 @@ pub(crate) fn matches_limit(held: f64, limit: f64) -> bool {
 
 /// `finding` with its place fact after its own facts.
 pub(crate) fn with_place(mut finding: Finding, evidence: &Evidence<'_>) -> Finding {
-    let place = facts(evidence.steps, &finding, evidence.catalogue);
+    let known = Known {
+        catalogue: evidence.catalogue,
+        libraries: &evidence.context.target_libraries,
+    };
+    let place = facts(evidence.steps, &finding, &known);
     finding.facts.extend(place);
     finding
 }
 
+/// What names a place's setting: the catalogue, and the library files the target had open or
+/// mapped that it knows.
+pub(crate) struct Known<'a> {
+    pub(crate) catalogue: &'a Catalogue,
+    pub(crate) libraries: &'a [String],
+}
+
 /// The place fact of a finding: none when the kind has no place or the steps past the knee
-/// carry no evidence. Settings come from `catalogue`.
-pub(crate) fn facts(steps: &[Step], finding: &Finding, catalogue: &Catalogue) -> Vec<Fact> {
+/// carry no evidence. Settings come from `known`.
+pub(crate) fn facts(steps: &[Step], finding: &Finding, known: &Known<'_>) -> Vec<Fact> {
+    let catalogue = known.catalogue;
     let Some(knee) = finding.knee_clients else {
         return Vec::new();
     };
@@ -84,7 +105,7 @@ pub(crate) fn facts(steps: &[Step], finding: &Finding, catalogue: &Catalogue) ->
     };
     let fact = match (finding.kind, finding.limit) {
         (Kind::BlockingPool | Kind::ErrorBound, Some(limit)) if limit > 0.0 => {
-            held_pool(&plateau, &before, limit, catalogue)
+            held_pool(&plateau, &before, limit, known)
         }
         (Kind::ConnectionLimit, _) => connection_pool(&plateau).map(place),
         (Kind::GrowingPool, _) => growing_pool(finding, catalogue).map(place),
@@ -113,6 +134,12 @@ struct Held {
 }
 
 impl Held {
+    /// Whether `/proc` saw threads of the pool parked beside the held ones, beyond those parked
+    /// already at the fewest clients: queued for something (see `into_place`).
+    fn parked_beside(&self) -> bool {
+        self.parked_elsewhere >= (QUEUED_SHARE * self.seen.held).max(1.0)
+    }
+
     /// The place this pool is, with the catalogue's setting when it knows the pool by its name
     /// or by the frames its threads wait in. With threads queued in front of a resource, the
     /// limit is that resource (a connection pool, a semaphore), not the pool of threads that
@@ -136,9 +163,7 @@ impl Held {
         // knob, worse than none.
         let (setting, not_sized_by) = match self.queued {
             Some(_) => (by_queue(), by_pool()),
-            None if self.parked_elsewhere < (QUEUED_SHARE * self.seen.held).max(1.0) => {
-                (by_pool(), None)
-            }
+            None if !self.parked_beside() => (by_pool(), None),
             None => (None, by_pool()),
         };
         let kind = match self.queued.as_ref().and_then(|q| q.waiting) {
@@ -401,12 +426,8 @@ fn grew_until_the_knee(name: &str, plateau: &[&Step], before: &[&Step]) -> bool 
 }
 
 /// A pool held at about the limit: from the stacks when they name one, else from `/proc`.
-fn held_pool(
-    plateau: &[&Step],
-    before: &[&Step],
-    limit: f64,
-    catalogue: &Catalogue,
-) -> Option<Fact> {
+fn held_pool(plateau: &[&Step], before: &[&Step], limit: f64, known: &Known<'_>) -> Option<Fact> {
+    let catalogue = known.catalogue;
     let observed = plateau
         .iter()
         .any(|s| s.stacks.is_some() || s.threads_by_pool.is_some());
@@ -441,6 +462,22 @@ fn held_pool(
         };
         match matching.as_slice() {
             [] => continue,
+            // Threads of the pool parked beside those on the network queue for something
+            // /proc cannot name; a connection pool the process shows, whose default cap is
+            // the connections seen, is that something.
+            [one] if one.queued.is_none() && one.parked_beside() => {
+                let place = match known_connection_pool(plateau, limit, known) {
+                    Some(mut pool) => {
+                        pool.queued_threads = Some(one.seen.clone());
+                        pool.not_sized_by = catalogue.setting_for(&one.seen.pool);
+                        pool
+                    }
+                    None => (*one).clone().into_place(catalogue),
+                };
+                return Some(Fact::Place {
+                    place: Box::new(place),
+                });
+            }
             [one] => {
                 return Some(Fact::Place {
                     place: Box::new((*one).clone().into_place(catalogue)),
@@ -455,6 +492,13 @@ fn held_pool(
                 ))
             }
         }
+    }
+    // No pool's threads held the limit (an event loop holds its calls without a thread each):
+    // a connection pool the process shows, whose default cap is the connections seen.
+    if let Some(pool) = known_connection_pool(plateau, limit, known) {
+        return Some(Fact::Place {
+            place: Box::new(pool),
+        });
     }
     // None matched: the most held pools of the best evidence there was.
     let seen = if plateau.iter().any(|s| s.stacks.is_some()) {
@@ -471,6 +515,74 @@ fn held_pool(
         PlaceUnclearWhy::NoneMatch,
         seen.into_iter().take(SEEN_KEPT).collect(),
     ))
+}
+
+/// The one downstream peer whose connections from the target stayed at about the limit at
+/// every plateau step that saw it, with more clients than that at the largest step (requests
+/// queued beyond them): its port, the most connections one sample saw, and that step's
+/// clients. Two peers held so (or none) give none: the connections alone cannot choose.
+fn connections_at_limit(plateau: &[&Step], limit: f64) -> Option<(u16, u32, u32)> {
+    let largest = plateau.last()?.clients;
+    let mut by_peer: Vec<(u16, Vec<(u32, u32)>)> = Vec::new();
+    for step in plateau {
+        let Some(connections) = &step.connections else {
+            continue;
+        };
+        for peer in &connections.downstream {
+            let seen = (step.clients, peer.counts.most.established);
+            match by_peer.iter_mut().find(|(port, _)| *port == peer.peer_port) {
+                Some((_, steps)) => steps.push(seen),
+                None => by_peer.push((peer.peer_port, vec![seen])),
+            }
+        }
+    }
+    let held: Vec<(u16, u32, u32)> = by_peer
+        .into_iter()
+        .filter_map(|(port, steps)| {
+            let all_at_limit = steps
+                .iter()
+                .all(|&(_, n)| matches_limit(f64::from(n), limit));
+            let &(clients, most) = steps
+                .iter()
+                .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))?;
+            let queued = f64::from(largest) > f64::from(most) * (1.0 + MATCH_SHARE);
+            (all_at_limit && queued).then_some((port, most, clients))
+        })
+        .collect();
+    match held.as_slice() {
+        [one] => Some(*one),
+        _ => None,
+    }
+}
+
+/// A connection pool named by what the process shows and what its connections did: the
+/// target's connections to one peer held at the limit ([`connections_at_limit`]), and a
+/// catalogue entry for a connection pool whose library the process has open or mapped (or
+/// whose threads it runs) with a default cap equal to those connections. Both or nothing: a
+/// cap of N on the connections alone is also what a semaphore of N in front of an unbounded
+/// client gives (go-semaphore), and a library alone says nothing of its size here.
+fn known_connection_pool(plateau: &[&Step], limit: f64, known: &Known<'_>) -> Option<Place> {
+    let (peer_port, connections, clients) = connections_at_limit(plateau, limit)?;
+    let pools: Vec<&str> = plateau
+        .iter()
+        .filter_map(|s| s.threads_by_pool.as_ref())
+        .flat_map(|t| t.pools.iter().map(|p| p.pool.as_str()))
+        .collect();
+    let (setting, shown_by) = known
+        .catalogue
+        .connection_pool(known.libraries, &pools, |size| {
+            matches_limit(f64::from(connections), size)
+        })?;
+    Some(Place {
+        kind: Some(PlaceKind::ConnectionPool),
+        size: Some(f64::from(connections)),
+        clients,
+        source: Some(PlaceSource::Connections),
+        peer_port: Some(peer_port),
+        setting: Some(setting),
+        shown_by: Some(shown_by),
+        ..Place::default()
+    })
 }
 
 /// The fact for evidence that named no one place.

@@ -105,3 +105,82 @@ fn a_ceiling_that_moves_is_no_veto() {
         "{d:#?}"
     );
 }
+
+/// Steps of a pool of `pool` around a 50 ms call that each request reaches after `outside_ms`
+/// of work outside its slot: (clients, req/s, mean latency ms, the mock's most and mean in
+/// flight).
+fn outside_the_slot(table: &[(u32, f64, f64, u64, f64)]) -> Vec<Step> {
+    table
+        .iter()
+        .map(|&(clients, x, mean_ms, most, mean)| {
+            let mut s = with_mock(step(clients, x, mean_ms), DELAY_MS, 1.0, most);
+            if let Some(d) = s.downstream_inflight.as_mut() {
+                d.mean = mean;
+            }
+            s
+        })
+        .collect()
+}
+
+#[test]
+fn a_full_ceiling_at_every_step_is_the_pool_when_requests_spend_time_outside_their_slot() {
+    // tests/targets/py-warmup --pool 12, live on this machine after its warm-up: 20 ms of sleep
+    // before a semaphore of 12 around the mock's 50 ms call. Little's law over the whole
+    // request (228 req/s × 76 ms) says 17; the mock held exactly 12, 11.2 to 11.8 on average,
+    // at every plateau step.
+    let steps = outside_the_slot(&[
+        (1, 12.4, 78.7, 1, 0.6),
+        (2, 25.3, 75.9, 2, 1.3),
+        (8, 106.5, 74.0, 8, 5.3),
+        (15, 207.8, 72.6, 12, 10.4),
+        (24, 227.1, 103.8, 12, 11.2),
+        (32, 228.4, 139.5, 12, 11.7),
+        (48, 228.4, 207.9, 12, 11.8),
+    ]);
+    let d = diagnosed(&steps, &mock_context(DELAY_MS));
+    assert_eq!(d.kind, Kind::BlockingPool, "{d:#?}");
+    assert_eq!(d.limit, Some(12.0), "{:#?}", d.facts);
+    assert!(has(&d, |f| matches!(
+        f,
+        Fact::MockCeiling {
+            reading: chokepoint_result::CeilingReading::FullAtEveryStep,
+            ..
+        }
+    )));
+    // The same pool of 200 on a bigger machine: the reading does not depend on the cores.
+    let big = outside_the_slot(&[
+        (50, 770.0, 65.0, 50, 38.0),
+        (100, 1540.0, 65.0, 100, 77.0),
+        (300, 3800.0, 79.0, 200, 188.0),
+        (600, 3810.0, 157.0, 200, 196.0),
+        (1200, 3805.0, 315.0, 200, 197.0),
+    ]);
+    let d = diagnosed(&big, &context(64));
+    assert_eq!(
+        (d.kind, d.limit),
+        (Kind::BlockingPool, Some(200.0)),
+        "{:#?}",
+        d.facts
+    );
+    // A ceiling that moves from step to step (calls in bursts) is no such evidence: Little's
+    // law keeps the size.
+    let bursts = outside_the_slot(&[
+        (1, 12.4, 78.7, 1, 0.6),
+        (8, 106.5, 74.0, 8, 5.3),
+        (24, 227.1, 103.8, 14, 11.3),
+        (32, 228.4, 139.5, 12, 11.4),
+        (48, 228.4, 207.9, 16, 11.4),
+    ]);
+    let d = diagnosed(&bursts, &mock_context(DELAY_MS));
+    assert!(
+        !has(&d, |f| matches!(
+            f,
+            Fact::MockCeiling {
+                reading: chokepoint_result::CeilingReading::FullAtEveryStep,
+                ..
+            }
+        )),
+        "{:#?}",
+        d.facts
+    );
+}

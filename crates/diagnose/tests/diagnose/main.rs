@@ -16,4 +16,5 @@ mod search;
 mod seeds;
 mod settle;
 mod summaries;
+mod truth;
 mod whole_cores;

@@ -32,7 +32,7 @@ fn read(path: &Path) -> SweepResult {
 }
 
 /// Every recorded sweep, by a stable name.
-fn recorded_sweeps() -> Vec<(String, Vec<Step>, SweepContext)> {
+pub(crate) fn recorded_sweeps() -> Vec<(String, Vec<Step>, SweepContext)> {
     let mut sweeps = Vec::new();
     let data = manifest().join("tests/data");
     let mut runs: Vec<PathBuf> = std::fs::read_dir(&data)

@@ -11,7 +11,16 @@ use shapes::*;
 
 /// The place facts with the built-in catalogue.
 fn facts(steps: &[Step], finding: &Finding) -> Vec<Fact> {
-    super::facts(steps, finding, Catalogue::built_in())
+    facts_with(steps, finding, &[])
+}
+
+/// The place facts with the built-in catalogue, the target having had `libraries` open.
+fn facts_with(steps: &[Step], finding: &Finding, libraries: &[String]) -> Vec<Fact> {
+    let known = Known {
+        catalogue: Catalogue::built_in(),
+        libraries,
+    };
+    super::facts(steps, finding, &known)
 }
 
 #[test]
@@ -728,4 +737,224 @@ fn a_thread_parked_whatever_the_load_does_not_take_the_pools_setting_away() {
         "{place:?}"
     );
     assert_eq!(place.not_sized_by, None);
+}
+
+/// A catalogue of two connection pools, one known by its library file, one by its threads:
+/// the table tests below do not depend on the built-in entries.
+fn connection_catalogue() -> Catalogue {
+    Catalogue::parse(
+        r#"
+[[pool]]
+framework = "a client with a C extension"
+libraries = ["*/client/_speedups.cpython-*.so"]
+kind = "connection-pool"
+size = 100
+setting = "Connector(limit=N)"
+default = "100"
+source = "https://github.com/example/client/blob/0123456789abcdef0123456789abcdef01234567/connector.py#L1"
+
+[[pool]]
+framework = "a JDBC pool with a housekeeper thread"
+threads = ["DbPool-# housekeeper"]
+kind = "connection-pool"
+size = 10
+setting = "maximumPoolSize"
+default = "10"
+source = "https://github.com/example/dbpool/blob/0123456789abcdef0123456789abcdef01234567/Config.java#L1"
+
+[[pool]]
+framework = "Tomcat"
+threads = ["http-nio-#-exec-#"]
+setting = "maxThreads"
+default = "200"
+source = "https://github.com/example/tomcat/blob/0123456789abcdef0123456789abcdef01234567/Endpoint.java#L1"
+"#,
+    )
+    .expect("the test catalogue parses")
+}
+
+/// `step` with the target's connections to one more peer.
+fn with_peer(mut step: Step, peer_port: u16, established: u32) -> Step {
+    let connections = step.connections.get_or_insert_with(Default::default);
+    connections
+        .downstream
+        .push(chokepoint_result::PeerConnections {
+            peer_port,
+            mock: false,
+            counts: chokepoint_result::ConnectionCounts {
+                most: chokepoint_result::SocketCounts {
+                    established,
+                    ..Default::default()
+                },
+                mean_established: f64::from(established),
+                most_served: established,
+            },
+        });
+    step
+}
+
+/// The place facts with [`connection_catalogue`], the target having had `libraries` open.
+fn connection_facts(steps: &[Step], finding: &Finding, libraries: &[&str]) -> Vec<Fact> {
+    let catalogue = connection_catalogue();
+    let libraries: Vec<String> = libraries.iter().map(|l| l.to_string()).collect();
+    let known = Known {
+        catalogue: &catalogue,
+        libraries: &libraries,
+    };
+    super::facts(steps, finding, &known)
+}
+
+/// An asyncio service: one thread in `epoll_wait` at every load, its calls to the downstream
+/// held by a cap of `cap` connections (kept open) beyond which its coroutines queue.
+fn event_loop(clients: u32, cap: u32) -> Step {
+    let pools = vec![proc_pool("python3", 1.0, 1.0, 0.0, 0.3)];
+    step(clients, pools, None, Some(clients.min(cap)))
+}
+
+const SPEEDUPS: &str =
+    "/usr/lib/python3/dist-packages/client/_speedups.cpython-311-x86_64-linux-gnu.so";
+
+#[test]
+fn an_event_loops_connections_held_at_a_known_clients_default_cap_are_its_connection_pool() {
+    let steps: Vec<Step> = [25, 50, 100, 200, 400].map(|c| event_loop(c, 100)).to_vec();
+    let found = finding(Kind::BlockingPool, 100.0, 200);
+    let place = match connection_facts(&steps, &found, &[SPEEDUPS]).as_slice() {
+        [Fact::Place { place }] => place.as_ref().clone(),
+        other => panic!("expected a place, got {other:?}"),
+    };
+    assert_eq!(place.kind, Some(PlaceKind::ConnectionPool));
+    assert_eq!(place.source, Some(PlaceSource::Connections));
+    assert_eq!((place.peer_port, place.size), (Some(9090), Some(100.0)));
+    assert_eq!(place.shown_by.as_deref(), Some(SPEEDUPS));
+    let setting = place.setting.as_ref().expect("the client's setting");
+    assert_eq!(setting.setting, "Connector(limit=N)");
+    let fact = Fact::Place {
+        place: Box::new(place.clone()),
+    };
+    let said = crate::describe::place::sentence(&fact, &found).expect("a sentence");
+    assert!(
+        said.contains("100 connections to the downstream (port 9090), never more")
+            && said.contains("its library open")
+            && said.contains("its default cap is the 100 connections held here"),
+        "{said}"
+    );
+}
+
+#[test]
+fn connections_held_at_a_cap_no_known_default_explains_name_no_knob() {
+    // The same event loop behind a semaphore of 8 (or a client pool set to 8): the library's
+    // default is 100, so nothing backs a setting; without the library, nothing names one.
+    let steps: Vec<Step> = [4, 8, 16, 32].map(|c| event_loop(c, 8)).to_vec();
+    let found = finding(Kind::BlockingPool, 8.0, 16);
+    for libraries in [&[SPEEDUPS][..], &[][..]] {
+        match connection_facts(&steps, &found, libraries).as_slice() {
+            [Fact::PlaceUnclear {
+                downstream_connections,
+                ..
+            }] => assert_eq!(*downstream_connections, Some(8)),
+            other => panic!("{libraries:?}: expected an unclear place, got {other:?}"),
+        }
+    }
+    // The library's default cap, with clients never past it: nothing queued for the
+    // connections, so they are not the limit's place.
+    let few: Vec<Step> = [25, 50, 100, 110].map(|c| event_loop(c, 100)).to_vec();
+    let facts = connection_facts(&few, &finding(Kind::BlockingPool, 100.0, 100), &[SPEEDUPS]);
+    assert!(
+        !matches!(facts.as_slice(), [Fact::Place { .. }]),
+        "{facts:?}"
+    );
+}
+
+/// A JVM on `cores` cores: Tomcat's `threads` handlers, `held` of them in a database call on
+/// port 5432, the others parked waiting for a connection; the database pool's housekeeper
+/// thread beside them; the JVM's own threads sized by the cores.
+fn tomcat_behind_a_database_pool(clients: u32, cores: u32) -> Step {
+    let threads = f64::from(clients.min(200));
+    let held = f64::from(clients.min(10));
+    let mut pools = vec![
+        proc_pool("http-nio-8080-e", threads, held, threads - held, 0.2),
+        proc_pool("DbPool-1 housek", 1.0, 0.0, 1.0, 0.0),
+        proc_pool("GC Thread", f64::from(cores), 0.0, f64::from(cores), 0.0),
+        proc_pool("C2 CompilerThre", f64::from(cores / 2), 0.0, 1.0, 0.0),
+    ];
+    pools.retain(|p| p.most.threads > 0.0);
+    with_peer(step(clients, pools, None, None), 5432, held as u32)
+}
+
+#[test]
+fn a_database_pool_known_by_its_threads_is_the_place_not_the_handlers_at_any_core_count() {
+    for cores in [2u32, 16, 64] {
+        let steps: Vec<Step> = [2, 5, 10, 20, 40, 80, 400]
+            .map(|c| tomcat_behind_a_database_pool(c, cores))
+            .to_vec();
+        let found = finding(Kind::BlockingPool, 10.0, 20);
+        let place = match connection_facts(&steps, &found, &[]).as_slice() {
+            [Fact::Place { place }] => place.as_ref().clone(),
+            other => panic!("{cores} cores: expected a place, got {other:?}"),
+        };
+        assert_eq!(place.kind, Some(PlaceKind::ConnectionPool), "{cores} cores");
+        assert_eq!((place.peer_port, place.size), (Some(5432), Some(10.0)));
+        assert_eq!(
+            place.setting.as_ref().map(|s| s.setting.as_str()),
+            Some("maximumPoolSize")
+        );
+        assert_eq!(place.shown_by.as_deref(), Some("threads `DbPool-1 housek`"));
+        let queued = place.queued_threads.as_ref().expect("the handlers");
+        assert_eq!(queued.pool, "http-nio-8080-e");
+        assert_eq!(
+            place.not_sized_by.as_ref().map(|s| s.setting.as_str()),
+            Some("maxThreads"),
+            "Tomcat's setting is named as the knob not to turn"
+        );
+        let fact = Fact::Place {
+            place: Box::new(place),
+        };
+        let said = crate::describe::place::sentence(&fact, &found).expect("a sentence");
+        assert!(
+            said.contains("Not `maxThreads`") && said.contains("queued for a connection"),
+            "{said}"
+        );
+    }
+}
+
+#[test]
+fn handlers_whose_every_thread_is_held_stay_the_place_whatever_pool_is_loaded() {
+    // Tomcat at maxThreads = 10 with the database pool's default cap of 10 beside it: no
+    // handler is parked, so the handlers are the limit (direct evidence), not the pool.
+    let steps: Vec<Step> = [5, 10, 20, 40]
+        .map(|c| {
+            let held = f64::from(c.min(10));
+            let pools = vec![
+                proc_pool("http-nio-8080-e", 10.0, held, 10.0 - held, 0.2),
+                proc_pool("DbPool-1 housek", 1.0, 0.0, 1.0, 0.0),
+            ];
+            with_peer(step(c, pools, None, None), 5432, held as u32)
+        })
+        .to_vec();
+    let found = finding(Kind::BlockingPool, 10.0, 20);
+    let place = match connection_facts(&steps, &found, &[]).as_slice() {
+        [Fact::Place { place }] => place.as_ref().clone(),
+        other => panic!("expected a place, got {other:?}"),
+    };
+    assert_eq!(place.kind, Some(PlaceKind::ThreadPool));
+    assert_eq!(place.pool.as_deref(), Some("http-nio-8080-e"));
+    assert_eq!(
+        place.setting.as_ref().map(|s| s.setting.as_str()),
+        Some("maxThreads")
+    );
+}
+
+#[test]
+fn two_peers_held_at_the_limit_name_no_connection_pool() {
+    // Each request calls two downstreams through two pools of 10: the connections alone
+    // cannot say which one stops it.
+    let steps: Vec<Step> = [5, 10, 20, 40]
+        .map(|c| with_peer(tomcat_behind_a_database_pool(c, 2), 6379, c.min(10)))
+        .to_vec();
+    let found = finding(Kind::BlockingPool, 10.0, 20);
+    let facts = connection_facts(&steps, &found, &[]);
+    let named_pool = facts.iter().any(
+        |f| matches!(f, Fact::Place { place } if place.kind == Some(PlaceKind::ConnectionPool)),
+    );
+    assert!(!named_pool, "{facts:?}");
 }

@@ -1,0 +1,133 @@
+//! When a service has warmed up: the rule that ends the unmeasured run before a sweep's first
+//! step. A JIT compiling hot paths, caches filling, pools started on demand make a service's
+//! first seconds slower than the rest; a step that measures them reads a base latency, stalls
+//! or a knee that belong to the warm-up (issue 22: a JVM in front of a pool of 12 came out
+//! `connection-limit, stalls every 0.4 s` twice, its first step cut short on its slowest
+//! seconds). So the sweep first runs the first step's clients, unmeasured, feeding the mean
+//! latency of each [`WARMUP_INTERVAL`] here, and starts measuring once it stops falling.
+//!
+//! The rule, on the intervals' mean latencies: with at least two windows of [`WINDOW`]
+//! intervals, the service is warm when the last window's mean is at least
+//! (1 − [`STILL_FALLING`]) × the window's before it. Why these numbers:
+//! - warming up is a latency that falls and levels off (a decay, as `tests/targets/py-warmup`'s
+//!   20 ms + 80 ms × e^(−t/3 s)); comparing the last window with the one before asks "is it
+//!   still falling", whatever the level, so it holds for a 2 ms service and a 2 s one;
+//! - [`STILL_FALLING`] is 5% a window of one second: the settle rule calls a step's throughput
+//!   known within ±3% (`settle`), and at one client throughput is 1 / latency, so a fall of
+//!   less than that per second moves a step's reading by less than its own tolerance over the
+//!   seconds a step lasts; a steady service's one-second means differ by less than 5% when
+//!   each holds a few dozen requests;
+//! - one-second windows of four [`WARMUP_INTERVAL`]s: a latency of up to ~250 ms still gives a
+//!   window a few requests per client; slower services simply need the limit;
+//! - a rising latency is not a warm-up (nothing to wait for): warm at once after two windows.
+//!
+//! The sweep stops warming at its time limit whatever this says, and the finding says so
+//! ([`chokepoint_result::Fact::WarmedUp`] with `settled: false`).
+use std::time::Duration;
+
+/// The length of one interval the rule reads.
+pub const WARMUP_INTERVAL: Duration = Duration::from_millis(250);
+/// Intervals in one window (one second).
+pub const WINDOW: usize = 4;
+/// A window whose mean latency is lower than the previous one's by more than this share is
+/// still falling.
+pub const STILL_FALLING: f64 = 0.05;
+
+/// Whether a service whose intervals had these mean latencies (ms, oldest first; intervals with
+/// no answer left out) has stopped warming up.
+pub fn warmed_up(latencies_ms: &[f64]) -> bool {
+    if latencies_ms.len() < 2 * WINDOW {
+        return false;
+    }
+    let mean = |w: &[f64]| w.iter().sum::<f64>() / w.len() as f64;
+    let n = latencies_ms.len();
+    let last = mean(&latencies_ms[n - WINDOW..]);
+    let before = mean(&latencies_ms[n - 2 * WINDOW..n - WINDOW]);
+    last >= (1.0 - STILL_FALLING) * before
+}
+
+/// The mean of the first and of the last window of `latencies_ms`, ms: what the finding says
+/// the warm-up went from and to.
+pub fn first_and_last(latencies_ms: &[f64]) -> Option<(f64, f64)> {
+    if latencies_ms.is_empty() {
+        return None;
+    }
+    let mean = |w: &[f64]| w.iter().sum::<f64>() / w.len() as f64;
+    let w = WINDOW.min(latencies_ms.len());
+    Some((
+        mean(&latencies_ms[..w]),
+        mean(&latencies_ms[latencies_ms.len() - w..]),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The intervals of a service whose latency is `at(t)` ms, over `seconds`.
+    fn sampled(seconds: f64, at: impl Fn(f64) -> f64) -> Vec<f64> {
+        let dt = WARMUP_INTERVAL.as_secs_f64();
+        (0..(seconds / dt) as usize)
+            .map(|i| at((i as f64 + 0.5) * dt))
+            .collect()
+    }
+
+    /// The seconds of intervals the rule needs before it calls `at` warm; `None` within 60 s.
+    fn warm_after(at: impl Fn(f64) -> f64) -> Option<f64> {
+        let all = sampled(60.0, at);
+        (1..=all.len())
+            .find(|&n| warmed_up(&all[..n]))
+            .map(|n| n as f64 * WARMUP_INTERVAL.as_secs_f64())
+    }
+
+    #[test]
+    fn a_decaying_latency_is_warm_once_it_levels_off_whatever_its_scale() {
+        // py-warmup: 20 ms + 80 ms × e^(−t/3 s). Warm once a second's fall is under 5%: at
+        // t ≈ 10.5 s the latency is 22.4 ms, 12% above where it levels off (a fall of 0.8 ms
+        // a second by then).
+        let py_warmup = |t: f64| 20.0 + 80.0 * (-t / 3.0).exp();
+        let warm = warm_after(py_warmup).expect("it levels off");
+        assert!((7.0..=11.0).contains(&warm), "{warm}");
+        assert!(py_warmup(warm) < 1.25 * 20.0, "{}", py_warmup(warm));
+        // The same shape a hundred times slower or faster is warm at the same time.
+        for scale in [0.01, 100.0] {
+            let scaled = warm_after(|t| scale * py_warmup(t)).expect("it levels off");
+            assert!((scaled - warm).abs() < 1e-9, "×{scale}: {scaled} vs {warm}");
+        }
+    }
+
+    #[test]
+    fn steady_rising_or_noisy_latencies_are_warm_after_two_windows() {
+        let two_windows = 2.0 * WINDOW as f64 * WARMUP_INTERVAL.as_secs_f64();
+        // (why, latency at t)
+        type Latency = Box<dyn Fn(f64) -> f64>;
+        let table: [(&str, Latency); 3] = [
+            ("steady", Box::new(|_| 50.0)),
+            ("rising: a queue, not a warm-up", Box::new(|t| 50.0 + t)),
+            (
+                "±4% noise around a steady 50 ms",
+                Box::new(|t| 50.0 * (1.0 + 0.04 * (7.0 * t).sin())),
+            ),
+        ];
+        for (why, at) in table {
+            assert_eq!(warm_after(at), Some(two_windows), "{why}");
+        }
+    }
+
+    #[test]
+    fn a_jit_that_halves_the_latency_over_3_seconds_is_warm_about_a_window_after_that() {
+        // A JIT compiling the hot path from the first requests: 40 ms falling to 20 ms over
+        // the first 3 s, then steady.
+        let warm =
+            warm_after(|t| if t < 3.0 { 40.0 - 20.0 * t / 3.0 } else { 20.0 }).expect("warm");
+        assert!((4.0..=5.0).contains(&warm), "{warm}");
+        assert!(!warmed_up(&[]), "nothing measured is not warm");
+    }
+
+    #[test]
+    fn the_first_and_last_windows_are_what_the_finding_tells() {
+        let all = sampled(4.0, |t| if t < 1.0 { 100.0 } else { 25.0 });
+        assert_eq!(first_and_last(&all), Some((100.0, 25.0)));
+        assert_eq!(first_and_last(&[]), None);
+    }
+}
