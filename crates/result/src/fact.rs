@@ -539,6 +539,10 @@ pub enum Fact {
         /// The most connections to the downstream (the mock) at once at the steps read, when
         /// observed.
         downstream_connections: Option<u32>,
+        /// The runtime's tool whose stacks the steps read, when they were read: then they saw
+        /// no pool held either (an event loop holds its calls without a thread each).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stacks: Option<crate::StackSource>,
     },
 }
 

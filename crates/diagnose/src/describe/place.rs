@@ -91,7 +91,15 @@ pub(crate) fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
             why,
             seen,
             downstream_connections,
-        } => Some(unclear(*c, *limit, *why, seen, *downstream_connections)),
+            stacks,
+        } => Some(unclear(
+            *c,
+            *limit,
+            *why,
+            seen,
+            *downstream_connections,
+            *stacks,
+        )),
         _ => None,
     }
 }
@@ -386,6 +394,7 @@ fn unclear(
     why: PlaceUnclearWhy,
     seen: &[PoolSeen],
     downstream_connections: Option<u32>,
+    stacks: Option<StackSource>,
 ) -> String {
     let pools = seen.iter().map(seen_words).collect::<Vec<_>>().join(", ");
     let mut s = match why {
@@ -422,10 +431,16 @@ fn unclear(
     let had_stacks = seen
         .iter()
         .any(|p| matches!(p.source, Some(PlaceSource::Stacks(_))));
-    if !had_stacks {
-        s.push_str(
+    match stacks {
+        Some(tool) if !had_stacks => s.push_str(&format!(
+            " The runtime's stacks ({}) showed no thread held in a call either: an event loop holds its calls without a thread each, so the limit is in what it awaits (a client's pool, a semaphore).",
+            tool.as_str()
+        )),
+        Some(_) => {}
+        None if !had_stacks => s.push_str(
             " The runtime's own stacks (jcmd for a JVM, py-spy for CPython, --pprof for Go) would say where its threads wait.",
-        );
+        ),
+        None => {}
     }
     s
 }

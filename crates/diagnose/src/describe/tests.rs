@@ -330,6 +330,7 @@ fn samples() -> Vec<Fact> {
             why: PlaceUnclearWhy::NoneMatch,
             seen: vec![PoolSeen::default()],
             downstream_connections: None,
+            stacks: None,
         },
     ]
 }

@@ -598,6 +598,9 @@ fn unclear(plateau: &[&Step], limit: f64, why: PlaceUnclearWhy, held: Vec<Held>)
         why,
         seen: held.into_iter().map(|h| h.seen).collect(),
         downstream_connections: most_downstream_connections(plateau).map(|(_, _, n)| n),
+        stacks: plateau
+            .iter()
+            .find_map(|s| s.stacks.as_ref().and_then(|st| st.source)),
     }
 }
 

@@ -855,6 +855,34 @@ fn connections_held_at_a_cap_no_known_default_explains_name_no_knob() {
             other => panic!("{libraries:?}: expected an unclear place, got {other:?}"),
         }
     }
+    // With py-spy's dumps read and no thread held in them, the words say so instead of
+    // asking for the stacks.
+    let dumped: Vec<Step> = steps
+        .iter()
+        .cloned()
+        .map(|mut s| {
+            s.stacks = Some(stacks(StackSource::PySpy, Vec::new()));
+            s
+        })
+        .collect();
+    let fact = connection_facts(&dumped, &found, &[]).remove(0);
+    assert!(
+        matches!(
+            fact,
+            Fact::PlaceUnclear {
+                stacks: Some(StackSource::PySpy),
+                ..
+            }
+        ),
+        "{fact:?}"
+    );
+    let mut told = found.clone();
+    told.facts = vec![fact.clone()];
+    let said = crate::describe::place::sentence(&fact, &told).expect("a sentence");
+    assert!(
+        said.contains("showed no thread held in a call either") && !said.contains("would say"),
+        "{said}"
+    );
     // The library's default cap, with clients never past it: nothing queued for the
     // connections, so they are not the limit's place.
     let few: Vec<Step> = [25, 50, 100, 110].map(|c| event_loop(c, 100)).to_vec();
