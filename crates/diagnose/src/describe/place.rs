@@ -330,7 +330,7 @@ fn not_the_knob_sentence(place: &Place, setting: &Setting) -> String {
     if let Some(threads) = &place.queued_threads {
         let parked = (threads.threads - threads.held).max(0.0);
         return format!(
-            "Not `{}` ({}, default {}): `{}` had {} threads, {} of them on the network and {} parked beside them, queued for a connection, so its size is not what stops at {}; raising it adds threads that wait too.",
+            "Not `{}` ({}, default {}): `{}` had {} threads, {} of them on the network and {} parked beside them (queued for a connection, or idle), so its size is not what stops at {}; raising it adds threads that wait too.",
             setting.setting,
             setting.framework,
             setting.default,

@@ -140,6 +140,16 @@ impl Held {
         self.parked_elsewhere >= (QUEUED_SHARE * self.seen.held).max(1.0)
     }
 
+    /// Whether every thread of the pool (less those that did not follow the load) was held:
+    /// a pool that is the limit has no thread to spare. One with threads beyond the held ones
+    /// has spares or a queue, and `/proc` cannot tell which when they were there from the
+    /// fewest clients (a pool started whole, or grown during the warm-up: java-httpclient5's
+    /// 20 handlers, 5 in the call, 15 parked at every step).
+    fn fully_held(&self) -> bool {
+        let threads = self.seen.threads - self.background.unwrap_or(0.0);
+        matches_limit(self.seen.held, threads)
+    }
+
     /// The place this pool is, with the catalogue's setting when it knows the pool by its name
     /// or by the frames its threads wait in. With threads queued in front of a resource, the
     /// limit is that resource (a connection pool, a semaphore), not the pool of threads that
@@ -463,9 +473,10 @@ fn held_pool(plateau: &[&Step], before: &[&Step], limit: f64, known: &Known<'_>)
         match matching.as_slice() {
             [] => continue,
             // Threads of the pool parked beside those on the network queue for something
-            // /proc cannot name; a connection pool the process shows, whose default cap is
-            // the connections seen, is that something.
-            [one] if one.queued.is_none() && one.parked_beside() => {
+            // /proc cannot name, or are spares it cannot tell from a queue; a connection pool
+            // the process shows, whose default cap is the connections seen, is that
+            // something. A pool whose every thread is held stays the place (direct evidence).
+            [one] if one.queued.is_none() && (one.parked_beside() || !one.fully_held()) => {
                 let place = match known_connection_pool(plateau, limit, known) {
                     Some(mut pool) => {
                         pool.queued_threads = Some(one.seen.clone());

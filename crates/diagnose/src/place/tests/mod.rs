@@ -986,3 +986,37 @@ fn two_peers_held_at_the_limit_name_no_connection_pool() {
     );
     assert!(!named_pool, "{facts:?}");
 }
+
+/// tests/targets/java-httpclient5 from /proc, live: 20 handler threads (`http-exec`) there from
+/// the first client on (the warm-up grew the pool), 5 in the call to the mock, the other 15
+/// parked at every step: spares at 1 client, a queue for HttpClient 5's 5 connections at 20.
+fn handlers_started_whole(clients: u32) -> Step {
+    let held = f64::from(clients.min(5)) * if clients < 5 { 0.7 } else { 0.98 };
+    let pools = vec![proc_pool("http-exec", 20.0, held, 20.0 - held, 0.1)];
+    step(clients, pools, None, Some(clients.min(5)))
+}
+
+#[test]
+fn a_pool_started_whole_with_its_spares_parked_lets_a_known_connection_pool_be_the_place() {
+    let steps: Vec<Step> = [1, 5, 10, 20].map(handlers_started_whole).to_vec();
+    let found = finding(Kind::BlockingPool, 5.0, 10);
+    let jar = "/root/.cache/chokepoint-bench/httpclient5/httpclient5-5.3.1.jar".to_string();
+    let place = match facts_with(&steps, &found, std::slice::from_ref(&jar)).as_slice() {
+        [Fact::Place { place }] => place.as_ref().clone(),
+        other => panic!("expected a place, got {other:?}"),
+    };
+    assert_eq!(place.kind, Some(PlaceKind::ConnectionPool));
+    assert_eq!(place.shown_by.as_deref(), Some(jar.as_str()));
+    assert!(place
+        .setting
+        .as_ref()
+        .is_some_and(|s| s.setting.starts_with("setMaxConnPerRoute")));
+    assert_eq!(
+        place.queued_threads.as_ref().map(|t| t.pool.as_str()),
+        Some("http-exec")
+    );
+    // Without the jar nothing backs a connection pool: the handlers, as /proc saw them.
+    let place = place_of(&steps, &found);
+    assert_eq!(place.kind, Some(PlaceKind::ThreadPool));
+    assert_eq!(place.pool.as_deref(), Some("http-exec"));
+}
