@@ -93,8 +93,16 @@ fn py_spy_finds_the_thread_pools_six_workers_in_the_services_downstream_call() {
     );
     let connections = pool(step_at(&result, 24), "Thread (process_request_thread)");
     assert!(connections.threads >= 18.0, "{connections:#?}");
-    // At 1 client, one worker does the calls.
-    assert_eq!(pool(step_at(&result, 1), "worker").most_threads, 1);
+    // At 1 client, one call at a time. The executor may hold a second worker: it starts one
+    // when a request comes before the last worker has marked itself idle (CPython's
+    // `_adjust_thread_count` races the worker's `_idle_semaphore.release()`), more likely the
+    // more requests it has seen (the warm-up's: a flake-hunt round found 2 workers).
+    let alone = pool(step_at(&result, 1), "worker");
+    assert!(alone.most_threads <= 2, "{alone:#?}");
+    assert!(
+        alone.threads_in(WaitKind::Downstream) <= 1.0,
+        "one call at a time: {alone:#?}"
+    );
 }
 
 /// `PATH` without any directory holding `tool`.
