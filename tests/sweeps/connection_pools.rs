@@ -13,31 +13,11 @@
 //! from PyPI): `.ci/run` installs them, and a missing one fails the test.
 use crate::common;
 
-use chokepoint_experiment::SweepConfig;
-use chokepoint_observe::stacks::StackOptions;
+use crate::place::sweep_from_proc;
 use chokepoint_result::{Kind, Place, PlaceKind, PlaceSource, SweepResult};
 use common::*;
 use std::process::Command;
 use std::time::Duration;
-
-/// The sweep of `url` with `--pid auto` and `/proc` only, over `clients`.
-fn sweep_from_proc(
-    name: &str,
-    url: &str,
-    clients: Vec<u32>,
-    mock: &chokepoint_mock::RunningMock,
-) -> SweepResult {
-    let config = SweepConfig::new(url).expect("a valid URL");
-    let found = config.listening_target();
-    assert_eq!(found.len(), 1, "{name}: --pid auto finds one process");
-    let mut config = config.with_target_pids(found);
-    config.stacks = StackOptions {
-        enabled: false,
-        ..StackOptions::default()
-    };
-    let most = clients.iter().copied().max().unwrap_or(1);
-    sweep_with(name, config, Some(clients), STEP, most, Some(mock))
-}
 
 /// The finding's place: a connection pool read from the connections to the mock, `size` of
 /// them, with a setting; printed as a user reads it.

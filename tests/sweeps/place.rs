@@ -23,7 +23,7 @@ fn require(tool: &str, version_arg: &str) {
 }
 
 /// The sweep of `url` with `--pid auto` and `/proc` only, over `clients`.
-fn sweep_from_proc(
+pub(crate) fn sweep_from_proc(
     name: &str,
     url: &str,
     clients: Vec<u32>,
