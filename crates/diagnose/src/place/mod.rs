@@ -37,7 +37,11 @@
 //! setting ([`Catalogue::setting_for`], [`Catalogue::setting_for_frames`]); the catalogue is the
 //! one the caller passed in ([`Evidence::catalogue`]).
 //!
-//! The place is the last stage: it reads the decided kind and changes none.
+//! The place is the last stage: it reads the decided kind and changes none. The rules read from
+//! the target's connections (a known connection pool, connection-limit's place) are in
+//! [`connections`].
+mod connections;
+
 use crate::catalogue::Catalogue;
 use crate::evidence::Evidence;
 use crate::finding::Finding;
@@ -45,6 +49,7 @@ use chokepoint_result::{
     Fact, Kind, Place, PlaceKind, PlaceSource, PlaceUnclearWhy, PoolSeen, PoolStacks, Setting,
     SharedStack, Step, WaitKind,
 };
+use connections::{connection_pool, known_connection_pool, most_downstream_connections};
 
 /// A held count matches the limit within this share of it...
 const MATCH_SHARE: f64 = 0.15;
@@ -528,74 +533,6 @@ fn held_pool(plateau: &[&Step], before: &[&Step], limit: f64, known: &Known<'_>)
     ))
 }
 
-/// The one downstream peer whose connections from the target stayed at about the limit at
-/// every plateau step that saw it, with more clients than that at the largest step (requests
-/// queued beyond them): its port, the most connections one sample saw, and that step's
-/// clients. Two peers held so (or none) give none: the connections alone cannot choose.
-fn connections_at_limit(plateau: &[&Step], limit: f64) -> Option<(u16, u32, u32)> {
-    let largest = plateau.last()?.clients;
-    let mut by_peer: Vec<(u16, Vec<(u32, u32)>)> = Vec::new();
-    for step in plateau {
-        let Some(connections) = &step.connections else {
-            continue;
-        };
-        for peer in &connections.downstream {
-            let seen = (step.clients, peer.counts.most.established);
-            match by_peer.iter_mut().find(|(port, _)| *port == peer.peer_port) {
-                Some((_, steps)) => steps.push(seen),
-                None => by_peer.push((peer.peer_port, vec![seen])),
-            }
-        }
-    }
-    let held: Vec<(u16, u32, u32)> = by_peer
-        .into_iter()
-        .filter_map(|(port, steps)| {
-            let all_at_limit = steps
-                .iter()
-                .all(|&(_, n)| matches_limit(f64::from(n), limit));
-            let &(clients, most) = steps
-                .iter()
-                .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))?;
-            let queued = f64::from(largest) > f64::from(most) * (1.0 + MATCH_SHARE);
-            (all_at_limit && queued).then_some((port, most, clients))
-        })
-        .collect();
-    match held.as_slice() {
-        [one] => Some(*one),
-        _ => None,
-    }
-}
-
-/// A connection pool named by what the process shows and what its connections did: the
-/// target's connections to one peer held at the limit ([`connections_at_limit`]), and a
-/// catalogue entry for a connection pool whose library the process has open or mapped (or
-/// whose threads it runs) with a default cap equal to those connections. Both or nothing: a
-/// cap of N on the connections alone is also what a semaphore of N in front of an unbounded
-/// client gives (go-semaphore), and a library alone says nothing of its size here.
-fn known_connection_pool(plateau: &[&Step], limit: f64, known: &Known<'_>) -> Option<Place> {
-    let (peer_port, connections, clients) = connections_at_limit(plateau, limit)?;
-    let pools: Vec<&str> = plateau
-        .iter()
-        .filter_map(|s| s.threads_by_pool.as_ref())
-        .flat_map(|t| t.pools.iter().map(|p| p.pool.as_str()))
-        .collect();
-    let (setting, shown_by) = known
-        .catalogue
-        .connection_pool(known.libraries, &pools, |size| {
-            matches_limit(f64::from(connections), size)
-        })?;
-    Some(Place {
-        kind: Some(PlaceKind::ConnectionPool),
-        size: Some(f64::from(connections)),
-        clients,
-        source: Some(PlaceSource::Connections),
-        peer_port: Some(peer_port),
-        setting: Some(setting),
-        shown_by: Some(shown_by),
-        ..Place::default()
-    })
-}
-
 /// The fact for evidence that named no one place.
 fn unclear(plateau: &[&Step], limit: f64, why: PlaceUnclearWhy, held: Vec<Held>) -> Fact {
     let clients = held
@@ -613,40 +550,6 @@ fn unclear(plateau: &[&Step], limit: f64, why: PlaceUnclearWhy, held: Vec<Held>)
             .iter()
             .find_map(|s| s.stacks.as_ref().and_then(|st| st.source)),
     }
-}
-
-/// The most connections to the mock one sample saw over `steps`: (step, peer port, count).
-fn most_downstream_connections(steps: &[&Step]) -> Option<(u32, u16, u32)> {
-    steps
-        .iter()
-        .filter_map(|step| {
-            let mock = step.connections.as_ref()?.to_mock()?;
-            Some((step.clients, mock.peer_port, mock.counts.most.established))
-        })
-        .max_by(|a, b| a.2.cmp(&b.2).then(b.0.cmp(&a.0)))
-}
-
-/// The connections to the downstream, never more than N while clients grew past N.
-fn connection_pool(plateau: &[&Step]) -> Option<Place> {
-    let (clients, peer_port, most) = most_downstream_connections(plateau)?;
-    let largest = plateau.last()?.clients;
-    if most == 0 || largest <= most {
-        return None;
-    }
-    let served = plateau
-        .iter()
-        .filter_map(|s| s.connections.as_ref()?.to_mock())
-        .map(|p| p.counts.most_served)
-        .max();
-    Some(Place {
-        kind: Some(PlaceKind::ConnectionPool),
-        size: Some(f64::from(most)),
-        held: served.map(f64::from),
-        clients,
-        source: Some(PlaceSource::Connections),
-        peer_port: Some(peer_port),
-        ..Place::default()
-    })
 }
 
 /// The pool that grew instead of queueing, at its largest step, as the growing-pool rule read
