@@ -33,6 +33,9 @@ compgen -G '/usr/sbin/php-fpm*' >/dev/null || need_apt+=(php-fpm)
 # their defaults (the test fails without them).
 command -v ruby >/dev/null 2>&1 || need_apt+=(ruby)
 command -v puma >/dev/null 2>&1 || need_apt+=(puma)
+# tests/sweeps/database_pools.rs: a real PostgreSQL (its server binaries; the test makes and
+# starts a cluster of its own, so the package's own cluster never starts: policy-rc.d below).
+compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || need_apt+=(postgresql)
 if [ ${#need_apt[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   # The packages' own services (nginx, apache2, php-fpm) must not start on install: the tests
@@ -65,6 +68,16 @@ for artifact in org.apache.httpcomponents.client5:httpclient5:5.3.1 \
   [ -f "$httpclient5_dir/$jar" ] && continue
   mkdir -p "$httpclient5_dir"
   mvn -q dependency:copy -Dartifact="$artifact" -DoutputDirectory="$httpclient5_dir"
+done
+# HikariCP and PostgreSQL's JDBC driver (Maven Central), for tests/targets/java-hikari, a
+# service whose limit is HikariCP's default pool of 10 (tests/sweeps/database_pools.rs).
+hikari_dir="$wiremock_cache/hikari"
+for artifact in com.zaxxer:HikariCP:7.1.0 org.postgresql:postgresql:42.7.14 \
+  org.slf4j:slf4j-api:1.7.36; do
+  jar="$(echo "$artifact" | cut -d: -f2)-$(echo "$artifact" | cut -d: -f3).jar"
+  [ -f "$hikari_dir/$jar" ] && continue
+  mkdir -p "$hikari_dir"
+  mvn -q dependency:copy -Dartifact="$artifact" -DoutputDirectory="$hikari_dir"
 done
 # WireMock's Python admin client (PyPI `wiremock`), which drives the mock in
 # crates/mock/tests/wiremock.rs; the test fails without it.
@@ -100,6 +113,11 @@ fi
 # of 100 connections tests/sweeps/connection_pools.rs names by the extension the process maps.
 if ! python3 -c 'import aiohttp' >/dev/null 2>&1; then
   PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet aiohttp==3.14.5
+fi
+# asyncpg (PyPI, with its C extension): tests/targets/py-asyncpg, whose pool's default of 10
+# connections to PostgreSQL tests/sweeps/database_pools.rs names by the extension the process maps.
+if ! python3 -c 'import asyncpg' >/dev/null 2>&1; then
+  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet asyncpg==0.31.0
 fi
 # The manifests in deploy/kubernetes/ are validated offline against the Kubernetes schemas.
 if ! command -v kubernetes-validate >/dev/null 2>&1; then

@@ -3,6 +3,8 @@
 //! and the checks on a finding.
 #![allow(dead_code)] // each test binary uses its own part of it
 
+pub mod postgres;
+
 use chokepoint_experiment::{sweep, SweepConfig, SweepEvent};
 use chokepoint_mock::{MockConfig, RunningMock};
 use chokepoint_result::{Diagnosis, Kind, PoolStacks, Step, SweepResult};

@@ -6,6 +6,7 @@ mod catalogue_pools;
 #[path = "../common/mod.rs"]
 mod common;
 mod connection_pools;
+mod database_pools;
 mod frameworks;
 mod growing_pool;
 mod place;

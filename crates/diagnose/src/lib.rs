@@ -35,7 +35,9 @@
 //!    successful throughput; the steps within 10% of it form the plateau. Little's law turns it
 //!    into a size: limit = plateau X × S, S = D when the target makes one downstream call per request (else L0). When the
 //!    mock saw the plateau, its most calls in flight are direct evidence and win when they agree
-//!    within 15%.
+//!    within 15%. With no mock, the target's connections to one peer at one count at every
+//!    plateau step, each held by a thread in a network wait, are the size when Little's law
+//!    over the whole request reads more (`connection_ceiling`).
 //! 4. **A falling plateau** (`analysis`): a `blocking-pool` whose throughput collapses past its
 //!    peak is `contention`.
 //! 5. **Models** (`models`). A Universal Scalability Law fit ([`usl_fit`]) with ≥ 4 client
@@ -71,6 +73,7 @@
 
 mod analysis;
 pub mod catalogue;
+mod connection_ceiling;
 mod describe;
 mod evidence;
 mod finding;

@@ -1,6 +1,7 @@
 //! The size of a limit: Little's law over the plateau (throughput × the time a request holds
-//! its slot), the mock's most calls in flight when they agree, and the bounds a single batch
-//! puts on a pool.
+//! its slot), the mock's most calls in flight when they agree, the target's connections to a
+//! downstream held at one count when no mock counts the calls (`connection_ceiling`), and the
+//! bounds a single batch puts on a pool.
 
 use crate::analysis::Analysis;
 use crate::points::median;
@@ -82,6 +83,18 @@ impl Analysis<'_, '_> {
                 steps: maxes.len(),
                 reading,
             });
+        }
+        if !direct {
+            let plateau: Vec<&crate::points::Point<'_>> =
+                idx.iter().map(|&i| &self.pts[i]).collect();
+            if let Some(fact) = crate::connection_ceiling::connection_ceiling(
+                &self.pts, &plateau, little, plateau_x,
+            ) {
+                if let Fact::ConnectionCeiling { connections, .. } = &fact {
+                    limit = f64::from(*connections);
+                }
+                facts.push(fact);
+            }
         }
         Size {
             limit,

@@ -144,9 +144,20 @@ pub(crate) fn summary(f: &Finding) -> String {
                 } => Some(()),
                 _ => None,
             });
-            let held = match (outside, little) {
-                (Some(()), Some((ms, _))) => format!(
+            let connections = find(f, |fact| match fact {
+                Fact::ConnectionCeiling {
+                    peer_port, hold_ms, ..
+                } => Some((*peer_port, *hold_ms)),
+                _ => None,
+            });
+            let held = match (outside, connections, little) {
+                (Some(()), _, Some((ms, _))) => format!(
                     "its downstream call alone: each {} request also spends time outside its slot",
+                    whole_ms(ms)
+                ),
+                (None, Some((port, hold_ms)), Some((ms, _))) => format!(
+                    "~{} of each {} request: a connection to port {port}",
+                    whole_ms(hold_ms),
                     whole_ms(ms)
                 ),
                 _ => held,

@@ -212,6 +212,25 @@ pub enum Fact {
         /// How the ceiling reads against Little's law.
         reading: CeilingReading,
     },
+    /// No mock counted the calls: the target's connections to one downstream peer were the
+    /// same count at every plateau step, each held by a thread of one pool in a network wait all
+    /// the time. That count is the pool, and Little's law over the whole request is higher.
+    ConnectionCeiling {
+        /// The plateau steps read.
+        clients: Vec<u32>,
+        /// The peer's port.
+        peer_port: u16,
+        /// The connections to it at every one of those steps.
+        connections: u32,
+        /// The pool whose threads held them.
+        pool: String,
+        /// Its threads held in a network wait (median over the steps of the mean over samples).
+        held_threads: f64,
+        /// The time each call holds its connection: connections / plateau throughput, ms.
+        hold_ms: f64,
+        /// Little's law over the whole request, which it replaces.
+        little: f64,
+    },
     /// The target's CPU at the plateau, saturated.
     CpuSaturated {
         /// The plateau steps.

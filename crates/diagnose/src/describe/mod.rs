@@ -86,6 +86,7 @@ pub(crate) fn plateau_size(finding: &Finding) -> f64 {
             reading,
             ..
         } if *reading != CeilingReading::Disagrees => Some(*max_in_flight),
+        Fact::ConnectionCeiling { connections, .. } => Some(f64::from(*connections)),
         _ => None,
     });
     let little = find(finding, |f| match f {
@@ -138,6 +139,7 @@ fn teller(fact: &Fact) -> &'static Teller {
         Fact::Plateau { .. } => &curve::TELLER,
         Fact::Little { .. }
         | Fact::MockCeiling { .. }
+        | Fact::ConnectionCeiling { .. }
         | Fact::CoresBusy { .. }
         | Fact::Batch { .. } => &size::TELLER,
         Fact::GeneratorBound { .. }

@@ -28,10 +28,12 @@ fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
             in_service,
             ..
         } => {
-            let ceiling = finding
-                .facts
-                .iter()
-                .any(|f| matches!(f, Fact::MockCeiling { .. }));
+            let ceiling = finding.facts.iter().any(|f| {
+                matches!(
+                    f,
+                    Fact::MockCeiling { .. } | Fact::ConnectionCeiling { .. }
+                )
+            });
             if ceiling || *service_ms <= 0.0 {
                 return None;
             }
@@ -102,6 +104,26 @@ fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
                 ),
             }
         }
+        Fact::ConnectionCeiling {
+            clients,
+            peer_port,
+            connections,
+            pool,
+            held_threads,
+            hold_ms,
+            little,
+        } => format!(
+            "The target kept exactly {connections} connections to port {peer_port} at each of the {} plateau steps \
+             while clients grew to {}, and `{pool}` had {} threads waiting on the network all the time: \
+             {connections} calls in flight at once, each holding its connection ~{} ({connections} / the plateau's \
+             throughput). Little's law over the whole request gives more ({}): each request spends part of its time \
+             outside the pool.",
+            clients.len(),
+            clients.iter().max().copied().unwrap_or(0),
+            count(*held_threads),
+            duration(*hold_ms),
+            count(*little)
+        ),
         Fact::CoresBusy {
             target_cpu_pct,
             cores,
@@ -177,6 +199,11 @@ fn short(fact: &Fact, _: &Finding) -> Option<String> {
             ),
             CeilingReading::Disagrees => return None,
         },
+        Fact::ConnectionCeiling {
+            connections,
+            peer_port,
+            ..
+        } => format!("{connections} connections to port {peer_port}, each busy all the time."),
         Fact::CoresBusy {
             cores, cores_busy, ..
         } => format!(
@@ -196,6 +223,7 @@ fn rank(kind: Kind, fact: &Fact) -> Option<u8> {
     match (kind, fact) {
         (Kind::ErrorBound | Kind::BlockingPool | Kind::CpuBound, Fact::Batch { .. }) => Some(2),
         (Kind::BlockingPool | Kind::ErrorBound, Fact::MockCeiling { .. }) => Some(2),
+        (Kind::BlockingPool | Kind::ErrorBound, Fact::ConnectionCeiling { .. }) => Some(2),
         (Kind::BlockingPool | Kind::ErrorBound, Fact::Little { .. }) => Some(3),
         (Kind::CpuBound | Kind::Contention, Fact::CoresBusy { .. }) => Some(3),
         (Kind::GrowingPool, Fact::CoresBusy { .. }) => Some(2),

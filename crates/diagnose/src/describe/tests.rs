@@ -146,6 +146,15 @@ fn samples() -> Vec<Fact> {
             steps: 2,
             reading: CeilingReading::Agrees,
         },
+        Fact::ConnectionCeiling {
+            clients: steps(),
+            peer_port: 5432,
+            connections: 10,
+            pool: "handler".to_string(),
+            held_threads: 9.8,
+            hold_ms: 102.0,
+            little: 14.1,
+        },
         Fact::CpuSaturated {
             clients: steps(),
             target_cpu_pct: 95.0,

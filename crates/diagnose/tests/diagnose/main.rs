@@ -4,6 +4,7 @@
 mod ceiling;
 #[path = "../common/mod.rs"]
 mod common;
+mod connection_ceiling;
 mod diagnosis_json;
 mod gates;
 mod growing;

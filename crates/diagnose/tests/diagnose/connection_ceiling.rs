@@ -1,0 +1,144 @@
+//! The connection ceiling (`crates/diagnose/src/connection_ceiling.rs`): with no mock, a pool of
+//! connections to a database or a service, each held for part of the request, is sized by the
+//! connections the threads hold at once, not by Little's law over the whole request. Tables of
+//! model services written from the rule's reasons (not from a recording), at the sizes a 2-,
+//! 16- and 64-core machine runs, and the shapes that must not read so: a pre-opened pool that is
+//! idle, an event loop.
+
+use crate::common;
+use chokepoint_result::{
+    ConnectionCounts, Connections, Fact, Kind, PeerConnections, PoolThreads, SocketCounts, Step,
+    SweepContext, ThreadCounts, ThreadsByPool,
+};
+use common::*;
+
+/// A service of `handlers` threads on `cores`; each request holds a pooled connection to port 5432 for
+/// `hold_ms` (a network wait: the query) and spends `outside_ms` outside the pool parked (a
+/// sleep, a lock, a delayed ACK: no network, no CPU). The pool has `pool` connections, all
+/// opened at start. Closed loop at `clients`: X = min(clients, handlers) / (hold + outside)
+/// until the pool saturates at pool / hold.
+fn service(
+    cores: u32,
+    handlers: u32,
+    pool: u32,
+    hold_ms: f64,
+    outside_ms: f64,
+    clients: u32,
+) -> Step {
+    let busy_handlers = f64::from(clients.min(handlers));
+    let x =
+        (busy_handlers * 1000.0 / (hold_ms + outside_ms)).min(f64::from(pool) * 1000.0 / hold_ms);
+    let mean_ms = f64::from(clients) / x * 1000.0;
+    let mut s = step(clients, x, mean_ms);
+    let in_query = x * hold_ms / 1000.0;
+    // The handlers not in a query: outside the pool, or queued for a connection; both park.
+    let parked = busy_handlers.min(mean_ms * x / 1000.0) - in_query;
+    // 0.3 ms of CPU per request: a fraction of one core at every size.
+    s.target_cpu_pct = Some(x * 0.3 / 1000.0 * 100.0 / f64::from(cores));
+    s.connections = Some(Connections {
+        downstream: vec![PeerConnections {
+            peer_port: 5432,
+            mock: false,
+            counts: ConnectionCounts {
+                most: SocketCounts {
+                    established: pool,
+                    ..Default::default()
+                },
+                mean_established: f64::from(pool),
+                most_served: 0,
+            },
+        }],
+        ..Default::default()
+    });
+    let threads = f64::from(handlers);
+    s.threads_by_pool = Some(ThreadsByPool {
+        interval_ms: 250,
+        samples: 8,
+        pools: vec![PoolThreads {
+            pool: "handler".into(),
+            most: ThreadCounts {
+                threads,
+                socket_wait: in_query.ceil(),
+                lock_wait: parked.max(0.0).ceil(),
+                ..Default::default()
+            },
+            mean: ThreadCounts {
+                threads,
+                socket_wait: in_query,
+                lock_wait: parked.max(0.0),
+                other: (threads - in_query - parked.max(0.0)).max(0.0),
+                ..Default::default()
+            },
+            waits_on: Vec::new(),
+        }],
+    });
+    s
+}
+
+fn observed(cores: u32) -> SweepContext {
+    SweepContext {
+        target_observed: true,
+        cores: Some(cores),
+        ..bare_context()
+    }
+}
+
+fn ceiling(facts: &[Fact]) -> Option<(u32, f64)> {
+    facts.iter().find_map(|f| match f {
+        Fact::ConnectionCeiling {
+            connections,
+            hold_ms,
+            ..
+        } => Some((*connections, *hold_ms)),
+        _ => None,
+    })
+}
+
+#[test]
+fn a_pool_held_for_part_of_the_request_is_sized_by_its_connections_on_2_16_and_64_cores() {
+    // HikariCP's default of 10 on 2 cores (java-hikari: a 100 ms query in a 144 ms request read
+    // as "~14 slots"), and pools of 40 and 160 with handlers to match on bigger machines.
+    for (cores, handlers, pool) in [(2u32, 30u32, 10u32), (16, 200, 40), (64, 800, 160)] {
+        let steps: Vec<Step> = [2, pool / 2, pool * 2, pool * 4]
+            .map(|c| service(cores, handlers, pool, 100.0, 44.0, c))
+            .to_vec();
+        let d = diagnosed(&steps, &observed(cores));
+        assert_eq!(d.kind, Kind::BlockingPool, "{cores} cores: {d:#?}");
+        let limit = d.limit.expect("a limit");
+        assert_eq!(limit, f64::from(pool), "{cores} cores: {:#?}", d.facts);
+        let (connections, hold_ms) = ceiling(&d.facts).expect("the connection ceiling");
+        assert_eq!(connections, pool);
+        assert_near(hold_ms, 100.0, 0.02);
+    }
+}
+
+#[test]
+fn a_pre_opened_pool_that_is_not_the_limit_does_not_size_it() {
+    // 20 handlers, each request 20 ms in a query and 124 ms outside: the handlers are the limit
+    // (~20); the pool of 10 opened at start sits mostly idle (2.8 queries at once).
+    for (cores, scale) in [(2u32, 1u32), (16, 8), (64, 32)] {
+        let handlers = 20 * scale;
+        let steps: Vec<Step> = [2, handlers / 2, handlers * 2, handlers * 4]
+            .map(|c| service(cores, handlers, 10 * scale, 20.0, 124.0, c))
+            .to_vec();
+        let d = diagnosed(&steps, &observed(cores));
+        assert_eq!(ceiling(&d.facts), None, "{cores} cores: {:#?}", d.facts);
+        let limit = d.limit.expect("a limit");
+        assert_near(limit, f64::from(handlers), 0.1);
+    }
+}
+
+#[test]
+fn an_event_loop_holds_its_connections_without_threads_and_keeps_littles_law() {
+    // No pool's threads in a network wait: the connections alone cannot show the calls busy.
+    let steps: Vec<Step> = [2, 5, 20, 40]
+        .map(|c| {
+            let mut s = service(2, 30, 10, 100.0, 40.0, c);
+            s.threads_by_pool = None;
+            s
+        })
+        .to_vec();
+    let d = diagnosed(&steps, &observed(2));
+    assert_eq!(ceiling(&d.facts), None, "{:#?}", d.facts);
+    assert_near(d.limit.expect("a limit"), 14.0, 0.1);
+}

@@ -1,0 +1,164 @@
+//! Connection pools in front of a database, as places: a real PostgreSQL started by the test
+//! (`common::postgres`), a target whose requests each hold one pooled connection for a known
+//! time (`SELECT pg_sleep(d)`), swept from `/proc` alone (`--stacks off`) and without the mock,
+//! as a user sweeps a service whose downstream is its database. The rule under test
+//! (`crates/diagnose/src/place`) reads any peer port, not only the mock's; the targets were built
+//! after it:
+//! - `tests/targets/py-asyncpg`: one event loop, an asyncpg pool at its defaults (10). Truth by
+//!   hand: 10 connections × 100 ms each = 100 req/s, and the coroutines past the 10th wait
+//!   inside the pool, holding no thread and no socket.
+//! - `tests/targets/java-hikari`: the JDK's HttpServer on 30 handler threads, HikariCP at its
+//!   defaults (maximumPoolSize 10). Truth by hand: 100 req/s as above; past 10 in flight the
+//!   handlers park inside `HikariPool.getConnection`, so their pool (30) is not the knob.
+//!
+//! Each needs its tools (PostgreSQL's server from Debian's `postgresql`; python3 with asyncpg
+//! and aiohttp from PyPI; java with HikariCP's and the JDBC driver's jars from Maven Central):
+//! `.ci/run` installs them, and a missing one fails the test.
+use crate::common;
+
+use chokepoint_experiment::SweepConfig;
+use chokepoint_observe::stacks::StackOptions;
+use chokepoint_result::{Kind, PlaceKind, PlaceSource, SweepResult};
+use common::postgres::Postgres;
+use common::*;
+use std::process::Command;
+
+/// The sweep of `url` with `--pid auto`, `/proc` alone, no mock, over `clients`.
+fn sweep_without_mock(name: &str, url: &str, clients: Vec<u32>) -> SweepResult {
+    let config = SweepConfig::new(url).expect("a valid URL");
+    let found = config.listening_target();
+    assert_eq!(found.len(), 1, "{name}: --pid auto finds one process");
+    let mut config = config.with_target_pids(found);
+    config.stacks = StackOptions {
+        enabled: false,
+        ..StackOptions::default()
+    };
+    let most = clients.iter().copied().max().unwrap_or(1);
+    sweep_with(name, config, Some(clients), STEP, most, None)
+}
+
+/// The most connections the target held to `port` at any step.
+fn most_connections_to(result: &SweepResult, port: u16) -> Option<u32> {
+    result
+        .steps
+        .iter()
+        .filter_map(|s| s.connections.as_ref())
+        .flat_map(|c| c.downstream.iter())
+        .filter(|peer| peer.peer_port == port)
+        .map(|peer| peer.counts.most.established)
+        .max()
+}
+
+/// The place a connection pool of 10 to PostgreSQL should get: read from the connections to
+/// the database's port, with a catalogue entry's setting; printed as a user reads it.
+fn database_pool_place(
+    name: &str,
+    result: &SweepResult,
+    database: &Postgres,
+) -> chokepoint_result::Place {
+    assert_eq!(
+        most_connections_to(result, database.port()),
+        Some(10),
+        "the truth: the pool's 10 connections to PostgreSQL"
+    );
+    assert_finding(name, result, Kind::BlockingPool, 10.0);
+    let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
+    println!(
+        "{name}: {}; libraries {:?}",
+        diagnosis.attribution.as_deref().unwrap_or("no place"),
+        result.context.target_libraries
+    );
+    let place = diagnosis
+        .place
+        .clone()
+        .unwrap_or_else(|| panic!("{name}: no place: {:#?}", diagnosis.evidence));
+    assert_eq!(place.kind, Some(PlaceKind::ConnectionPool), "{name}");
+    assert_eq!(place.source, Some(PlaceSource::Connections), "{name}");
+    assert_eq!(place.size, Some(10.0), "{name}");
+    assert_eq!(
+        place.peer_port,
+        Some(database.port()),
+        "{name}: PostgreSQL's port"
+    );
+    place
+}
+
+/// The jars of tests/targets/java-hikari, which scripts/install-test-deps.sh fetches.
+fn hikari_jars() -> std::path::PathBuf {
+    let jars = crate::place::httpclient5_jars()
+        .parent()
+        .expect("the cache folder")
+        .join("hikari");
+    assert!(
+        jars.join("HikariCP-7.1.0.jar").is_file(),
+        "HikariCP's jars are missing in {}: run scripts/install-test-deps.sh",
+        jars.display()
+    );
+    jars
+}
+
+#[test]
+fn hikaricps_pool_in_front_of_postgresql_is_named_from_its_connections_and_its_jar() {
+    assert!(
+        toolchain_present("java", "-version"),
+        "java is needed: install it (.ci/run does)"
+    );
+    let jars = hikari_jars();
+    let _one = one_at_a_time();
+    let database = Postgres::start();
+    let jdbc = format!(
+        "jdbc:postgresql://127.0.0.1:{}/postgres?user=postgres",
+        database.port()
+    );
+    let mut command = Command::new("java");
+    command
+        .arg("-cp")
+        .arg(jars.join("*"))
+        .arg(targets_dir().join("java-hikari/HikariServer.java"))
+        .args(["--port", "0", "--jdbc", &jdbc, "--sleep", "0.1"]);
+    let target = Target::launch("java-hikari", command);
+    let result = sweep_without_mock("java-hikari", &target.url(), vec![2, 5, 20, 40]);
+    drop(target);
+    let place = database_pool_place("java-hikari", &result, &database);
+    let setting = place.setting.as_ref().expect("HikariCP's entry");
+    assert_eq!(setting.setting, "maximumPoolSize", "{setting:?}");
+    let shown_by = place.shown_by.as_deref().unwrap_or_default();
+    assert!(
+        shown_by.ends_with("HikariCP-7.1.0.jar") || shown_by.contains("HikariPool"),
+        "{shown_by}"
+    );
+    let handlers = place.queued_threads.as_ref().expect("the handlers");
+    assert!(
+        handlers.threads > handlers.held,
+        "handlers parked beside those on the network: {handlers:?}"
+    );
+}
+
+#[test]
+fn an_asyncpg_pool_in_front_of_postgresql_is_named_from_its_connections_and_its_extension() {
+    assert!(
+        Command::new("python3")
+            .args(["-c", "import asyncpg, aiohttp"])
+            .status()
+            .is_ok_and(|s| s.success()),
+        "python3 with asyncpg and aiohttp is needed: pip install asyncpg aiohttp (.ci/run does)"
+    );
+    let _one = one_at_a_time();
+    let database = Postgres::start();
+    let mut command = Command::new("python3");
+    command
+        .arg(targets_dir().join("py-asyncpg/server.py"))
+        .args(["--port", "0", "--dsn", &database.dsn(), "--sleep", "0.1"]);
+    let target = Target::launch("py-asyncpg", command);
+    let result = sweep_without_mock("py-asyncpg", &target.url(), vec![2, 5, 20, 40]);
+    drop(target);
+    let place = database_pool_place("py-asyncpg", &result, &database);
+    let setting = place.setting.as_ref().expect("asyncpg's entry");
+    assert!(setting.setting.contains("max_size"), "{setting:?}");
+    let shown_by = place.shown_by.as_deref().unwrap_or_default();
+    assert!(shown_by.contains("/asyncpg/"), "{shown_by}");
+    assert_eq!(
+        place.queued_threads, None,
+        "an event loop: no thread queues"
+    );
+}
