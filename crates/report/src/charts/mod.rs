@@ -13,6 +13,7 @@ use chokepoint_result::{Step, SweepResult};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+pub mod compare;
 mod marks;
 mod timeline;
 use marks::{draw_knee, draw_overload, draw_peak};
