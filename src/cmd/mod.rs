@@ -5,6 +5,7 @@
 //! 130 interrupted (Ctrl-C or SIGTERM) after writing what was measured, as shells report a
 //! process ended by SIGINT (128 + 2), so a script can tell it from a finished run.
 pub mod common;
+pub mod baseline;
 pub mod compare;
 pub mod demo;
 pub mod demo_service;

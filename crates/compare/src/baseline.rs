@@ -5,7 +5,7 @@
 //! [`crate::compare_with`] of the baseline and the finished run.
 use crate::{path_of, Run, RunKind};
 
-/// Why a stored run cannot be the baseline of this one.
+/// Why a stored run cannot be the baseline of this one (its message follows `--baseline PATH: `).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BaselineError {
     /// The baseline is a run of another kind.
@@ -29,7 +29,7 @@ impl std::fmt::Display for BaselineError {
         match self {
             BaselineError::OtherKind { baseline, run } => write!(
                 f,
-                "--baseline is a {} run and this is a {}: give {}",
+                "a {} run, and this is a {}: give {}",
                 baseline.as_str(),
                 run.as_str(),
                 match run {
@@ -39,7 +39,7 @@ impl std::fmt::Display for BaselineError {
             ),
             BaselineError::OtherTarget { baseline, run } => write!(
                 f,
-                "--baseline loaded {baseline} and this run loads {run}: another path is another \
+                "it loaded {baseline} and this run loads {run}: another path is another \
                  experiment; give a baseline of the same path"
             ),
         }
@@ -92,8 +92,7 @@ mod tests {
         let err = check(&baseline, RunKind::Sweep, "http://127.0.0.1:8080/actors").unwrap_err();
         assert_eq!(
             err.to_string(),
-            "--baseline is a load run and this is a sweep: give a sweep's --out folder or its \
-             result.json"
+            "a load run, and this is a sweep: give a sweep's --out folder or its result.json"
         );
     }
 }

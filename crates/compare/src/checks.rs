@@ -2,12 +2,12 @@
 //! clients"), failed when it got worse and `--fail-on worse` was given, with the figure's words
 //! (before → after, the change, the verdict) as what a CI system shows. The JUnit writer turns
 //! these into test cases; deciding what failed stays here.
-use crate::{text, Comparison, Figure, Verdict};
+use crate::{text, Comparison, Figure, FigureName, Verdict};
 
 /// One figure as a gate.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Check {
-    /// What was compared, e.g. `p99 at 40 clients`, `plateau`.
+    /// What was compared, e.g. `p99 at 40 clients`, `throughput at 40 clients`, `plateau`.
     pub name: String,
     /// Whether the gate failed: the figure got worse and the run fails on worse.
     pub failed: bool,
@@ -35,7 +35,7 @@ pub fn figure_checks(c: &Comparison, fail_on_worse: bool) -> Vec<Check> {
             format!("{}→{} clients", s.clients, s.clients_after)
         };
         for f in [&s.throughput, &s.p50, &s.p99] {
-            checks.push(check(format!("{} at {clients}", text::label(f.name)), f));
+            checks.push(check(format!("{} at {clients}", name(f.name)), f));
         }
     }
     checks
@@ -46,5 +46,14 @@ fn clients_word(clients: u32) -> &'static str {
         "client"
     } else {
         "clients"
+    }
+}
+
+fn name(figure: FigureName) -> &'static str {
+    match figure {
+        FigureName::Throughput => "throughput",
+        FigureName::P50 => "p50",
+        FigureName::P99 => "p99",
+        FigureName::Plateau => "plateau",
     }
 }

@@ -170,12 +170,18 @@ pub fn verdict(f: &Figure, min_change: f64) -> String {
     }
 }
 
-/// One figure in words: `105 ms → 210 ms, change +105 ms [+98 ms, +112 ms]: WORSE`.
+/// One figure in words: `105 ms → 210 ms, change +105 ms [+98 ms, +112 ms]: WORSE`,
+/// `196 → 392 ok req/s, change +200 [+200, +200]: better`.
 pub fn figure_words(f: &Figure, min_change: f64) -> String {
     format!(
-        "{} → {}, change {}: {}",
+        "{} → {}{}, change {}: {}",
         value(f, f.before),
         value(f, f.after),
+        if f.name.higher_is_better() {
+            " ok req/s"
+        } else {
+            ""
+        },
         change(f),
         verdict(f, min_change)
     )

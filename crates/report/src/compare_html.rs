@@ -27,6 +27,8 @@ tr.better td.words{color:#1e7b1e;font-weight:600}
 tr.worse td{background:#fdecea}
 tr.worse td.words{color:#b01c1c;font-weight:700}
 tr.first td{border-top:2px solid #c9ced8}
+.pair{display:flex;gap:14px}
+.pair figure{flex:1;min-width:0;margin:8px 0}
 ";
 
 /// The whole page.
@@ -43,20 +45,22 @@ pub fn render(c: &Comparison, before: &Run, after: &Run) -> String {
     tally(&mut page, c);
     findings(&mut page, c, before, after);
     if let (Run::Sweep(b), Run::Sweep(a)) = (before, after) {
-        page.push_str("<h2>Before and after</h2>\n");
+        page.push_str("<h2>Before and after</h2>\n<div class=\"pair\">\n");
         figure(
             &mut page,
             "throughput",
             charts::compare::throughput(b, a),
-            "Successful requests per second at each step: before in grey, after in blue; the \
-             dashed lines are each side's plateau as its diagnosis read it.",
+            "Successful requests per second at each step: before dashed grey, after blue; the \
+             thin dashes are each side's plateau as its diagnosis read it.",
         );
         figure(
             &mut page,
             "latency",
             charts::compare::latency(b, a),
-            "Latency of every request at each step: p99 solid, p50 dashed; before in grey.",
+            "Latency of every request at each step: after solid (p99 red, p50 blue), before \
+             dashed grey.",
         );
+        page.push_str("</div>\n");
     }
     table(&mut page, c);
     method(&mut page, c);

@@ -1,17 +1,20 @@
-//! The compare page's two charts: both sweeps on one chart over clients, before in grey and
-//! after in colour — successful throughput with each side's plateau, and p50/p99 latency. Like
+//! The compare page's two charts: both sweeps on one chart over clients, before dashed in grey
+//! and after solid in colour — successful throughput with each side's plateau, and p50/p99 latency. Like
 //! the report's charts, every derived figure (the plateau) is read from the diagnoses.
 use super::{
-    clients_chart, draw_legend, finite_max, legend_corner, nonzero, points, svg, ClientAxis,
-    HEIGHT,
+    clients_chart, draw_legend, finite_max, legend_corner, nonzero, points, svg_sized, ClientAxis,
 };
 use crate::numbers;
 use chokepoint_result::{Step, SweepResult};
 use plotters::prelude::*;
 
+/// Each chart's canvas: two fit side by side on the page.
+const SIZE: (u32, u32) = (540, 430);
+
 const BEFORE: RGBColor = RGBColor(120, 128, 142);
 const AFTER: RGBColor = RGBColor(31, 119, 180);
 const AFTER_P99: RGBColor = RGBColor(214, 39, 40);
+const BEFORE_P50: RGBColor = RGBColor(170, 176, 188);
 
 fn axis(before: &SweepResult, after: &SweepResult) -> ClientAxis {
     let both: Vec<Step> = before.steps.iter().chain(&after.steps).cloned().collect();
@@ -37,7 +40,7 @@ pub fn throughput(before: &SweepResult, after: &SweepResult) -> Result<String, S
                 .flat_map(|(_, _, r)| r.steps.iter().map(|s| s.ok_throughput_rps)),
         ) * 1.25,
     );
-    svg(HEIGHT, |root| {
+    svg_sized(SIZE, |root| {
         let mut chart = clients_chart(
             root,
             "Successful throughput vs clients",
@@ -47,16 +50,20 @@ pub fn throughput(before: &SweepResult, after: &SweepResult) -> Result<String, S
             72,
         )?;
         let mut drawn = Vec::new();
-        for (name, color, result) in sides {
+        // After first, before dashed over it: where the two coincide both stay visible.
+        for (name, color, result) in sides.into_iter().rev() {
             let line = points(&result.steps, |s| s.ok_throughput_rps);
             drawn.push(line.clone());
-            chart
-                .draw_series(LineSeries::new(line.clone(), color.stroke_width(3)))?
+            let style = color.stroke_width(3);
+            let series = if name == "before" {
+                chart.draw_series(DashedLineSeries::new(line.clone(), 10, 6, style))?
+            } else {
+                chart.draw_series(LineSeries::new(line.clone(), style))?
+            };
+            series
                 .label(name)
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(3))
-                });
-            chart.draw_series(line.iter().map(|&p| Circle::new(p, 5, color.filled())))?;
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+            chart.draw_series(line.iter().map(|&p| Circle::new(p, 4, color.filled())))?;
             if let Some(plateau) = plateau(result) {
                 let range = axis.range();
                 let flat = vec![(range.start, plateau), (range.end, plateau)];
@@ -74,7 +81,8 @@ pub fn throughput(before: &SweepResult, after: &SweepResult) -> Result<String, S
     })
 }
 
-/// A latency line: its name, colour, and how to read it from a step.
+/// A latency line: its name, colour, how to read it from a step, and whether it is solid (after)
+/// or dashed (before).
 type Line = (String, RGBColor, fn(&Step) -> f64, bool);
 
 /// p50 and p99 latency over clients, before and after.
@@ -93,7 +101,7 @@ pub fn latency(before: &SweepResult, after: &SweepResult) -> Result<String, Stri
         ("ms", 1.0)
     };
     let y_max = nonzero(largest / per_unit * 1.15);
-    svg(HEIGHT, |root| {
+    svg_sized(SIZE, |root| {
         let mut chart = clients_chart(
             root,
             "Latency vs clients",
@@ -102,21 +110,22 @@ pub fn latency(before: &SweepResult, after: &SweepResult) -> Result<String, Stri
             &format!("latency ({unit})"),
             80,
         )?;
+        // After first, before dashed over it: where the two coincide both stay visible.
         let lines: [(&SweepResult, Line); 4] = [
-            (before, ("p99 before".into(), BEFORE, |s| s.latency_ms.p99, true)),
-            (before, ("p50 before".into(), BEFORE, |s| s.latency_ms.p50, false)),
             (after, ("p99 after".into(), AFTER_P99, |s| s.latency_ms.p99, true)),
-            (after, ("p50 after".into(), AFTER, |s| s.latency_ms.p50, false)),
+            (after, ("p50 after".into(), AFTER, |s| s.latency_ms.p50, true)),
+            (before, ("p99 before".into(), BEFORE, |s| s.latency_ms.p99, false)),
+            (before, ("p50 before".into(), BEFORE_P50, |s| s.latency_ms.p50, false)),
         ];
         let mut drawn = Vec::new();
         for (result, (name, color, value, solid)) in lines {
             let line = points(&result.steps, |s| value(s) / per_unit);
             drawn.push(line.clone());
-            let style = color.stroke_width(if solid { 3 } else { 2 });
+            let style = color.stroke_width(3);
             let series = if solid {
                 chart.draw_series(LineSeries::new(line.clone(), style))?
             } else {
-                chart.draw_series(DashedLineSeries::new(line.clone(), 7, 5, style))?
+                chart.draw_series(DashedLineSeries::new(line.clone(), 10, 6, style))?
             };
             series
                 .label(name)
