@@ -20,7 +20,7 @@ pub struct BaselineArgs {
     pub fail_on: Option<FailOn>,
     /// With --baseline: the smallest change called better or worse, in percent of the
     /// figure before; a smaller one is no difference however sure the test
-    #[arg(long, value_name = "PCT", value_parser = min_change, requires = "baseline")]
+    #[arg(long, value_name = "PCT", value_parser = min_change, requires = "baseline", allow_hyphen_values = true)]
     pub min_change: Option<f64>,
 }
 

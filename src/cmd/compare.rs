@@ -37,7 +37,7 @@ pub struct Args {
     pub force: bool,
     /// The smallest change called better or worse, in percent of the figure before; a smaller
     /// one is no difference however sure the test
-    #[arg(long, value_name = "PCT", default_value = "5", value_parser = min_change)]
+    #[arg(long, value_name = "PCT", default_value = "5", value_parser = min_change, allow_hyphen_values = true)]
     pub min_change: f64,
     /// Also write every figure as a JUnit XML test case to this file (a worse one fails under
     /// --fail-on worse)

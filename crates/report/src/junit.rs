@@ -118,7 +118,10 @@ mod tests {
                 words: "p99 was 2027 ms <bad>\u{1b}[0m".into(),
             }],
         }]);
-        assert!(xml.contains("name=\"p99&lt;500ms@40 &amp; &quot;x&quot;\""), "{xml}");
+        assert!(
+            xml.contains("name=\"p99&lt;500ms@40 &amp; &quot;x&quot;\""),
+            "{xml}"
+        );
         assert!(xml.contains("p99 was 2027 ms &lt;bad&gt;[0m"), "{xml}");
         assert!(!xml.contains('\u{1b}'));
     }

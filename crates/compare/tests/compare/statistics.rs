@@ -122,7 +122,13 @@ fn a_sure_change_under_five_percent_of_the_figure_is_no_difference() {
         (Verdict::NoDifference, Some(NoCall::Small))
     );
     assert_eq!(
-        verdict(FigureName::P50, &change(0.06, 0.06, 0.19), true, Some(102.0), 0.0),
+        verdict(
+            FigureName::P50,
+            &change(0.06, 0.06, 0.19),
+            true,
+            Some(102.0),
+            0.0
+        ),
         (Verdict::Worse, None)
     );
 }

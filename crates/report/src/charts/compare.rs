@@ -112,10 +112,22 @@ pub fn latency(before: &SweepResult, after: &SweepResult) -> Result<String, Stri
         )?;
         // After first, before dashed over it: where the two coincide both stay visible.
         let lines: [(&SweepResult, Line); 4] = [
-            (after, ("p99 after".into(), AFTER_P99, |s| s.latency_ms.p99, true)),
-            (after, ("p50 after".into(), AFTER, |s| s.latency_ms.p50, true)),
-            (before, ("p99 before".into(), BEFORE, |s| s.latency_ms.p99, false)),
-            (before, ("p50 before".into(), BEFORE_P50, |s| s.latency_ms.p50, false)),
+            (
+                after,
+                ("p99 after".into(), AFTER_P99, |s| s.latency_ms.p99, true),
+            ),
+            (
+                after,
+                ("p50 after".into(), AFTER, |s| s.latency_ms.p50, true),
+            ),
+            (
+                before,
+                ("p99 before".into(), BEFORE, |s| s.latency_ms.p99, false),
+            ),
+            (
+                before,
+                ("p50 before".into(), BEFORE_P50, |s| s.latency_ms.p50, false),
+            ),
         ];
         let mut drawn = Vec::new();
         for (result, (name, color, value, solid)) in lines {
