@@ -173,8 +173,12 @@ pub fn verdict(f: &Figure, min_change: f64) -> String {
 /// One figure in words: `105 ms → 210 ms, change +105 ms [+98 ms, +112 ms]: WORSE`,
 /// `196 → 392 ok req/s, change +200 [+200, +200]: better`.
 pub fn figure_words(f: &Figure, min_change: f64) -> String {
+    let tested = match f.change {
+        Some(_) => format!(", change {}", change(f)),
+        None => String::new(),
+    };
     format!(
-        "{} → {}{}, change {}: {}",
+        "{} → {}{}{tested}: {}",
         value(f, f.before),
         value(f, f.after),
         if f.name.higher_is_better() {
@@ -182,7 +186,6 @@ pub fn figure_words(f: &Figure, min_change: f64) -> String {
         } else {
             ""
         },
-        change(f),
         verdict(f, min_change)
     )
 }
