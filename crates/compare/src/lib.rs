@@ -14,6 +14,10 @@
 //! - the plateau pools the buckets of the plateau's steps on each side (the best step where the
 //!   diagnosis found no plateau) and takes the same rank test.
 //!
+//! - [`baseline`] says whether a stored run can be the "before" of a `sweep`/`load --baseline`
+//!   run, before it starts; [`checks`] turns the figures into CI gates (`--junit`, `--fail-on`).
+//! - [`Options::min_change`] (`--min-change`) is the floor under which no change is called.
+//!
 //! Pure: no files, no clock; the bootstrap's seed is fixed, so the same two runs always compare
 //! the same way.
 #![deny(missing_docs)]
