@@ -1,8 +1,9 @@
 //! `chokepoint compare BEFORE AFTER`: two runs of one experiment (two sweeps, or two load runs),
 //! figure by figure. Reads the two files, hands them to `chokepoint_compare`, prints its text,
-//! writes its JSON; exit 1 with `--fail-on worse` when a figure got worse.
+//! writes its JSON, its JUnit XML and its page; exit 1 with `--fail-on worse` when a figure got
+//! worse. [`read_run`] and the flags' parsers serve `--baseline` too.
 use anyhow::Context;
-use chokepoint_compare::{compare, text, Run};
+use chokepoint_compare::{compare_with, text, Options, Run};
 use chokepoint_report::files;
 use chokepoint_result::{LoadResultFile, SweepResult};
 use std::io::Write;
@@ -15,7 +16,9 @@ use std::process::ExitCode;
 Each of BEFORE and AFTER is a sweep's --out folder (its result.json), a result.json, or a \
 `load --json` file; both of one kind. Throughput is compared at each client count both measured \
 (Mann-Whitney U on the 100 ms buckets), p50 and p99 by a bootstrap of the exact histograms; a \
-figure is better or worse only when the test shows it at the 5% level, else no difference.")]
+figure is better or worse only when the test shows it at the 5% level and it moved by at least \
+--min-change of its value before, else no difference. --out DIR writes DIR/compare.html: both \
+runs' curves on one chart, the findings and the verdicts.")]
 pub struct Args {
     /// The run before the change
     #[arg(value_name = "BEFORE")]
@@ -32,6 +35,29 @@ pub struct Args {
     /// Compare runs that loaded different paths (another route) anyway
     #[arg(long)]
     pub force: bool,
+    /// The smallest change called better or worse, in percent of the figure before; a smaller
+    /// one is no difference however sure the test
+    #[arg(long, value_name = "PCT", default_value = "5", value_parser = min_change, allow_hyphen_values = true)]
+    pub min_change: f64,
+    /// Also write every figure as a JUnit XML test case to this file (a worse one fails under
+    /// --fail-on worse)
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Also write the comparison as one HTML page, DIR/compare.html
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// `--min-change PCT`: a percentage from 0 to under 100 (`5`, `2.5`, `10%`), as a share.
+pub fn min_change(text: &str) -> Result<f64, String> {
+    let number = text.trim().trim_end_matches('%');
+    match number.parse::<f64>() {
+        Ok(pct) if pct.is_finite() && (0.0..100.0).contains(&pct) => Ok(pct / 100.0),
+        Ok(_) => Err(format!(
+            "'{text}' must be a percentage from 0 to under 100, e.g. 5 or 2.5"
+        )),
+        Err(_) => Err(format!("'{text}' is not a percentage; give e.g. 5 or 2.5")),
+    }
 }
 
 /// When `--fail-on` fails the command.
@@ -42,8 +68,9 @@ pub enum FailOn {
     Worse,
 }
 
-/// Reads one run: a sweep folder, a `result.json` or a `load --json` file.
-fn read(path: &Path, which: &str) -> anyhow::Result<Run> {
+/// Reads one run: a sweep folder, a `result.json` or a `load --json` file; `which` names it in
+/// the one-line error (`BEFORE`, `--baseline`).
+pub fn read_run(path: &Path, which: &str) -> anyhow::Result<Run> {
     if !path.exists() {
         anyhow::bail!(
             "{which} {}: no such file or folder; give a sweep's --out folder, its result.json or \
@@ -90,24 +117,56 @@ fn read(path: &Path, which: &str) -> anyhow::Result<Run> {
     }
 }
 
+/// `--out DIR` may be a folder or a path to make one at, not a file.
+fn check_out_dir(dir: &Path) -> anyhow::Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        anyhow::bail!(
+            "--out {}: is a file; give a folder for compare.html",
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
 /// Runs the subcommand.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.json {
         super::common::check_writable(path, "--json")?;
     }
-    let before = read(&args.before, "BEFORE")?;
-    let after = read(&args.after, "AFTER")?;
-    let comparison = compare(&before, &after, args.force)?;
+    if let Some(path) = &args.junit {
+        super::common::check_writable(path, "--junit")?;
+    }
+    if let Some(dir) = &args.out {
+        check_out_dir(dir)?;
+    }
+    let before = read_run(&args.before, "BEFORE")?;
+    let after = read_run(&args.after, "AFTER")?;
+    let options = Options {
+        force: args.force,
+        min_change: args.min_change,
+    };
+    let comparison = compare_with(&before, &after, &options)?;
+    let fail_on_worse = matches!(args.fail_on, Some(FailOn::Worse));
     if let Some(path) = &args.json {
         files::write_json_file(path, &comparison)
             .with_context(|| format!("--json {}: cannot write it", path.display()))?;
+    }
+    if let Some(path) = &args.junit {
+        super::baseline::write_junit(
+            path,
+            &[super::baseline::figure_suite(&comparison, fail_on_worse)],
+        )?;
+    }
+    if let Some(dir) = &args.out {
+        files::write_compare_html(dir, &comparison, &before, &after)
+            .with_context(|| format!("--out {}: cannot write the page", dir.display()))?;
     }
     match write!(std::io::stdout().lock(), "{}", text::render(&comparison)) {
         // A closed pipe (`| head`) is not a failure of the comparison.
         Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => {}
         other => other.context("cannot print the comparison")?,
     }
-    let failed = matches!(args.fail_on, Some(FailOn::Worse)) && comparison.any_worse();
+    let failed = fail_on_worse && comparison.any_worse();
     Ok(if failed {
         ExitCode::from(1)
     } else {

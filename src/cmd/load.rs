@@ -3,6 +3,7 @@ use super::common;
 use super::live::LiveLine;
 use super::shard::{wait_for_start, ShardArgs, Sharding};
 use anyhow::Context;
+use chokepoint_compare::{Run, RunKind};
 use chokepoint_load::hdrhistogram::serialization::{interval_log, V2DeflateSerializer};
 use chokepoint_load::{LoadConfig, LoadEvent};
 use chokepoint_report::load_text;
@@ -52,6 +53,11 @@ pub struct Args {
     /// No progress bar, even on a terminal
     #[arg(long)]
     pub no_progress: bool,
+    #[command(flatten)]
+    pub baseline: super::baseline::BaselineArgs,
+    /// With --baseline: also write its figures as JUnit XML test cases to this file (for CI)
+    #[arg(long, value_name = "FILE", requires = "baseline")]
+    pub junit: Option<PathBuf>,
     #[command(flatten)]
     pub sharding: ShardArgs,
 }
@@ -146,6 +152,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(path) = &hdr_log_path {
         common::check_writable(path, "--hdr-log")?;
     }
+    if let Some(path) = &args.junit {
+        common::check_writable(path, "--junit")?;
+    }
+    // Checked before any load: a baseline that cannot be compared is bad input.
+    let baseline = args.baseline.open(RunKind::Load, &config.url)?;
     let sharding = sharding.map(|(sharding, _)| sharding);
     let by_count = config.duration.is_none();
     let cancel = common::cancel_on_ctrl_c();
@@ -232,6 +243,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         pending.commit("--hdr-log")?;
     }
     let interrupted = report.interrupted;
+    let compared = match &baseline {
+        Some(baseline) => Some(baseline.compare(&Run::Load(Box::new(report.clone())))?),
+        None => None,
+    };
+    if let (Some(path), Some(compared)) = (&args.junit, &compared) {
+        super::baseline::write_junit(path, &[compared.suite()])?;
+    }
     if let Some(path) = &args.json {
         match &sharding {
             Some(sharding) => {
@@ -254,6 +272,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(if interrupted {
         eprintln!("chokepoint: interrupted; the report covers the run until then");
         super::interrupted()
+    } else if compared.is_some_and(|c| c.failed) {
+        eprintln!("chokepoint: --fail-on worse: a figure got worse than the baseline's");
+        ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })

@@ -4,6 +4,7 @@
 //! `Ok(ExitCode::from(1))` itself); 2 bad input or cannot run (any `Err`), printed as one line;
 //! 130 interrupted (Ctrl-C or SIGTERM) after writing what was measured, as shells report a
 //! process ended by SIGINT (128 + 2), so a script can tell it from a finished run.
+pub mod baseline;
 pub mod common;
 pub mod compare;
 pub mod demo;

@@ -1,6 +1,7 @@
 //! `chokepoint sweep URL`: the experiment and the finding.
 use super::common;
 use super::live::{self, step_text, LiveLine};
+use chokepoint_compare::{Run, RunKind};
 use chokepoint_diagnose::Gate;
 use chokepoint_experiment::{SweepConfig, SweepEvent};
 use chokepoint_observe::stacks::StackOptions;
@@ -65,6 +66,12 @@ pub struct Args {
     /// exit 1 when one fails
     #[arg(long = "expect")]
     pub expect: Vec<Gate>,
+    /// Also write the --expect gates and the --baseline figures as JUnit XML test cases to
+    /// this file (for CI)
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    #[command(flatten)]
+    pub baseline: super::baseline::BaselineArgs,
     #[command(flatten)]
     pub request: common::RequestArgs,
     #[command(flatten)]
@@ -145,6 +152,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(json) = &args.json {
         common::check_writable(json, "--json")?;
     }
+    if let Some(junit) = &args.junit {
+        if args.expect.is_empty() && args.baseline.baseline.is_none() {
+            anyhow::bail!(
+                "--junit records the gates: give --expect GATE or --baseline PATH with it"
+            );
+        }
+        common::check_writable(junit, "--junit")?;
+    }
+    // Checked before any load: a baseline that cannot be compared is bad input.
+    let baseline = args.baseline.open(RunKind::Sweep, &config.base.url)?;
     config.mock = args.mock;
     config.out = args.out;
     // Printed with the first step, so that a target that cannot be reached gets its one line.
@@ -256,9 +273,30 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     for failure in &failures {
         eprintln!("chokepoint: {failure}");
     }
+    let compared = match &baseline {
+        Some(baseline) => Some(baseline.compare(&Run::Sweep(Box::new(result.clone())))?),
+        None => None,
+    };
+    if let Some(path) = &args.junit {
+        let mut suites = Vec::new();
+        if !args.expect.is_empty() {
+            suites.push(super::baseline::gate_suite(
+                &result.target,
+                &args.expect,
+                &result.steps,
+                diagnosis,
+            ));
+        }
+        suites.extend(compared.as_ref().map(|c| c.suite()));
+        super::baseline::write_junit(path, &suites)?;
+    }
+    let worse = compared.is_some_and(|c| c.failed);
+    if worse {
+        eprintln!("chokepoint: --fail-on worse: a figure got worse than the baseline's");
+    }
     Ok(if result.interrupted {
         super::interrupted()
-    } else if failures.is_empty() {
+    } else if failures.is_empty() && !worse {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -177,30 +177,6 @@ fn a_sweep_into_a_pipe_prints_its_rows_and_no_live_line() {
     );
 }
 
-/// `chokepoint mock` on a free port with `args`, and its URL.
-fn mock(args: &[&str]) -> (chokepoint_testkit::Server, String) {
-    use std::io::BufRead;
-    let mut server = chokepoint_testkit::Server::spawn(
-        "mock",
-        Command::new(env!("CARGO_BIN_EXE_chokepoint"))
-            .args(["mock", "--port", "0"])
-            .args(args)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null()),
-    );
-    let stdout = server.child_mut().stdout.take().unwrap();
-    let mut lines = std::io::BufReader::new(stdout).lines();
-    let line = lines.next().expect("a start line").unwrap();
-    // Keep reading so that the mock never writes into a closed pipe.
-    std::thread::spawn(move || for _ in lines {});
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no URL in {line}"))
-        .to_string();
-    (server, url)
-}
-
 #[test]
 fn a_path_that_answers_404_to_everything_is_refused_at_once_in_one_line() {
     // A mock that knows GET /orders only: /ordres (a typo) gets WireMock's 404.
@@ -211,7 +187,7 @@ fn a_path_that_answers_404_to_everything_is_refused_at_once_in_one_line() {
         r#"{"request": {"method": "GET", "url": "/orders"}, "response": {"status": 200, "body": "[]"}}"#,
     )
     .unwrap();
-    let (_mock, url) = mock(&["--mappings", dir.to_str().unwrap()]);
+    let (_mock, url) = crate::support::mock(&["--mappings", dir.to_str().unwrap()]);
     let out = dir.join("out");
     let started = std::time::Instant::now();
     let wrong = format!("{url}/ordres");
@@ -248,7 +224,7 @@ fn a_path_that_answers_404_to_everything_is_refused_at_once_in_one_line() {
 #[test]
 fn ctrl_c_keeps_the_finished_steps_writes_the_report_and_exits_130() {
     use std::io::BufRead;
-    let (_mock, url) = mock(&["--delay", "20ms"]);
+    let (_mock, url) = crate::support::mock(&["--delay", "20ms"]);
     let dir = std::env::temp_dir().join(format!("cp-sweep-sigint-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let mut sweep = chokepoint_testkit::Server::spawn(

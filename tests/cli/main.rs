@@ -1,7 +1,9 @@
 //! The binary's tests, one binary (a build links once): each module runs `chokepoint` as a user
 //! would (its commands, flags, bad input, TLS, the deploy files) or checks the workspace itself.
 
+mod cli_baseline;
 mod cli_compare;
+mod cli_compare_ci;
 mod cli_help;
 mod cli_load;
 mod cli_merge;

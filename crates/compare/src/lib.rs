@@ -14,11 +14,17 @@
 //! - the plateau pools the buckets of the plateau's steps on each side (the best step where the
 //!   diagnosis found no plateau) and takes the same rank test.
 //!
+//! - [`baseline`] says whether a stored run can be the "before" of a `sweep`/`load --baseline`
+//!   run, before it starts; [`checks`] turns the figures into CI gates (`--junit`, `--fail-on`).
+//! - [`Options::min_change`] (`--min-change`) is the floor under which no change is called.
+//!
 //! Pure: no files, no clock; the bootstrap's seed is fixed, so the same two runs always compare
 //! the same way.
 #![deny(missing_docs)]
 
+pub mod baseline;
 pub mod bootstrap;
+pub mod checks;
 pub mod finding;
 mod normal;
 pub mod rank;
@@ -35,12 +41,32 @@ use serde::{Deserialize, Serialize};
 /// p-value (or the bootstrap's 95 % interval) rules out "no difference" at 5 %.
 pub const ALPHA: f64 = 0.05;
 
-/// The smallest change called better or worse, as a share of the figure before: 5 %. The tests
+/// The smallest change called better or worse unless told otherwise (`--min-change`), as a share
+/// of the figure before: 5 %. The tests
 /// see only the spread within each run; two runs of one build differ by more than that (the
 /// machine, the JIT, the other processes), and requests of one closed loop are not independent,
 /// so a test on thousands of requests finds "differences" of a tenth of a millisecond
 /// (recorded: p50 102 ms → 102 ms, +0.06 ms, one HdrHistogram bucket). Below this, no call.
-pub const MIN_CHANGE: f64 = 0.05;
+pub const DEFAULT_MIN_CHANGE: f64 = 0.05;
+
+/// How two runs are compared.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Options {
+    /// Compare runs that loaded different paths anyway.
+    pub force: bool,
+    /// The smallest change called better or worse, as a share of the figure before (0.05 is
+    /// 5 %); a smaller one is [`NoCall::Small`], however sure the test.
+    pub min_change: f64,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            force: false,
+            min_change: DEFAULT_MIN_CHANGE,
+        }
+    }
+}
 
 /// One run as read from its file.
 #[derive(Debug, Clone)]
@@ -110,8 +136,8 @@ pub enum NoCall {
     TooFewSamples,
     /// The test could not tell the two apart at the 5 % level.
     WithinChance,
-    /// The test could, but the change is under [`MIN_CHANGE`] of the figure: within what two
-    /// runs of one build differ by.
+    /// The test could, but the change is under the floor ([`Options::min_change`], by default
+    /// [`DEFAULT_MIN_CHANGE`]) of the figure: within what two runs of one build differ by.
     Small,
     /// A side kept no latency histogram (a file written before steps kept them).
     NoHistograms,
@@ -221,6 +247,14 @@ pub struct Comparison {
     pub only_before: Vec<u32>,
     /// Client counts only after measured.
     pub only_after: Vec<u32>,
+    /// The floor the verdicts used: the smallest change called better or worse, as a share of
+    /// the figure before (0.05 is 5 %).
+    #[serde(default = "default_min_change")]
+    pub min_change: f64,
+}
+
+fn default_min_change() -> f64 {
+    DEFAULT_MIN_CHANGE
 }
 
 impl Comparison {
@@ -279,16 +313,34 @@ impl std::fmt::Display for CompareError {
 impl std::error::Error for CompareError {}
 
 /// The path and query of a URL (what it asks for, whatever host and port served it).
-fn path_of(url: &str) -> &str {
+pub(crate) fn path_of(url: &str) -> &str {
     let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
     rest.find('/').map_or("/", |i| &rest[i..])
 }
 
-/// Compares `after` with `before`. Runs of different kinds are refused; so are different paths,
-/// unless `force` (a different host or port alone is the same experiment on another start).
+/// Compares `after` with `before` with the default floor. Runs of different kinds are refused;
+/// so are different paths, unless `force` (a different host or port alone is the same
+/// experiment on another start).
 pub fn compare(before: &Run, after: &Run, force: bool) -> Result<Comparison, CompareError> {
+    compare_with(
+        before,
+        after,
+        &Options {
+            force,
+            ..Options::default()
+        },
+    )
+}
+
+/// Compares `after` with `before` as `options` say (see [`compare`]).
+pub fn compare_with(
+    before: &Run,
+    after: &Run,
+    options: &Options,
+) -> Result<Comparison, CompareError> {
+    let min_change = options.min_change;
     let same_target = || {
-        if force || path_of(before.target()) == path_of(after.target()) {
+        if options.force || path_of(before.target()) == path_of(after.target()) {
             Ok(())
         } else {
             Err(CompareError::DifferentTargets {
@@ -308,6 +360,7 @@ pub fn compare(before: &Run, after: &Run, force: bool) -> Result<Comparison, Com
         steps: Vec::new(),
         only_before: Vec::new(),
         only_after: Vec::new(),
+        min_change,
     };
     match (before, after) {
         (Run::Sweep(b), Run::Sweep(a)) => {
@@ -316,7 +369,7 @@ pub fn compare(before: &Run, after: &Run, force: bool) -> Result<Comparison, Com
             comparison.steps = matched
                 .pairs
                 .iter()
-                .map(|(b, a)| steps::compare_reports(&b.load, &a.load))
+                .map(|(b, a)| steps::compare_reports(&b.load, &a.load, min_change))
                 .collect();
             comparison.only_before = matched.only_before;
             comparison.only_after = matched.only_after;
@@ -325,7 +378,7 @@ pub fn compare(before: &Run, after: &Run, force: bool) -> Result<Comparison, Com
                 a.diagnosis.as_ref().map(finding::read),
             );
             let (plateau, from_before, from_after) =
-                steps::compare_plateaus(b, fb.as_ref(), a, fa.as_ref());
+                steps::compare_plateaus(b, fb.as_ref(), a, fa.as_ref(), min_change);
             comparison.plateau = Some(plateau);
             comparison.plateau_steps_before = from_before;
             comparison.plateau_steps_after = from_after;
@@ -336,7 +389,7 @@ pub fn compare(before: &Run, after: &Run, force: bool) -> Result<Comparison, Com
         }
         (Run::Load(b), Run::Load(a)) => {
             same_target()?;
-            comparison.steps = vec![steps::compare_reports(b, a)];
+            comparison.steps = vec![steps::compare_reports(b, a, min_change)];
         }
         _ => {
             return Err(CompareError::DifferentKinds {

@@ -5,7 +5,7 @@
 //! [`compare_reports`]: the per-bucket successful rate of each timeline → [`rank::rank_test`];
 //! the successful requests' HdrHistogram → [`Distribution`] → [`bootstrap::quantile_shift`] for
 //! p50 and p99 → [`verdict`] turns a test's interval into `Better`/`Worse`/`NoDifference` (a
-//! change under [`crate::MIN_CHANGE`] of the figure is no difference, however sure the test).
+//! change under the floor (`min_change`, a share of the figure) is no difference, however sure the test).
 use crate::bootstrap::{self, Distribution};
 use crate::rank::{self, Interval};
 use crate::{Figure, FigureName, FindingRead, Method, NoCall, StepComparison, Verdict};
@@ -66,18 +66,19 @@ fn ok_latencies(load: &LoadReport) -> Result<Distribution, NoCall> {
 
 /// The verdict on a tested change of figure `name`, whose value before was `before`: better or
 /// worse when `significant` and the interval leaves zero out (both must agree) and the change is
-/// at least [`crate::MIN_CHANGE`] of `before` (when known); else no difference.
+/// at least `min_change` (a share: 0.05 is 5 %) of `before` (when known); else no difference.
 pub fn verdict(
     name: FigureName,
     change: &Interval,
     significant: bool,
     before: Option<f64>,
+    min_change: f64,
 ) -> (Verdict, Option<NoCall>) {
     if !significant || change.holds_zero() {
         return (Verdict::NoDifference, Some(NoCall::WithinChance));
     }
     if let Some(b) = before.filter(|b| *b > 0.0) {
-        if change.estimate.abs() < crate::MIN_CHANGE * b {
+        if change.estimate.abs() < min_change * b {
             return (Verdict::NoDifference, Some(NoCall::Small));
         }
     }
@@ -89,16 +90,24 @@ pub fn verdict(
     }
 }
 
-/// A figure tested with the rank test on `before`/`after` samples.
+/// A figure tested with the rank test on `before`/`after` samples; a change under `min_change`
+/// of the figure before is no difference.
 pub fn rank_figure(
     name: FigureName,
     values: (Option<f64>, Option<f64>),
     before: &[f64],
     after: &[f64],
+    min_change: f64,
 ) -> Figure {
     let test = rank::rank_test(before, after);
     let (verdict, no_call) = match &test {
-        Some(t) => verdict(name, &t.shift, t.p_value < crate::ALPHA, values.0),
+        Some(t) => verdict(
+            name,
+            &t.shift,
+            t.p_value < crate::ALPHA,
+            values.0,
+            min_change,
+        ),
         None => (Verdict::NoDifference, Some(NoCall::TooFewSamples)),
     };
     Figure {
@@ -124,6 +133,7 @@ fn percentile_figure(
     after: &Result<Distribution, NoCall>,
     fallback: (f64, f64),
     seed: u64,
+    min_change: f64,
 ) -> Figure {
     let value = |d: &Result<Distribution, NoCall>, fallback: f64| match d {
         Ok(d) => d.quantile(q),
@@ -133,7 +143,7 @@ fn percentile_figure(
     let (change, verdict, no_call) = match (before, after) {
         (Ok(b), Ok(a)) => match bootstrap::quantile_shift(b, a, q, seed) {
             Some(change) => {
-                let (v, why) = verdict(name, &change, true, b.quantile(q));
+                let (v, why) = verdict(name, &change, true, b.quantile(q), min_change);
                 (Some(change), v, why)
             }
             None => (None, Verdict::NoDifference, Some(NoCall::TooFewSamples)),
@@ -155,7 +165,7 @@ fn percentile_figure(
 }
 
 /// Throughput, p50 and p99 of two runs at (usually) the same client count.
-pub fn compare_reports(before: &LoadReport, after: &LoadReport) -> StepComparison {
+pub fn compare_reports(before: &LoadReport, after: &LoadReport, min_change: f64) -> StepComparison {
     let (lb, la) = (ok_latencies(before), ok_latencies(after));
     let fallback = |l: &LoadReport, pick: fn(&chokepoint_result::LatencyMs) -> f64| {
         l.ok_latency_ms.as_ref().map_or(0.0, pick)
@@ -172,6 +182,7 @@ pub fn compare_reports(before: &LoadReport, after: &LoadReport) -> StepCompariso
             ),
             &throughput_samples(before),
             &throughput_samples(after),
+            min_change,
         ),
         p50: percentile_figure(
             FigureName::P50,
@@ -180,6 +191,7 @@ pub fn compare_reports(before: &LoadReport, after: &LoadReport) -> StepCompariso
             &la,
             (fallback(before, |l| l.p50), fallback(after, |l| l.p50)),
             seed | 50,
+            min_change,
         ),
         p99: percentile_figure(
             FigureName::P99,
@@ -188,6 +200,7 @@ pub fn compare_reports(before: &LoadReport, after: &LoadReport) -> StepCompariso
             &la,
             (fallback(before, |l| l.p99), fallback(after, |l| l.p99)),
             seed | 99,
+            min_change,
         ),
     }
 }
@@ -224,6 +237,7 @@ pub fn compare_plateaus(
     finding_before: Option<&FindingRead>,
     after: &SweepResult,
     finding_after: Option<&FindingRead>,
+    min_change: f64,
 ) -> (Figure, Vec<u32>, Vec<u32>) {
     let (steps_b, value_b) = plateau_steps(before, finding_before);
     let (steps_a, value_a) = plateau_steps(after, finding_after);
@@ -240,6 +254,7 @@ pub fn compare_plateaus(
             (value_b, value_a),
             &pooled(&steps_b),
             &pooled(&steps_a),
+            min_change,
         ),
         clients(&steps_b),
         clients(&steps_a),

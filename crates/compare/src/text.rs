@@ -28,7 +28,7 @@ pub fn render(c: &Comparison) -> String {
             value(p, p.before),
             value(p, p.after),
             change(p),
-            verdict(p),
+            verdict(p, c.min_change),
             list(&c.plateau_steps_before),
             list(&c.plateau_steps_after),
         );
@@ -54,7 +54,7 @@ pub fn render(c: &Comparison) -> String {
                 value(f, f.before),
                 value(f, f.after),
                 change(f),
-                verdict(f)
+                verdict(f, c.min_change)
             );
         }
     }
@@ -73,13 +73,13 @@ pub fn render(c: &Comparison) -> String {
         out,
         "\nthroughput{}: Mann-Whitney U on the ok rate of each 100 ms bucket, change the \
          Hodges-Lehmann shift;\np50/p99: bootstrap of the exact histograms of ok requests. A \
-         verdict needs the 5% level and a change of at least {:.0}%.",
+         verdict needs the 5% level and a change of at least {}.",
         if c.kind == RunKind::Sweep {
             " and plateau"
         } else {
             ""
         },
-        crate::MIN_CHANGE * 100.0,
+        percent(c.min_change),
     );
     let worse = c.figures().filter(|f| f.verdict == Verdict::Worse).count();
     let better = c.figures().filter(|f| f.verdict == Verdict::Better).count();
@@ -91,7 +91,8 @@ pub fn render(c: &Comparison) -> String {
     out
 }
 
-fn finding(f: Option<&FindingRead>) -> String {
+/// A finding in words: `blocking-pool, limit 20, pool actor-pool (--actors)`.
+pub fn finding(f: Option<&FindingRead>) -> String {
     let Some(f) = f else {
         return "no diagnosis".into();
     };
@@ -108,7 +109,8 @@ fn finding(f: Option<&FindingRead>) -> String {
     words
 }
 
-fn label(name: FigureName) -> &'static str {
+/// The figure's name in a table row or a gate: `ok req/s`, `p50`, `p99`.
+pub fn label(name: FigureName) -> &'static str {
     match name {
         FigureName::Throughput | FigureName::Plateau => "ok req/s",
         FigureName::P50 => "p50",
@@ -116,8 +118,8 @@ fn label(name: FigureName) -> &'static str {
     }
 }
 
-/// A figure's value in its unit.
-fn value(f: &Figure, v: Option<f64>) -> String {
+/// A figure's value in its unit: `392` (req/s), `102 ms`; `-` when the run has none.
+pub fn value(f: &Figure, v: Option<f64>) -> String {
     match v {
         None => "-".into(),
         Some(v) if f.name.higher_is_better() => format::rate(v),
@@ -136,7 +138,8 @@ fn signed(f: &Figure, v: f64) -> String {
     format!("{sign}{magnitude}")
 }
 
-fn change(f: &Figure) -> String {
+/// The change with its 95 % interval: `+198 [+190, +205]`; `-` when it could not be tested.
+pub fn change(f: &Figure) -> String {
     match &f.change {
         Some(c) => format!(
             "{} [{}, {}]",
@@ -148,7 +151,8 @@ fn change(f: &Figure) -> String {
     }
 }
 
-fn verdict(f: &Figure) -> String {
+/// The verdict in words: `better`, `WORSE`, `no difference (under 5%)`.
+pub fn verdict(f: &Figure, min_change: f64) -> String {
     match (f.verdict, f.no_call) {
         (Verdict::Better, _) => "better".into(),
         (Verdict::Worse, _) => "WORSE".into(),
@@ -157,7 +161,7 @@ fn verdict(f: &Figure) -> String {
             f.samples_before, f.samples_after
         ),
         (Verdict::NoDifference, Some(NoCall::Small)) => {
-            format!("no difference (under {:.0}%)", crate::MIN_CHANGE * 100.0)
+            format!("no difference (under {})", percent(min_change))
         }
         (Verdict::NoDifference, Some(NoCall::NoHistograms)) => {
             "no difference (no histograms)".into()
@@ -166,7 +170,34 @@ fn verdict(f: &Figure) -> String {
     }
 }
 
-fn list(clients: &[u32]) -> String {
+/// One figure in words: `105 ms → 210 ms, change +105 ms [+98 ms, +112 ms]: WORSE`,
+/// `196 → 392 ok req/s, change +200 [+200, +200]: better`.
+pub fn figure_words(f: &Figure, min_change: f64) -> String {
+    let tested = match f.change {
+        Some(_) => format!(", change {}", change(f)),
+        None => String::new(),
+    };
+    format!(
+        "{} → {}{}{tested}: {}",
+        value(f, f.before),
+        value(f, f.after),
+        if f.name.higher_is_better() {
+            " ok req/s"
+        } else {
+            ""
+        },
+        verdict(f, min_change)
+    )
+}
+
+/// A share as a percentage: `5%`, `2.5%`.
+pub fn percent(share: f64) -> String {
+    let text = format!("{:.2}", share * 100.0);
+    format!("{}%", text.trim_end_matches('0').trim_end_matches('.'))
+}
+
+/// Client counts as `10,20,40`, or `none`.
+pub fn list(clients: &[u32]) -> String {
     if clients.is_empty() {
         "none".into()
     } else {

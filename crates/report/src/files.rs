@@ -1,4 +1,6 @@
-//! The files a sweep leaves behind: `DIR/result.json` (the JSON contract) and `DIR/report.html`.
+//! The files a sweep leaves behind: `DIR/result.json` (the JSON contract) and `DIR/report.html`;
+//! and the others a command writes: `--json FILE`, `--junit FILE`, `compare --out DIR`'s
+//! `compare.html`.
 //!
 //! Every write goes to a hidden temporary file beside the target and is renamed over it, so a
 //! reader (or an interrupted sweep) never sees half a file.
@@ -90,6 +92,31 @@ pub fn write_html(dir: &Path, result: &SweepResult) -> io::Result<PathBuf> {
     fs::create_dir_all(dir)?;
     let path = dir.join(REPORT_FILE);
     write_atomic(&path, crate::html::render(result).as_bytes())?;
+    Ok(path)
+}
+
+/// Writes JUnit XML of `suites` to `path` atomically (for `--junit FILE`). The parent directory
+/// must exist.
+pub fn write_junit(path: &Path, suites: &[crate::junit::Suite]) -> io::Result<()> {
+    write_atomic(path, crate::junit::render(suites).as_bytes())
+}
+
+/// The name of `compare --out DIR`'s page inside its directory.
+pub const COMPARE_FILE: &str = "compare.html";
+
+/// Writes `dir/compare.html` (creating `dir` if needed) atomically and returns its path.
+pub fn write_compare_html(
+    dir: &Path,
+    comparison: &chokepoint_compare::Comparison,
+    before: &chokepoint_compare::Run,
+    after: &chokepoint_compare::Run,
+) -> io::Result<PathBuf> {
+    fs::create_dir_all(dir)?;
+    let path = dir.join(COMPARE_FILE);
+    write_atomic(
+        &path,
+        crate::compare_html::render(comparison, before, after).as_bytes(),
+    )?;
     Ok(path)
 }
 

@@ -8,7 +8,7 @@ use crate::{charts, numbers, sweep_text};
 use chokepoint_result::{Fact, Step, SweepResult};
 use std::fmt::Write;
 
-const STYLE: &str = "\
+pub(crate) const STYLE: &str = "\
 body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0;background:#f6f7f9;color:#1d2330}
 main{max-width:1100px;margin:0 auto;padding:20px 24px}
 h1{font-size:15px;font-weight:600;color:#5a6272;margin:0;text-transform:uppercase;letter-spacing:.06em}
@@ -249,7 +249,7 @@ fn chart_section(page: &mut String, result: &SweepResult) {
     );
 }
 
-fn figure(page: &mut String, id: &str, chart: Result<String, String>, caption: &str) {
+pub(crate) fn figure(page: &mut String, id: &str, chart: Result<String, String>, caption: &str) {
     match chart {
         Ok(svg) => {
             let _ = write!(

@@ -10,11 +10,15 @@
 //!   pool and state per step, connections per step).
 //! - `pools`: the report's section on where the limit sits (the place, and the target's pools
 //!   at the step it was read from, from the runtime's stacks or `/proc`).
+//! - [`compare_html`]: `compare --out DIR`'s page, two runs compared, their curves on one chart.
+//! - [`junit`]: the gates of a run (`--expect`, a comparison's figures) as JUnit XML for CI.
 //! - [`files`]: `result.json` and `report.html` written atomically, and `result.json` read back.
 mod charts;
+pub mod compare_html;
 pub mod demo_text;
 pub mod files;
 pub mod html;
+pub mod junit;
 pub mod load_text;
 mod numbers;
 mod observed;

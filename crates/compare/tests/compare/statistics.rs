@@ -4,7 +4,7 @@
 //! positive rate, which the 5 % level promises to keep near 5 %).
 use chokepoint_compare::bootstrap::{quantile_shift, Distribution};
 use chokepoint_compare::steps::rank_figure;
-use chokepoint_compare::{FigureName, NoCall, Verdict};
+use chokepoint_compare::{FigureName, NoCall, Verdict, DEFAULT_MIN_CHANGE};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use rand_distr::{Distribution as _, LogNormal, Normal, Poisson};
@@ -23,7 +23,13 @@ fn bucket_rates(rng: &mut StdRng, per_bucket: f64, n: usize) -> Vec<f64> {
 /// The throughput figure of two sample sets, without a value before: the verdict is the test's
 /// alone (no 5 % floor), so the false positive checks below measure the test.
 fn throughput(before: &[f64], after: &[f64]) -> chokepoint_compare::Figure {
-    rank_figure(FigureName::Throughput, (None, None), before, after)
+    rank_figure(
+        FigureName::Throughput,
+        (None, None),
+        before,
+        after,
+        DEFAULT_MIN_CHANGE,
+    )
 }
 
 #[test]
@@ -103,11 +109,28 @@ fn a_sure_change_under_five_percent_of_the_figure_is_no_difference() {
     ];
     for (name, change, significant, before, expected, why) in table {
         assert_eq!(
-            verdict(name, &change, significant, before),
+            verdict(name, &change, significant, before, DEFAULT_MIN_CHANGE),
             (expected, why),
             "{name:?} {change:?} before {before:?}"
         );
     }
+    // --min-change moves the floor: +6 % is worse over a 5 % floor, no call under a 10 % one,
+    // and with a floor of 0 the sure +0.06 ms is called.
+    let p99 = change(6.0, 4.0, 8.0);
+    assert_eq!(
+        verdict(FigureName::P99, &p99, true, Some(100.0), 0.10),
+        (Verdict::NoDifference, Some(NoCall::Small))
+    );
+    assert_eq!(
+        verdict(
+            FigureName::P50,
+            &change(0.06, 0.06, 0.19),
+            true,
+            Some(102.0),
+            0.0
+        ),
+        (Verdict::Worse, None)
+    );
 }
 
 #[test]
@@ -148,7 +171,13 @@ fn a_level_twice_as_high_is_called_with_an_interval_holding_the_true_shift() {
     assert!(up.p_value.unwrap() < 0.001);
     let down = throughput(&after, &before);
     assert_eq!(down.verdict, Verdict::Worse, "{down:?}");
-    let slower = rank_figure(FigureName::P50, (None, None), &before, &after);
+    let slower = rank_figure(
+        FigureName::P50,
+        (None, None),
+        &before,
+        &after,
+        DEFAULT_MIN_CHANGE,
+    );
     assert_eq!(slower.verdict, Verdict::Worse);
 
     // The bootstrap of the median: 100 ms → 200 ms is +100 ms.

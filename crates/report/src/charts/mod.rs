@@ -13,6 +13,7 @@ use chokepoint_result::{Step, SweepResult};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+pub mod compare;
 mod marks;
 mod timeline;
 use marks::{draw_knee, draw_overload, draw_peak};
@@ -45,9 +46,14 @@ const STALL: RGBColor = RGBColor(246, 190, 190);
 /// Runs `draw` on a fresh white SVG canvas and returns the SVG markup, without the XML
 /// namespace attribute (an inline `<svg>` in HTML needs none, and the page keeps no URLs).
 fn svg(height: u32, draw: impl FnOnce(&Area) -> Drawn) -> Result<String, String> {
+    svg_sized((WIDTH, height), draw)
+}
+
+/// [`svg`] on a canvas of another size (the compare page sets two charts side by side).
+fn svg_sized(size: (u32, u32), draw: impl FnOnce(&Area) -> Drawn) -> Result<String, String> {
     let mut buffer = String::new();
     {
-        let root = SVGBackend::with_string(&mut buffer, (WIDTH, height)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut buffer, size).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         draw(&root).map_err(|e| e.to_string())?;
         root.present().map_err(|e| e.to_string())?;
