@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the tests need on a fresh Debian machine (as root): the JDK and Maven, Go,
-# Python with py-spy, gunicorn, FastAPI, uvicorn, httpx and WireMock's client, Node, Ruby with
-# Puma, nginx, PHP-FPM, Apache, and WireMock's standalone jar from Maven Central. Each is
-# installed only when missing, so a second run costs seconds. Called by scripts/test.sh.
+# Python with py-spy, gunicorn, FastAPI, uvicorn, httpx, aiohttp, asyncpg and WireMock's client,
+# Node, Ruby with Puma, nginx, PHP-FPM, Apache, PostgreSQL, and from Maven Central WireMock's
+# standalone jar, Apache HttpClient 5, HikariCP and PostgreSQL's JDBC driver. Each is installed
+# only when missing, so a second run costs seconds. Called by scripts/test.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
