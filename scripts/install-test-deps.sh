@@ -26,6 +26,8 @@ fi
 # tests/cli/cli_tls.rs: a real TLS server (nginx is in /usr/sbin, often not on PATH).
 [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || need_apt+=(nginx-light)
 command -v taskset >/dev/null 2>&1 || need_apt+=(util-linux)
+# tests/sweeps/forwarders.rs: socat on the URL's port, a forwarder in front of a real target.
+command -v socat >/dev/null 2>&1 || need_apt+=(socat)
 # tests/sweeps/catalogue_pools.rs: the catalogue of known pools against a real PHP-FPM (behind nginx)
 # and a real Apache httpd (prefork).
 compgen -G '/usr/sbin/php-fpm*' >/dev/null || need_apt+=(php-fpm)

@@ -185,15 +185,29 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     );
                 }
             } else {
-                observe_note = Some(format!(
-                    "chokepoint: observing process {} (listening on the URL's port) and its descendants; --pid none turns this off",
-                    found
-                        .iter()
+                let list = |pids: &[i32]| {
+                    pids.iter()
                         .map(i32::to_string)
                         .collect::<Vec<_>>()
                         .join(", ")
-                ));
-                config = config.with_target_pids(found);
+                };
+                let forwarder = config.follow_forwarder(&found);
+                observe_note = Some(match &forwarder {
+                    Some(f) => format!(
+                        "chokepoint: the URL's port is {} (process {}), a forwarder to port {}: observing it and {} (process {}) behind it, and their descendants; --pid PID observes one process instead",
+                        f.name, f.pid, f.to_port, f.served_name, list(&f.served_pids)
+                    ),
+                    None => format!(
+                        "chokepoint: observing process {} (listening on the URL's port) and its descendants; --pid none turns this off",
+                        list(&found)
+                    ),
+                });
+                let mut roots = found;
+                if let Some(f) = &forwarder {
+                    roots.extend(f.served_pids.iter().copied());
+                }
+                config = config.with_target_pids(roots);
+                config.forwarder = forwarder;
             }
         }
         PidChoice::None => {}

@@ -7,6 +7,7 @@ mod catalogue_pools;
 mod common;
 mod connection_pools;
 mod database_pools;
+mod forwarders;
 mod frameworks;
 mod growing_pool;
 mod place;

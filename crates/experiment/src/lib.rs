@@ -12,6 +12,7 @@
 //! on free loopback ports and sweeps each of the seeds' scenarios.
 pub mod demo;
 pub mod downstream;
+mod forwarder;
 pub mod progress;
 pub mod sweep;
 mod warmup;

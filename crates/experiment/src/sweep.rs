@@ -61,6 +61,9 @@ pub struct SweepConfig {
     /// The longest the unmeasured warm-up before the first step may run (`--warmup`; zero for
     /// none): it ends sooner once the latency stops falling (`crate::warmup`).
     pub warmup_limit: Duration,
+    /// A forwarder on the URL's port and the process behind it, both in `target_cpu`
+    /// ([`SweepConfig::follow_forwarder`]); told in the result's context.
+    pub forwarder: Option<chokepoint_result::Forwarder>,
 }
 
 /// The largest client count the adaptive search tries unless told (`--max-clients`).
@@ -108,6 +111,7 @@ impl SweepConfig {
             shard: None,
             catalogue: Catalogue::built_in().clone(),
             warmup_limit: crate::DEFAULT_WARMUP_LIMIT,
+            forwarder: None,
         })
     }
 
@@ -605,6 +609,7 @@ fn context_from(stats: Option<&MockStats>, config: &SweepConfig) -> SweepContext
         cores: Some(available_cores() as u32),
         target_libraries: Vec::new(),
         warmup: None,
+        forwarder: config.forwarder.clone(),
     }
 }
 
