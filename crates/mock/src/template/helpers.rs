@@ -19,7 +19,15 @@ const BUILT_IN: &[&str] = &[
 ];
 
 /// WireMock's helpers written here.
-const WIREMOCK: &[&str] = &["jsonPath", "now", "randomValue", "math", "size", "neq"];
+const WIREMOCK: &[&str] = &[
+    "jsonPath",
+    "now",
+    "randomValue",
+    "math",
+    "size",
+    "neq",
+    "assign",
+];
 
 /// Whether a template may call this helper.
 pub fn is_known(name: &str) -> bool {
@@ -34,6 +42,7 @@ pub fn register(registry: &mut Handlebars<'static>) {
     registry.register_helper("math", Box::new(MathHelper));
     registry.register_helper("size", Box::new(SizeHelper));
     registry.register_helper("neq", Box::new(NeqHelper));
+    registry.register_helper("assign", Box::new(super::assign::AssignHelper));
 }
 
 fn helper_error(helper: &str, message: impl Into<String>) -> RenderError {
@@ -69,7 +78,8 @@ impl JsonPathHelper {
         let Some(Value::String(path)) = param(h, 1) else {
             return Err(helper_error("jsonPath", "The JSONPath cannot be empty"));
         };
-        let query = serde_json_path::JsonPath::parse(path).map_err(|_| {
+        let rfc = crate::json_match::jayway_to_rfc9535(path);
+        let query = serde_json_path::JsonPath::parse(&rfc).map_err(|_| {
             helper_error(
                 "jsonPath",
                 format!("{path} is not a valid JSONPath expression"),

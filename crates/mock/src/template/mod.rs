@@ -8,6 +8,7 @@
 //! ([`model::build`]: `request.*`, `parameters.*`) and renders them ([`ResponseTemplate::render`]);
 //! a stub without templates never reaches this module. A template that fails to render gives
 //! WireMock's answer: 500 with the message as a text body. The helpers are in [`helpers`].
+mod assign;
 mod dates;
 mod helpers;
 mod model;
@@ -299,6 +300,11 @@ mod tests {
                 "first",
             ),
             ("{{parameters.team}}", "blue"),
+            (
+                "{{#assign 'who'}} {{request.headers.X-Tenant}}-{{parameters.team}}\n{{/assign}}<{{who}}>",
+                "<acme-blue>",
+            ),
+            ("{{jsonPath request.body '$[?(@ =~ /AD./i)]'}}", "[\"ada\"]"),
             ("{{request.body}}", body),
             (
                 "{{{jsonPath request.body '$.items[0]'}}}",
