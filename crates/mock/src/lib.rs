@@ -52,6 +52,7 @@ pub mod mapping;
 pub mod matching;
 mod metrics;
 mod proxy;
+mod recording;
 mod respond;
 mod scenarios;
 mod state;
@@ -90,6 +91,9 @@ pub struct MockConfig {
     /// `--global-response-templating`: every stub's response is a template, as if it listed
     /// the `response-template` transformer.
     pub global_templating: bool,
+    /// Where `/__admin/recordings/stop` and `snapshot` write the mappings they make (the
+    /// `--mappings` folder); `None`: they are served and returned, not written.
+    pub recordings_dir: Option<PathBuf>,
 }
 
 /// Why the mock cannot load its mappings or run. Each message is one line.

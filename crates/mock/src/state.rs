@@ -7,6 +7,7 @@ use crate::inflight::InFlightMeter;
 use crate::journal::Journal;
 use crate::mapping::{self, Mapping, RequestPattern, UrlMatcher};
 use crate::proxy::{self, ProxyClient};
+use crate::recording::Recorder;
 use crate::scenarios::Scenarios;
 use crate::template::ResponseTemplate;
 use crate::MockConfig;
@@ -53,6 +54,8 @@ pub(crate) struct MockState {
     global_templating: bool,
     /// The client of proxy stubs, made at their first request.
     proxy_client: OnceLock<ProxyClient>,
+    /// `/__admin/recordings/*` and the journal's proxied exchanges.
+    pub recorder: Recorder,
 }
 
 /// The catch-all stub of a mock started without mappings. It is chokepoint's, not a WireMock
@@ -100,6 +103,7 @@ impl MockState {
             connections_waiting: AtomicU64::new(0),
             global_templating: config.global_templating,
             proxy_client: OnceLock::new(),
+            recorder: Recorder::new(config.recordings_dir, config.journal),
         };
         state.set_fixed_delay(config.fixed_delay);
         state.replace_stubs(initial);
@@ -261,6 +265,7 @@ impl MockState {
         if let Some(journal) = &self.journal {
             journal.clear();
         }
+        self.recorder.clear_journal();
     }
 
     /// Counts a request that matched no stub.

@@ -12,8 +12,10 @@ mod assign;
 mod dates;
 mod helpers;
 mod model;
+mod text;
 
 pub use model::RequestFacts;
+pub use text::{TextContext, TextTemplate};
 
 use crate::files::{self, BodyFileError};
 use crate::mapping::{BodySource, ResponseDef};

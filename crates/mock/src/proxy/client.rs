@@ -1,0 +1,135 @@
+//! The client the mock sends with, to proxy downstreams and webhook targets: `http://` through
+//! one pooled hyper client (keep-alive connections), `https://` over rustls, one connection per
+//! request (ALPN `http/1.1`, SNI from the host; none for an IP address).
+//!
+//! An `https://` downstream is trusted when its certificate chains to the platform's roots
+//! (rustls-native-certs, which also reads `SSL_CERT_FILE`) or to a certificate of the PEM file
+//! named by `CHOKEPOINT_MOCK_CACERT` (added to those roots: a private CA, or a self-signed
+//! server certificate that is not itself a CA).
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, ServerName};
+use std::sync::{Arc, OnceLock};
+use tokio_rustls::rustls::{self, RootCertStore};
+use tokio_rustls::TlsConnector;
+
+/// The environment variable naming extra trusted certificates (PEM) for `https://` downstreams.
+pub const CACERT_ENV: &str = "CHOKEPOINT_MOCK_CACERT";
+
+/// Sends requests to `http://` and `https://` servers. Cheap to clone (shared pools).
+#[derive(Clone)]
+pub(crate) struct ProxyClient {
+    http: Client<HttpConnector, Full<Bytes>>,
+    tls: Arc<OnceLock<Result<TlsConnector, String>>>,
+}
+
+impl std::fmt::Debug for ProxyClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProxyClient")
+    }
+}
+
+/// A new client.
+pub(crate) fn client() -> ProxyClient {
+    ProxyClient {
+        http: Client::builder(TokioExecutor::new()).build_http(),
+        tls: Arc::new(OnceLock::new()),
+    }
+}
+
+/// Checks `CHOKEPOINT_MOCK_CACERT` when it is set: `Err` is one line naming the file and why.
+pub fn check_cacert_env() -> Result<(), String> {
+    extra_roots().map(|_| ())
+}
+
+fn extra_roots() -> Result<Vec<CertificateDer<'static>>, String> {
+    let Some(path) = std::env::var_os(CACERT_ENV) else {
+        return Ok(Vec::new());
+    };
+    let shown = std::path::Path::new(&path).display().to_string();
+    let bad = |why: String| {
+        format!("{CACERT_ENV}={shown}: {why}: give a PEM file of the certificates to trust")
+    };
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&path)
+        .map_err(|e| bad(format!("cannot read it ({e})")))?
+        .collect::<Result<_, _>>()
+        .map_err(|e| bad(format!("not a PEM certificate file ({e})")))?;
+    if certs.is_empty() {
+        return Err(bad("no certificate in it".into()));
+    }
+    Ok(certs)
+}
+
+fn tls_connector() -> Result<TlsConnector, String> {
+    let mut roots = RootCertStore::empty();
+    roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
+    for cert in extra_roots()? {
+        roots
+            .add(cert)
+            .map_err(|e| format!("{CACERT_ENV}: a certificate cannot be trusted: {e}"))?;
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(TlsConnector::from(Arc::new(config)))
+}
+
+impl ProxyClient {
+    /// Sends a request whose URI is absolute; `Err` says why it failed, in one line.
+    pub async fn send(
+        &self,
+        request: http::Request<Full<Bytes>>,
+    ) -> Result<http::Response<Incoming>, String> {
+        if request.uri().scheme_str() != Some("https") {
+            return self.http.request(request).await.map_err(|e| {
+                // The hyper-util error says "client error (Connect)"; its source says why.
+                std::error::Error::source(&e).map_or(e.to_string(), |s| s.to_string())
+            });
+        }
+        let connector = self
+            .tls
+            .get_or_init(tls_connector)
+            .as_ref()
+            .map_err(Clone::clone)?
+            .clone();
+        let uri = request.uri().clone();
+        let host = uri.host().unwrap_or_default();
+        let host = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string();
+        let port = uri.port_u16().unwrap_or(443);
+        let tcp = tokio::net::TcpStream::connect((host.as_str(), port))
+            .await
+            .map_err(|e| format!("cannot connect to {host}:{port}: {e}"))?;
+        let name = ServerName::try_from(host.clone())
+            .map_err(|_| format!("'{host}' is not a server name"))?;
+        let stream = connector
+            .connect(name, tcp)
+            .await
+            .map_err(|e| format!("TLS handshake with {host}:{port} failed: {e}"))?;
+        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .map_err(|e| e.to_string())?;
+        tokio::spawn(connection);
+        let (mut parts, body) = request.into_parts();
+        parts.uri = uri
+            .path_and_query()
+            .map_or("/", |pq| pq.as_str())
+            .parse()
+            .map_err(|e: http::uri::InvalidUri| e.to_string())?;
+        sender
+            .send_request(http::Request::from_parts(parts, body))
+            .await
+            .map_err(|e| e.to_string())
+    }
+}
