@@ -90,9 +90,19 @@ impl ProxyClient {
         request: http::Request<Full<Bytes>>,
     ) -> Result<http::Response<Incoming>, String> {
         if request.uri().scheme_str() != Some("https") {
+            // hyper-util says "client error (Connect)"; its sources say why.
             return self.http.request(request).await.map_err(|e| {
-                // The hyper-util error says "client error (Connect)"; its source says why.
-                std::error::Error::source(&e).map_or(e.to_string(), |s| s.to_string())
+                let mut reasons = Vec::new();
+                let mut source = std::error::Error::source(&e);
+                while let Some(reason) = source {
+                    reasons.push(reason.to_string());
+                    source = reason.source();
+                }
+                if reasons.is_empty() {
+                    e.to_string()
+                } else {
+                    reasons.join(": ")
+                }
             });
         }
         let connector = self
