@@ -46,15 +46,22 @@ pub struct Args {
     pub global_response_templating: bool,
     /// Forward any request no stub matches to this downstream (http[s]://host:port), as
     /// WireMock's --proxy-all does; the stubs' delays and the in-flight count still apply. An
-    /// https downstream is trusted by the system's roots and the PEM file in
-    /// $CHOKEPOINT_MOCK_CACERT
+    /// https downstream is trusted by the system's roots and --proxy-cacert
     #[arg(long, value_name = "URL")]
     pub proxy_all: Option<String>,
+    /// Also trust these PEM certificates (a CA, or a server's own self-signed one) for https
+    /// proxyBaseUrl, --proxy-all and webhook targets, besides the system's roots
+    #[arg(long, value_name = "FILE")]
+    pub proxy_cacert: Option<PathBuf>,
 }
 
 /// Runs the subcommand.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if let Err(reason) = chokepoint_mock::mapping::check_proxy_cacert() {
+    if let Some(Err(reason)) = args
+        .proxy_cacert
+        .as_deref()
+        .map(chokepoint_mock::mapping::check_proxy_cacert)
+    {
         anyhow::bail!("{reason}");
     }
     let recordings_dir = args.mappings.as_deref().and_then(recordings_folder);
@@ -109,6 +116,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         files_root,
         global_templating: args.global_response_templating,
         recordings_dir,
+        proxy_cacert: args.proxy_cacert.clone(),
     };
     let plain_port = match (args.port, args.https_port) {
         (Some(port), _) => Some(port),

@@ -94,6 +94,9 @@ pub struct MockConfig {
     /// Where `/__admin/recordings/stop` and `snapshot` write the mappings they make (the
     /// `--mappings` folder); `None`: they are served and returned, not written.
     pub recordings_dir: Option<PathBuf>,
+    /// `--proxy-cacert`: PEM certificates trusted for `https://` proxy and webhook targets,
+    /// besides the system's roots.
+    pub proxy_cacert: Option<PathBuf>,
 }
 
 /// Why the mock cannot load its mappings or run. Each message is one line.

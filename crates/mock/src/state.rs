@@ -16,7 +16,7 @@ use chokepoint_result::{MockConfigView, MockStats, StubStats};
 use serde_json::json;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 /// No global delay, in [`MockState::fixed_delay_ns`].
@@ -52,8 +52,8 @@ pub(crate) struct MockState {
     connections_waiting: AtomicU64,
     /// `--global-response-templating`.
     global_templating: bool,
-    /// The client of proxy stubs, made at their first request.
-    proxy_client: OnceLock<ProxyClient>,
+    /// The client of proxy stubs and webhooks.
+    proxy_client: ProxyClient,
     /// `/__admin/recordings/*` and the journal's proxied exchanges.
     pub recorder: Recorder,
 }
@@ -102,7 +102,7 @@ impl MockState {
             keepalive_timeout: config.keepalive_timeout,
             connections_waiting: AtomicU64::new(0),
             global_templating: config.global_templating,
-            proxy_client: OnceLock::new(),
+            proxy_client: proxy::client(config.proxy_cacert.as_deref()),
             recorder: Recorder::new(config.recordings_dir, config.journal),
         };
         state.set_fixed_delay(config.fixed_delay);
@@ -117,7 +117,7 @@ impl MockState {
 
     /// The client that proxy stubs forward with.
     pub fn proxy_client(&self) -> &ProxyClient {
-        self.proxy_client.get_or_init(proxy::client)
+        &self.proxy_client
     }
 
     fn new_stub(&self, mut mapping: Mapping) -> Arc<Stub> {

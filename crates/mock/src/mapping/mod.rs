@@ -18,7 +18,7 @@ mod source;
 mod webhook;
 
 pub use crate::proxy::check_base_url as check_proxy_url;
-pub use crate::proxy::{check_cacert_env as check_proxy_cacert, CACERT_ENV as PROXY_CACERT_ENV};
+pub use crate::proxy::check_cacert as check_proxy_cacert;
 pub use delay::{Delay, Dribble, Fault};
 pub use matchers::{JsonPathMatcher, ValueMatcher};
 pub use parse::{parse_mappings, parse_mappings_with_files, parse_request_pattern};

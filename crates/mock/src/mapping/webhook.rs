@@ -1,7 +1,10 @@
 //! `postServeActions` and `serveEventListeners` webhooks (WireMock 3's `Webhooks`): after a stub
 //! is served, a request is sent to another server — method, URL, headers and body, each a
 //! template on the served request (`{{originalRequest.*}}`), after an optional delay. Read here
-//! at load; sent by [`crate::proxy::fire_webhooks`].
+//! at load; sent by [`crate::proxy::fire_webhooks`]. A listener's `requestPhases` must be
+//! WireMock's (`BEFORE_MATCH`, `AFTER_MATCH`, `BEFORE_RESPONSE_SENT`, `AFTER_COMPLETE`); a
+//! webhook is sent after the response (`AFTER_COMPLETE`), so one whose phases leave that out
+//! is never sent, as in WireMock.
 use super::delay::Delay;
 use super::parser::Parser;
 use super::response::{delay_distribution, headers};
@@ -51,6 +54,9 @@ impl Parser<'_> {
                         obj.get("name").unwrap_or(&Value::Null),
                         &format!("{at}.name"),
                     )?;
+                    if !self.sent_after_the_response(obj.get("requestPhases"), &at) {
+                        return None;
+                    }
                     Some((
                         name.to_string(),
                         obj.get("parameters").unwrap_or(&Value::Null),
@@ -83,6 +89,36 @@ impl Parser<'_> {
                 self.webhook(parameters, &at)
             })
             .collect()
+    }
+
+    /// Whether a listener's `requestPhases` (none: all) include the one webhooks act in.
+    fn sent_after_the_response(&self, phases: Option<&Value>, path: &str) -> bool {
+        const PHASES: [&str; 4] = [
+            "BEFORE_MATCH",
+            "AFTER_MATCH",
+            "BEFORE_RESPONSE_SENT",
+            "AFTER_COMPLETE",
+        ];
+        let Some(phases) = phases else {
+            return true;
+        };
+        let at = format!("{path}.requestPhases");
+        let Some(list) = phases.as_array() else {
+            self.type_error(&at, "a list of phases", phases);
+            return false;
+        };
+        let mut after_complete = false;
+        for phase in list {
+            match phase.as_str() {
+                Some("AFTER_COMPLETE") => after_complete = true,
+                Some(known) if PHASES.contains(&known) => {}
+                _ => self.problem(
+                    &at,
+                    format!("{phase} is not a phase: use one of {}", PHASES.join(", ")),
+                ),
+            }
+        }
+        after_complete
     }
 
     fn webhook(&self, value: &Value, path: &str) -> Option<Webhook> {
@@ -149,5 +185,66 @@ impl Parser<'_> {
             body,
             delay,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::mapping::parse_mappings;
+
+    fn webhooks_of(actions: &str) -> Result<usize, String> {
+        let json =
+            format!(r#"{{"request": {{}}, "response": {{}}, "serveEventListeners": {actions}}}"#);
+        parse_mappings(&json, "t.json")
+            .map(|m| m[0].webhooks.len())
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn webhooks_are_read_and_bad_ones_named() {
+        let hook = r#""parameters": {"url": "http://127.0.0.1:9/x", "delay": {"type": "fixed", "milliseconds": 5}}"#;
+        let table = [
+            // (serveEventListeners, webhooks kept, or what the error names)
+            (format!(r#"[{{"name": "webhook", {hook}}}]"#), Ok(1)),
+            (
+                format!(r#"[{{"name": "webhook", "requestPhases": ["AFTER_COMPLETE"], {hook}}}]"#),
+                Ok(1),
+            ),
+            // WireMock calls webhooks after the response only.
+            (
+                format!(r#"[{{"name": "webhook", "requestPhases": ["BEFORE_MATCH"], {hook}}}]"#),
+                Ok(0),
+            ),
+            (
+                format!(r#"[{{"name": "webhook", "requestPhases": ["END_REQUEST"], {hook}}}]"#),
+                Err("END_REQUEST"),
+            ),
+            (
+                format!(r#"[{{"name": "log", {hook}}}]"#),
+                Err("'log' is not supported"),
+            ),
+            (
+                r#"[{"name": "webhook", "parameters": {"method": "POST"}}]"#.to_string(),
+                Err("needs a 'url'"),
+            ),
+            (
+                r#"[{"name": "webhook", "parameters": {"url": "{{#if x}}"}}]"#.to_string(),
+                Err("template"),
+            ),
+            (
+                r#"[{"name": "webhook", "parameters": {"url": "http://h", "retries": 3}}]"#
+                    .to_string(),
+                Err("unknown webhook field"),
+            ),
+        ];
+        for (actions, expected) in table {
+            match (webhooks_of(&actions), expected) {
+                (Ok(kept), Ok(wanted)) => assert_eq!(kept, wanted, "{actions}"),
+                (Err(message), Err(needle)) => {
+                    assert!(message.contains(needle), "{actions}: {message}")
+                }
+                (got, wanted) => panic!("{actions}: {got:?}, wanted {wanted:?}"),
+            }
+        }
     }
 }

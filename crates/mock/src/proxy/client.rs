@@ -4,8 +4,9 @@
 //!
 //! An `https://` downstream is trusted when its certificate chains to the platform's roots
 //! (rustls-native-certs, which also reads `SSL_CERT_FILE`) or to a certificate of the PEM file
-//! named by `CHOKEPOINT_MOCK_CACERT` (added to those roots: a private CA, or a self-signed
-//! server certificate that is not itself a CA).
+//! given as `--proxy-cacert` (added to those roots: a private CA, or a self-signed server
+//! certificate that is not itself a CA). WireMock 3.9.1 trusts any certificate there; the mock
+//! checks, as curl does.
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
@@ -14,18 +15,17 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, ServerName};
+use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use tokio_rustls::rustls::{self, RootCertStore};
 use tokio_rustls::TlsConnector;
-
-/// The environment variable naming extra trusted certificates (PEM) for `https://` downstreams.
-pub const CACERT_ENV: &str = "CHOKEPOINT_MOCK_CACERT";
 
 /// Sends requests to `http://` and `https://` servers. Cheap to clone (shared pools).
 #[derive(Clone)]
 pub(crate) struct ProxyClient {
     http: Client<HttpConnector, Full<Bytes>>,
     tls: Arc<OnceLock<Result<TlsConnector, String>>>,
+    cacert: Option<Arc<Path>>,
 }
 
 impl std::fmt::Debug for ProxyClient {
@@ -34,28 +34,29 @@ impl std::fmt::Debug for ProxyClient {
     }
 }
 
-/// A new client.
-pub(crate) fn client() -> ProxyClient {
+/// A new client; `cacert`: the `--proxy-cacert` file.
+pub(crate) fn client(cacert: Option<&Path>) -> ProxyClient {
     ProxyClient {
         http: Client::builder(TokioExecutor::new()).build_http(),
         tls: Arc::new(OnceLock::new()),
+        cacert: cacert.map(Arc::from),
     }
 }
 
-/// Checks `CHOKEPOINT_MOCK_CACERT` when it is set: `Err` is one line naming the file and why.
-pub fn check_cacert_env() -> Result<(), String> {
-    extra_roots().map(|_| ())
+/// Checks a `--proxy-cacert` file: `Err` is one line naming the file and why.
+pub fn check_cacert(path: &Path) -> Result<(), String> {
+    extra_roots(Some(path)).map(|_| ())
 }
 
-fn extra_roots() -> Result<Vec<CertificateDer<'static>>, String> {
-    let Some(path) = std::env::var_os(CACERT_ENV) else {
+fn extra_roots(path: Option<&Path>) -> Result<Vec<CertificateDer<'static>>, String> {
+    let Some(path) = path else {
         return Ok(Vec::new());
     };
-    let shown = std::path::Path::new(&path).display().to_string();
+    let shown = path.display();
     let bad = |why: String| {
-        format!("{CACERT_ENV}={shown}: {why}: give a PEM file of the certificates to trust")
+        format!("--proxy-cacert {shown}: {why}: give a PEM file of the certificates to trust")
     };
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&path)
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
         .map_err(|e| bad(format!("cannot read it ({e})")))?
         .collect::<Result<_, _>>()
         .map_err(|e| bad(format!("not a PEM certificate file ({e})")))?;
@@ -65,13 +66,13 @@ fn extra_roots() -> Result<Vec<CertificateDer<'static>>, String> {
     Ok(certs)
 }
 
-fn tls_connector() -> Result<TlsConnector, String> {
+fn tls_connector(cacert: Option<&Path>) -> Result<TlsConnector, String> {
     let mut roots = RootCertStore::empty();
     roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
-    for cert in extra_roots()? {
+    for cert in extra_roots(cacert)? {
         roots
             .add(cert)
-            .map_err(|e| format!("{CACERT_ENV}: a certificate cannot be trusted: {e}"))?;
+            .map_err(|e| format!("--proxy-cacert: a certificate cannot be trusted: {e}"))?;
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut config = rustls::ClientConfig::builder_with_provider(provider)
@@ -107,7 +108,7 @@ impl ProxyClient {
         }
         let connector = self
             .tls
-            .get_or_init(tls_connector)
+            .get_or_init(|| tls_connector(self.cacert.as_deref()))
             .as_ref()
             .map_err(Clone::clone)?
             .clone();

@@ -13,7 +13,7 @@
 mod client;
 mod webhooks;
 
-pub use client::{check_cacert_env, CACERT_ENV};
+pub use client::check_cacert;
 pub(crate) use client::{client, ProxyClient};
 pub(crate) use webhooks::fire_webhooks;
 

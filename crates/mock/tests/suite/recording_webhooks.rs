@@ -75,7 +75,7 @@ fn webhooks_reach_the_receiver_after_the_response_templated_on_the_served_reques
             "body": "{{\"order\": \"{{{{jsonPath originalRequest.body '$.id'}}}}\", \"state\": \"done\"}}",
             "delay": {{"type": "fixed", "milliseconds": 3000}}}}}}]}},
         {{"request": {{"urlPath": "/ping"}}, "response": {{"status": 200, "body": "pong"}},
-         "serveEventListeners": [{{"name": "webhook", "requestPhases": ["END_REQUEST"],
+         "serveEventListeners": [{{"name": "webhook", "requestPhases": ["AFTER_COMPLETE"],
             "parameters": {{"url": "{0}/pinged?from={{{{originalRequest.query.from}}}}"}}}}]}},
         {{"request": {{"urlPath": "/nowhere"}}, "response": {{"status": 200, "body": "still served"}},
          "postServeActions": {{"webhook": {{"url": "http://127.0.0.1:9/closed"}}}}}}
