@@ -3,8 +3,8 @@
 //! registers). The value goes into the template's root context, so it is seen from the point of
 //! assignment on, at the top level and inside later blocks by `{{@root.name}}`.
 use handlebars::{
-    Context, Handlebars, Helper, HelperDef, HelperResult, Output, RenderContext, RenderError,
-    RenderErrorReason, Renderable,
+    Context, Handlebars, Helper, HelperDef, HelperResult, Output, RenderContext, RenderErrorReason,
+    Renderable,
 };
 use serde_json::Value;
 
@@ -35,7 +35,7 @@ impl HelperDef for AssignHelper {
         if let Value::Object(root) = &mut data {
             root.insert(name.clone(), Value::String(value.trim().to_string()));
         }
-        rc.set_context(Context::wraps(data).map_err(RenderError::from)?);
+        rc.set_context(Context::wraps(data)?);
         Ok(())
     }
 }
