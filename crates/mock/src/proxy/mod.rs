@@ -37,7 +37,7 @@ const HOP_BY_HOP: &[&str] = &[
 pub fn check_base_url(url: &str) -> Result<(), String> {
     let uri: http::Uri = url
         .parse()
-        .map_err(|_| format!("'{url}' is not a URL: write http://host:port"))?;
+        .map_err(|_| format!("'{url}' is not a URL: write http://host:port (or https://)"))?;
     match (uri.scheme_str(), uri.authority()) {
         (Some("http" | "https"), Some(_)) if uri.query().is_none() => Ok(()),
         _ => Err(format!(
