@@ -51,8 +51,8 @@ pub enum ValueMatcher {
 pub struct JsonPathMatcher {
     /// The expression as written.
     pub expression: String,
-    /// The compiled expression (RFC 9535, which reads Jayway's common forms).
-    pub path: serde_json_path::JsonPath,
+    /// The compiled expression (as Jayway reads it).
+    pub path: crate::json_match::JaywayPath,
     /// Whether the expression names one place (no wildcard, slice, filter or `..`).
     pub singular: bool,
     /// A matcher on what the expression finds (`{"expression": ..., "equalTo": ...}`).
@@ -266,8 +266,7 @@ impl Parser<'_> {
                 return None;
             }
         };
-        let rewritten = crate::json_match::jayway_to_rfc9535(expression);
-        let path = match serde_json_path::JsonPath::parse(&rewritten) {
+        let path = match crate::json_match::JaywayPath::parse(expression) {
             Ok(path) => path,
             Err(err) => {
                 self.problem(

@@ -78,18 +78,17 @@ impl JsonPathHelper {
         let Some(Value::String(path)) = param(h, 1) else {
             return Err(helper_error("jsonPath", "The JSONPath cannot be empty"));
         };
-        let rfc = crate::json_match::jayway_to_rfc9535(path);
-        let query = serde_json_path::JsonPath::parse(&rfc).map_err(|_| {
+        let query = crate::json_match::JaywayPath::parse(path).map_err(|_| {
             helper_error(
                 "jsonPath",
                 format!("{path} is not a valid JSONPath expression"),
             )
         })?;
-        let nodes = query.query(&document);
+        let mut nodes = query.query(&document);
         let found = if is_definite(path) {
-            nodes.at_most_one().ok().flatten().cloned()
+            (nodes.len() == 1).then(|| nodes.remove(0))
         } else {
-            Some(Value::Array(nodes.all().into_iter().cloned().collect()))
+            Some(Value::Array(nodes))
         };
         Ok(match found {
             Some(Value::Null) | None => h

@@ -306,7 +306,8 @@ mod tests {
                 "{{#assign 'who'}} {{request.headers.X-Tenant}}-{{parameters.team}}\n{{/assign}}<{{who}}>",
                 "<acme-blue>",
             ),
-            ("{{jsonPath request.body '$[?(@ =~ /AD./i)]'}}", "[\"ada\"]"),
+            // Jayway applies a filter on an object to the object itself.
+            ("{{jsonPath request.body '$[?(@.name =~ /AD./i)].n'}}", "[7]"),
             ("{{request.body}}", body),
             (
                 "{{{jsonPath request.body '$.items[0]'}}}",
