@@ -1,7 +1,8 @@
 //! Proxied exchanges to stub mappings, as WireMock's recorder writes them: the request's
 //! `url` and `method`, its body as `equalToJson` (a JSON content type: array order and extra
 //! elements ignored), `equalTo` (text) or `binaryEqualTo`; the response's status, headers and
-//! body (`body`, or `base64Body` when it is not UTF-8); a name made from the URL path
+//! body (`body` when its `Content-Type` is text, JSON, XML, HTML, JavaScript or a form and it is
+//! UTF-8, else `base64Body`, as WireMock decides; no `Content-Type` is binary); a name made from the URL path
 //! (`/api/v1/Orders x` → `api_v1_orders-x`), `persistent: true`. The same request seen again
 //! becomes a scenario (`scenario-N-name`: `Started` → `scenario-N-name-2` → ...), unless
 //! `repeatsAsScenarios` is false, when the first answer alone is kept.
@@ -152,15 +153,35 @@ fn request_json(exchange: &Exchange) -> Value {
     Value::Object(request)
 }
 
+/// Whether WireMock records a body of this content type as text (`ContentTypes`).
+fn is_text_type(content_type: &str) -> bool {
+    let lower = content_type.to_ascii_lowercase();
+    [
+        "text",
+        "json",
+        "xml",
+        "html",
+        "javascript",
+        "x-www-form-urlencoded",
+    ]
+    .iter()
+    .any(|kind| lower.contains(kind))
+}
+
 fn response_json(exchange: &Exchange) -> Value {
     let mut response = Map::new();
     response.insert("status".into(), json!(exchange.status));
+    let text_type = exchange
+        .headers
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case("content-type"))
+        .is_some_and(|(_, value)| is_text_type(value));
     match std::str::from_utf8(&exchange.body) {
         _ if exchange.body.is_empty() => {}
-        Ok(text) => {
+        Ok(text) if text_type => {
             response.insert("body".into(), json!(text));
         }
-        Err(_) => {
+        _ => {
             let encoded = base64::engine::general_purpose::STANDARD.encode(&exchange.body);
             response.insert("base64Body".into(), json!(encoded));
         }
