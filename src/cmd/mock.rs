@@ -28,7 +28,8 @@ pub struct Args {
     /// Global delay added to every stub response, e.g. 1s or 100ms
     #[arg(long, value_parser = common::duration, allow_hyphen_values = true)]
     pub delay: Option<Duration>,
-    /// WireMock mappings: a JSON file, or a folder (mappings/*.json with __files/ beside)
+    /// WireMock mappings: a JSON file, or a folder (mappings/*.json with __files/ beside);
+    /// recordings (/__admin/recordings/stop, snapshot) are written to the folder's mappings/
     #[arg(long, value_name = "DIR_OR_FILE")]
     pub mappings: Option<PathBuf>,
     /// Serve at most N connections at once; others wait as in a full accept queue
@@ -43,18 +44,33 @@ pub struct Args {
     /// Render every stub's response as a template, as WireMock's flag of the same name does
     #[arg(long)]
     pub global_response_templating: bool,
-    /// Forward any request no stub matches to this downstream (http://host:port), as
-    /// WireMock's --proxy-all does; the stubs' delays and the in-flight count still apply
+    /// Forward any request no stub matches to this downstream (http[s]://host:port), as
+    /// WireMock's --proxy-all does; the stubs' delays and the in-flight count still apply. An
+    /// https downstream is trusted by the system's roots and --proxy-cacert
     #[arg(long, value_name = "URL")]
     pub proxy_all: Option<String>,
+    /// Also trust these PEM certificates (a CA, or a server's own self-signed one) for https
+    /// proxyBaseUrl, --proxy-all and webhook targets, besides the system's roots
+    #[arg(long, value_name = "FILE")]
+    pub proxy_cacert: Option<PathBuf>,
 }
 
 /// Runs the subcommand.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(Err(reason)) = args
+        .proxy_cacert
+        .as_deref()
+        .map(chokepoint_mock::mapping::check_proxy_cacert)
+    {
+        anyhow::bail!("{reason}");
+    }
+    let recordings_dir = args.mappings.as_deref().and_then(recordings_folder);
     let (mappings, files_root) = match &args.mappings {
         Some(path) => {
             let source = chokepoint_mock::mapping::locate(path)?;
-            if source.files.is_empty() {
+            // A WireMock root whose mappings/ is empty is a mock to record into.
+            let root_to_record_into = path.join("mappings").is_dir();
+            if source.files.is_empty() && !root_to_record_into {
                 anyhow::bail!(
                     "no *.json mappings in {}: give a mapping file or a folder holding mappings/",
                     path.display()
@@ -99,6 +115,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         journal: args.journal,
         files_root,
         global_templating: args.global_response_templating,
+        recordings_dir,
+        proxy_cacert: args.proxy_cacert.clone(),
     };
     let plain_port = match (args.port, args.https_port) {
         (Some(port), _) => Some(port),
@@ -170,6 +188,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where recordings are written: a WireMock root's `mappings/`, or the folder of mappings itself
+/// (none for a single mapping file).
+fn recordings_folder(mappings: &std::path::Path) -> Option<PathBuf> {
+    if !mappings.is_dir() {
+        return None;
+    }
+    let inside = mappings.join("mappings");
+    Some(if inside.is_dir() {
+        inside
+    } else {
+        mappings.to_path_buf()
+    })
 }
 
 /// The one start line: where it listens and how it is configured.

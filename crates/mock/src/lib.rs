@@ -13,6 +13,11 @@
 //!   (played at the socket); `admin` answers `/__admin/*` (WireMock's admin API),
 //!   `/__chokepoint/stats`, `/__chokepoint/reset` and `/metrics`; `state` holds the stubs, the
 //!   settings, the stats window and the journal that they share.
+//! - `proxy` forwards proxy stubs' requests (`http://` pooled, `https://` over rustls, trusted by
+//!   the system's roots and [`MockConfig::proxy_cacert`]) and sends webhooks
+//!   (`postServeActions`) after the response, on tasks of their own; `recording` turns proxied
+//!   exchanges into mappings (`/__admin/recordings/start`, `stop`, `snapshot`) written to
+//!   [`MockConfig::recordings_dir`].
 //!
 //! Where it differs from WireMock, on purpose:
 //! - the global delay (`--delay`, admin `fixedDelay`) is *added* to a stub's own delay;
@@ -21,7 +26,8 @@
 //!   `/__admin/*`, are never counted, never delayed, and are served even at
 //!   `--max-connections` (a connection whose first request is for one of them is exempt from
 //!   the cap; connections are counted from their first request on);
-//! - the request journal is off unless `--journal N` is given, and then holds the last N.
+//! - the request journal is off unless `--journal N` is given, and then holds the last N;
+//! - an `https://` proxy or webhook target's certificate is checked (WireMock trusts any).
 //!
 //! Run it in a runtime you own with [`serve`], or on its own threads with [`start`]:
 //!
@@ -52,6 +58,7 @@ pub mod mapping;
 pub mod matching;
 mod metrics;
 mod proxy;
+mod recording;
 mod respond;
 mod scenarios;
 mod state;
@@ -90,6 +97,12 @@ pub struct MockConfig {
     /// `--global-response-templating`: every stub's response is a template, as if it listed
     /// the `response-template` transformer.
     pub global_templating: bool,
+    /// Where `/__admin/recordings/stop` and `snapshot` write the mappings they make (the
+    /// `--mappings` folder); `None`: they are served and returned, not written.
+    pub recordings_dir: Option<PathBuf>,
+    /// `--proxy-cacert`: PEM certificates trusted for `https://` proxy and webhook targets,
+    /// besides the system's roots.
+    pub proxy_cacert: Option<PathBuf>,
 }
 
 /// Why the mock cannot load its mappings or run. Each message is one line.

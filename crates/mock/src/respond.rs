@@ -102,10 +102,28 @@ pub(crate) async fn respond(
         }
         None => None,
     };
+    if let Some(Ok(answer)) = &forwarded {
+        if state.recorder.wants_exchanges() {
+            state
+                .recorder
+                .capture(proxy::exchange(&parts, &body, answer));
+        }
+    }
     let delay = state.fixed_delay().unwrap_or_default()
         + definition.delay.map(|d| d.sample()).unwrap_or_default();
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
+    }
+    if !stub.mapping.webhooks.is_empty() {
+        let served = RequestFacts {
+            method: view.method,
+            url: view.path_and_query,
+            path: view.path,
+            query: view.decoded_query(),
+            headers: &parts.headers,
+            body: &body,
+        };
+        proxy::fire_webhooks(state.proxy_client(), &stub.mapping.webhooks, &served);
     }
     if let Some(armed) = definition.fault {
         fault.arm(armed);

@@ -7,6 +7,7 @@ use crate::inflight::InFlightMeter;
 use crate::journal::Journal;
 use crate::mapping::{self, Mapping, RequestPattern, UrlMatcher};
 use crate::proxy::{self, ProxyClient};
+use crate::recording::Recorder;
 use crate::scenarios::Scenarios;
 use crate::template::ResponseTemplate;
 use crate::MockConfig;
@@ -15,7 +16,7 @@ use chokepoint_result::{MockConfigView, MockStats, StubStats};
 use serde_json::json;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 /// No global delay, in [`MockState::fixed_delay_ns`].
@@ -51,8 +52,10 @@ pub(crate) struct MockState {
     connections_waiting: AtomicU64,
     /// `--global-response-templating`.
     global_templating: bool,
-    /// The client of proxy stubs, made at their first request.
-    proxy_client: OnceLock<ProxyClient>,
+    /// The client of proxy stubs and webhooks.
+    proxy_client: ProxyClient,
+    /// `/__admin/recordings/*` and the journal's proxied exchanges.
+    pub recorder: Recorder,
 }
 
 /// The catch-all stub of a mock started without mappings. It is chokepoint's, not a WireMock
@@ -99,7 +102,8 @@ impl MockState {
             keepalive_timeout: config.keepalive_timeout,
             connections_waiting: AtomicU64::new(0),
             global_templating: config.global_templating,
-            proxy_client: OnceLock::new(),
+            proxy_client: proxy::client(config.proxy_cacert.as_deref()),
+            recorder: Recorder::new(config.recordings_dir, config.journal),
         };
         state.set_fixed_delay(config.fixed_delay);
         state.replace_stubs(initial);
@@ -113,7 +117,7 @@ impl MockState {
 
     /// The client that proxy stubs forward with.
     pub fn proxy_client(&self) -> &ProxyClient {
-        self.proxy_client.get_or_init(proxy::client)
+        &self.proxy_client
     }
 
     fn new_stub(&self, mut mapping: Mapping) -> Arc<Stub> {
@@ -261,6 +265,7 @@ impl MockState {
         if let Some(journal) = &self.journal {
             journal.clear();
         }
+        self.recorder.clear_journal();
     }
 
     /// Counts a request that matched no stub.

@@ -7,3 +7,4 @@ mod faults; // each WireMock fault as a client sees it
 mod folder; // mappings from a folder of WireMock-style files, __files escapes refused
 mod matching; // each matcher, response field, priorities, near-miss 404
 mod proxy_templating; // proxy stubs before a real downstream; global templating; 500s
+mod recording_webhooks; // recording, replay with the upstream gone; webhooks to a receiver
