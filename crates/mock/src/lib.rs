@@ -45,6 +45,7 @@ mod body;
 mod connection;
 mod faults;
 mod files;
+mod h2;
 pub mod inflight;
 mod journal;
 mod json_match;
@@ -90,6 +91,10 @@ pub struct MockConfig {
     /// `--global-response-templating`: every stub's response is a template, as if it listed
     /// the `response-template` transformer.
     pub global_templating: bool,
+    /// `--max-concurrent-streams`: each HTTP/2 connection advertises this
+    /// SETTINGS_MAX_CONCURRENT_STREAMS and refuses streams beyond it (REFUSED_STREAM). `None`:
+    /// no limit is advertised.
+    pub max_concurrent_streams: Option<u32>,
 }
 
 /// Why the mock cannot load its mappings or run. Each message is one line.
