@@ -58,6 +58,22 @@ where
     }
 }
 
+/// HTTP/2 carries the host in `:authority`, which hyper keeps in the URI: a `Host` header made
+/// from it lets stubs match and templates read `request.headers.host` as over HTTP/1.1 (as
+/// WireMock's Jetty does).
+fn with_host_header(request: &mut hyper::Request<Incoming>) {
+    if request.headers().contains_key(http::header::HOST) {
+        return;
+    }
+    let host = request
+        .uri()
+        .authority()
+        .and_then(|authority| http::HeaderValue::from_str(authority.as_str()).ok());
+    if let Some(host) = host {
+        request.headers_mut().insert(http::header::HOST, host);
+    }
+}
+
 /// A stub's fault, played on an HTTP/2 stream as a reset of that stream.
 #[derive(Debug)]
 struct FaultPlayed;
@@ -78,6 +94,8 @@ async fn stream(
     request: hyper::Request<Incoming>,
 ) -> Result<hyper::Response<MockBody>, FaultPlayed> {
     let activity = activity.begin();
+    let mut request = request;
+    with_host_header(&mut request);
     if is_admin_path(request.uri().path()) {
         let mut response = admin::handle(&state, request).await;
         response.body_mut().hold(Hold::new(None, activity));
