@@ -1,7 +1,8 @@
 //! One HTTP/2 connection: h2c on the plain port (the client opened with the preface, prior
 //! knowledge) or h2 chosen by ALPN on the HTTPS port. hyper's HTTP/2 server (the `h2` crate)
 //! serves it; each stream is a request, dispatched as on HTTP/1.1 to the admin API or to the
-//! stubs, and counted in flight on its own (and on its connection's [`StreamCount`]).
+//! stubs, and counted in flight on its own (and on its connection's [`StreamCount`]). A gRPC
+//! stub's answer is framed as gRPC's ([`crate::grpc`]).
 //!
 //! `--max-concurrent-streams N` is advertised as SETTINGS_MAX_CONCURRENT_STREAMS and enforced
 //! by `h2`: a stream opened beyond it is refused with RST_STREAM(REFUSED_STREAM), so a
@@ -17,7 +18,7 @@ use crate::connection::{is_admin_path, until_idle_for};
 use crate::faults::FaultSwitch;
 use crate::inflight::StreamCount;
 use crate::state::MockState;
-use crate::{admin, respond};
+use crate::{admin, grpc, respond};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use std::sync::Arc;
@@ -102,9 +103,10 @@ async fn stream(
         return Ok(response);
     }
     let fault = FaultSwitch::default();
-    let response = respond::respond(&state, &fault, Some(&streams), activity, request).await;
+    let mut response = respond::respond(&state, &fault, Some(&streams), activity, request).await;
     if fault.take() {
         return Err(FaultPlayed);
     }
+    grpc::answer_as_grpc(&mut response);
     Ok(response)
 }

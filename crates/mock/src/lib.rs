@@ -8,7 +8,11 @@
 //!   `chokepoint proxy` reuses it).
 //! - `accept` takes a listener and hands connections to per-core workers (the
 //!   `--max-connections` cap); `connection` serves HTTP/1.1 on one (the keep-alive timeout) and
-//!   sends each request to `admin` or `respond`; `respond` answers from the stubs after their
+//!   sends each request to `admin` or `respond`; `h2` serves HTTP/2 instead when the connection
+//!   opened with the HTTP/2 preface (h2c, on the plain port) or chose `h2` by ALPN (HTTPS): each
+//!   stream a request, counted in flight by itself and on its connection, at most
+//!   `--max-concurrent-streams` at once (REFUSED_STREAM past it), a stub's fault resetting only
+//!   its stream; `respond` answers from the stubs after their
 //!   delay on timers (never a thread per request), with `body` (whole or dribbled) and `faults`
 //!   (played at the socket); `admin` answers `/__admin/*` (WireMock's admin API),
 //!   `/__chokepoint/stats`, `/__chokepoint/reset` and `/metrics`; `state` holds the stubs, the
@@ -45,6 +49,7 @@ mod body;
 mod connection;
 mod faults;
 mod files;
+mod grpc;
 mod h2;
 pub mod inflight;
 mod journal;

@@ -258,6 +258,17 @@ fn nghttp_is_refused_past_the_cap_unless_it_waits_for_the_settings() {
         ),
         (1, 5)
     );
+    let metrics = client::get(mock.addr(), "/metrics").text();
+    for line in [
+        "chokepoint_mock_max_streams_per_connection 5",
+        "chokepoint_mock_h2_connections_accepted_total 1",
+        "chokepoint_mock_max_concurrent_streams 5",
+    ] {
+        assert!(
+            metrics.contains(&format!("\n{line}\n")),
+            "{line}: {metrics}"
+        );
+    }
 }
 
 #[test]
@@ -390,4 +401,87 @@ fn a_wiremock_folder_answers_alike_over_h2_and_http1() {
         cases.len(),
         differ.join("\n")
     );
+}
+
+/// A gRPC client in Python (grpcio) on one channel, calling methods without generated code:
+/// requests and replies are raw protobuf bytes. Prints one JSON line.
+const GRPC_CLIENT: &str = r#"
+import grpc, json, sys, time
+channel = grpc.insecure_channel(sys.argv[1])
+say = channel.unary_unary("/demo.Greeter/SayHello")
+fail = channel.unary_unary("/demo.Greeter/Fail")
+out = {}
+reply = say(b"\x0a\x03bob", timeout=20)
+out["reply_hex"] = reply.hex()
+try:
+    fail(b"", timeout=20)
+    out["fail"] = "no error"
+except grpc.RpcError as err:
+    out["fail"] = [err.code().name, err.details()]
+# The window starts after the warm-up calls, on the same channel (one connection).
+urllib_reset = __import__("urllib.request").request.urlopen(sys.argv[2] + "/__chokepoint/reset", data=b"")
+started = time.monotonic()
+calls = [say.future(b"\x0a\x03bob", timeout=20) for _ in range(int(sys.argv[3]))]
+out["ok"] = sum(1 for call in calls if call.result() == reply)
+out["elapsed_ms"] = (time.monotonic() - started) * 1000
+print(json.dumps(out))
+"#;
+
+#[test]
+fn grpc_stubs_answer_a_python_grpc_channel_queued_behind_the_stream_cap() {
+    let mappings = chokepoint_mock::parse_mappings(
+        r#"{"mappings": [
+            {"request": {"method": "POST", "url": "/demo.Greeter/SayHello"},
+             "response": {"status": 200, "base64Body": "CgJoaQ==", "fixedDelayMilliseconds": 200,
+                          "headers": {"Content-Type": "application/grpc"}}},
+            {"request": {"method": "POST", "url": "/demo.Greeter/Fail"},
+             "response": {"status": 200, "headers": {"Content-Type": "application/grpc",
+                          "grpc-status": "5", "grpc-message": "no such greeting"}}}
+        ]}"#,
+        "test",
+    )
+    .unwrap();
+    let (mock, _) = start_mock(
+        MockConfig {
+            mappings,
+            max_concurrent_streams: Some(CAP),
+            ..MockConfig::default()
+        },
+        false,
+    );
+    let out = run(
+        "python3",
+        &[
+            "-c",
+            GRPC_CLIENT,
+            &mock.addr().to_string(),
+            &mock.url(),
+            &STREAMS.to_string(),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "grpcio (pip install grpcio, scripts/install-test-deps.sh): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON line");
+    // HelloReply{message: "hi"}, as the stub's base64Body gave it.
+    assert_eq!(report["reply_hex"], "0a026869", "{report}");
+    assert_eq!(
+        report["fail"],
+        serde_json::json!(["NOT_FOUND", "no such greeting"])
+    );
+    assert_eq!(report["ok"], STREAMS, "{report}");
+    // Truth by hand: 20 calls × 200 ms / 5 streams = 4 waves ≈ 800 ms; never less.
+    assert!(report["elapsed_ms"].as_f64().unwrap() >= 795.0, "{report}");
+    let stats = mock.stats();
+    assert_eq!(stats.requests, STREAMS as u64, "{stats:?}");
+    assert_eq!(stats.max_in_flight, u64::from(CAP), "{stats:?}");
+    assert_eq!(
+        stats.max_streams_per_connection,
+        u64::from(CAP),
+        "{stats:?}"
+    );
+    // The channel's one connection was opened before the window began; no other since.
+    assert_eq!(stats.connections_accepted, 0, "{stats:?}");
 }
