@@ -485,3 +485,48 @@ fn grpc_stubs_answer_a_python_grpc_channel_queued_behind_the_stream_cap() {
     // The channel's one connection was opened before the window began; no other since.
     assert_eq!(stats.connections_accepted, 0, "{stats:?}");
 }
+
+#[test]
+fn the_keepalive_timeout_closes_an_idle_h2_connection_with_goaway() {
+    use std::io::{Read, Write};
+    let keepalive = Duration::from_millis(300);
+    let mock = chokepoint_mock::start(
+        "127.0.0.1:0".parse().unwrap(),
+        MockConfig {
+            keepalive_timeout: Some(keepalive),
+            ..MockConfig::default()
+        },
+    )
+    .expect("mock starts");
+    let mut stream = client::connect(mock.addr());
+    let started = std::time::Instant::now();
+    // The preface and an empty SETTINGS frame (length 0, type 4, flags 0, stream 0); no stream.
+    stream
+        .write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+        .unwrap();
+    stream.write_all(&[0, 0, 0, 4, 0, 0, 0, 0, 0]).unwrap();
+    // Frames as they come, until a GOAWAY (hyper's graceful close then waits for the client's
+    // PING ack before it closes the socket, which this client does not send).
+    let (mut bytes, mut frame_types, mut at) = (Vec::new(), Vec::new(), 0);
+    let mut chunk = [0u8; 4096];
+    while !frame_types.contains(&7) {
+        let n = stream
+            .read(&mut chunk)
+            .expect("frames before the read timeout");
+        assert!(n > 0, "closed without GOAWAY: {frame_types:?}");
+        bytes.extend_from_slice(&chunk[..n]);
+        while at + 9 <= bytes.len() {
+            let length = u32::from_be_bytes([0, bytes[at], bytes[at + 1], bytes[at + 2]]) as usize;
+            if at + 9 + length > bytes.len() {
+                break;
+            }
+            frame_types.push(bytes[at + 3]);
+            at += 9 + length;
+        }
+    }
+    let goaway = started.elapsed();
+    // SETTINGS (4) first, GOAWAY (7) once idle for the keep-alive timeout.
+    assert_eq!(frame_types.first(), Some(&4), "{frame_types:?}");
+    assert!(goaway >= keepalive, "GOAWAY after {goaway:?}");
+    assert_eq!(mock.stats().h2_connections_accepted, 1);
+}
