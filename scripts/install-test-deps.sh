@@ -20,7 +20,7 @@ command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
 if ! command -v kubernetes-validate >/dev/null 2>&1 || ! python3 -c 'import wiremock.client' >/dev/null 2>&1 \
   || ! command -v py-spy >/dev/null 2>&1 || ! command -v gunicorn >/dev/null 2>&1 \
-  || ! python3 -c 'import fastapi, uvicorn, httpx' >/dev/null 2>&1; then
+  || ! python3 -c 'import fastapi, uvicorn, httpx, grpc' >/dev/null 2>&1; then
   python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip)
 fi
 # tests/cli/cli_tls.rs: a real TLS server (nginx is in /usr/sbin, often not on PATH).
@@ -28,6 +28,8 @@ fi
 command -v taskset >/dev/null 2>&1 || need_apt+=(util-linux)
 # tests/sweeps/forwarders.rs: socat on the URL's port, a forwarder in front of a real target.
 command -v socat >/dev/null 2>&1 || need_apt+=(socat)
+# crates/mock/tests/suite/h2.rs: nghttp (and h2load) from nghttp2, an HTTP/2 peer of the mock.
+command -v nghttp >/dev/null 2>&1 || need_apt+=(nghttp2-client)
 # tests/sweeps/catalogue_pools.rs: the catalogue of known pools against a real PHP-FPM (behind nginx)
 # and a real Apache httpd (prefork).
 compgen -G '/usr/sbin/php-fpm*' >/dev/null || need_apt+=(php-fpm)
@@ -82,6 +84,9 @@ for artifact in com.zaxxer:HikariCP:7.1.0 org.postgresql:postgresql:42.7.14 \
   mkdir -p "$hikari_dir"
   mvn -q dependency:copy -Dartifact="$artifact" -DoutputDirectory="$hikari_dir"
 done
+# golang.org/x/net (the Go module proxy) for crates/mock/tests/fixtures/go-h2-streams, the Go
+# HTTP/2 client of crates/mock/tests/suite/h2.rs, which builds it offline from the module cache.
+(cd crates/mock/tests/fixtures/go-h2-streams && GOTOOLCHAIN=local go mod download)
 # WireMock's Python admin client (PyPI `wiremock`), which drives the mock in
 # crates/mock/tests/wiremock.rs; the test fails without it.
 if ! python3 -c 'import wiremock.client' >/dev/null 2>&1; then
@@ -121,6 +126,11 @@ fi
 # connections to PostgreSQL tests/sweeps/database_pools.rs names by the extension the process maps.
 if ! python3 -c 'import asyncpg' >/dev/null 2>&1; then
   PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet asyncpg==0.31.0
+fi
+# grpcio (PyPI, with its C core): the gRPC channel that calls the mock's gRPC stubs in
+# crates/mock/tests/suite/h2.rs, which fails without it.
+if ! python3 -c 'import grpc' >/dev/null 2>&1; then
+  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet grpcio==1.85.1
 fi
 # The manifests in deploy/kubernetes/ are validated offline against the Kubernetes schemas.
 if ! command -v kubernetes-validate >/dev/null 2>&1; then

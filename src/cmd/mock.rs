@@ -35,6 +35,10 @@ pub struct Args {
     /// Serve at most N connections at once; others wait as in a full accept queue
     #[arg(long, value_name = "N", value_parser = common::positive_count, allow_hyphen_values = true)]
     pub max_connections: Option<u64>,
+    /// Advertise and enforce SETTINGS_MAX_CONCURRENT_STREAMS = N on each HTTP/2 connection:
+    /// streams beyond N are refused (REFUSED_STREAM), so clients queue (default: no limit)
+    #[arg(long, value_name = "N", value_parser = stream_cap, allow_hyphen_values = true)]
+    pub max_concurrent_streams: Option<u32>,
     /// Close keep-alive connections idle this long (default: keep them until the client closes)
     #[arg(long, value_parser = common::positive_duration, allow_hyphen_values = true)]
     pub keepalive_timeout: Option<Duration>,
@@ -117,6 +121,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         global_templating: args.global_response_templating,
         recordings_dir,
         proxy_cacert: args.proxy_cacert.clone(),
+        max_concurrent_streams: args.max_concurrent_streams,
     };
     let plain_port = match (args.port, args.https_port) {
         (Some(port), _) => Some(port),
@@ -204,6 +209,12 @@ fn recordings_folder(mappings: &std::path::Path) -> Option<PathBuf> {
     })
 }
 
+/// `--max-concurrent-streams`: at least 1, and a 32-bit HTTP/2 setting.
+fn stream_cap(text: &str) -> Result<u32, String> {
+    let n = common::positive_count(text)?;
+    u32::try_from(n).map_err(|_| format!("'{text}' is too many streams: at most {}", u32::MAX))
+}
+
 /// The one start line: where it listens and how it is configured.
 fn describe(url: &str, config: &chokepoint_mock::MockConfig, stubs: usize) -> String {
     let delay = config
@@ -217,6 +228,9 @@ fn describe(url: &str, config: &chokepoint_mock::MockConfig, stubs: usize) -> St
     let cap = config
         .max_connections
         .map_or("unlimited".to_string(), |n| n.to_string());
+    let streams = config
+        .max_concurrent_streams
+        .map_or("unlimited".to_string(), |n| n.to_string());
     let keepalive = config
         .keepalive_timeout
         .map_or("until the client closes".to_string(), |d| format!("{d:?}"));
@@ -226,6 +240,6 @@ fn describe(url: &str, config: &chokepoint_mock::MockConfig, stubs: usize) -> St
     };
     format!(
         "chokepoint mock listening on {url} (delay {delay}; {stubs}; max connections \
-         {cap}; keep-alive {keepalive}; journal {journal}; stats at /__chokepoint/stats)"
+         {cap}; HTTP/2 streams per connection {streams}; keep-alive {keepalive}; journal {journal}; stats at /__chokepoint/stats)"
     )
 }

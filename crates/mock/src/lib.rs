@@ -8,7 +8,11 @@
 //!   `chokepoint proxy` reuses it).
 //! - `accept` takes a listener and hands connections to per-core workers (the
 //!   `--max-connections` cap); `connection` serves HTTP/1.1 on one (the keep-alive timeout) and
-//!   sends each request to `admin` or `respond`; `respond` answers from the stubs after their
+//!   sends each request to `admin` or `respond`; `h2` serves HTTP/2 instead when the connection
+//!   opened with the HTTP/2 preface (h2c, on the plain port) or chose `h2` by ALPN (HTTPS): each
+//!   stream a request, counted in flight by itself and on its connection, at most
+//!   `--max-concurrent-streams` at once (REFUSED_STREAM past it), a stub's fault resetting only
+//!   its stream; `respond` answers from the stubs after their
 //!   delay on timers (never a thread per request), with `body` (whole or dribbled) and `faults`
 //!   (played at the socket); `admin` answers `/__admin/*` (WireMock's admin API),
 //!   `/__chokepoint/stats`, `/__chokepoint/reset` and `/metrics`; `state` holds the stubs, the
@@ -51,6 +55,8 @@ mod body;
 mod connection;
 mod faults;
 mod files;
+mod grpc;
+mod h2;
 pub mod inflight;
 mod journal;
 mod json_match;
@@ -103,6 +109,10 @@ pub struct MockConfig {
     /// `--proxy-cacert`: PEM certificates trusted for `https://` proxy and webhook targets,
     /// besides the system's roots.
     pub proxy_cacert: Option<PathBuf>,
+    /// `--max-concurrent-streams`: each HTTP/2 connection advertises this
+    /// SETTINGS_MAX_CONCURRENT_STREAMS and refuses streams beyond it (REFUSED_STREAM). `None`:
+    /// no limit is advertised.
+    pub max_concurrent_streams: Option<u32>,
 }
 
 /// Why the mock cannot load its mappings or run. Each message is one line.

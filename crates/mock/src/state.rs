@@ -49,6 +49,7 @@ pub(crate) struct MockState {
     pub scenarios: Scenarios,
     max_connections: Option<usize>,
     keepalive_timeout: Option<Duration>,
+    max_concurrent_streams: Option<u32>,
     connections_waiting: AtomicU64,
     /// `--global-response-templating`.
     global_templating: bool,
@@ -100,6 +101,7 @@ impl MockState {
             scenarios: Scenarios::default(),
             max_connections: config.max_connections,
             keepalive_timeout: config.keepalive_timeout,
+            max_concurrent_streams: config.max_concurrent_streams,
             connections_waiting: AtomicU64::new(0),
             global_templating: config.global_templating,
             proxy_client: proxy::client(config.proxy_cacert.as_deref()),
@@ -236,10 +238,14 @@ impl MockState {
             connections_open: snap.connections_open,
             max_connections_open: snap.max_connections_open,
             connections_accepted: snap.connections_accepted,
+            h2_connections_open: snap.h2_connections_open,
+            h2_connections_accepted: snap.h2_connections_accepted,
+            max_streams_per_connection: snap.max_streams_per_connection,
             config: MockConfigView {
                 fixed_delay_ms: global.map(|d| d.as_secs_f64() * 1000.0),
                 max_connections: self.max_connections.map(|n| n as u64),
                 keepalive_timeout_ms: self.keepalive_timeout.map(|d| d.as_millis() as u64),
+                max_concurrent_streams: self.max_concurrent_streams.map(u64::from),
             },
         }
     }
@@ -281,6 +287,11 @@ impl MockState {
     /// `--keepalive-timeout`.
     pub fn keepalive_timeout(&self) -> Option<Duration> {
         self.keepalive_timeout
+    }
+
+    /// `--max-concurrent-streams`.
+    pub fn max_concurrent_streams(&self) -> Option<u32> {
+        self.max_concurrent_streams
     }
 
     /// The counter of connections waiting for a slot at the cap.
