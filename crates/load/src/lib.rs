@@ -28,6 +28,7 @@
 mod client;
 mod engine;
 pub mod failure;
+mod h2client;
 mod handle;
 pub mod hdr;
 pub mod pacer;
@@ -36,6 +37,7 @@ mod request;
 mod response;
 mod setup;
 pub mod shard;
+mod streams;
 pub mod summary;
 pub mod targets;
 mod tls;
@@ -97,6 +99,11 @@ pub struct LoadConfig {
     pub targets: Vec<RequestSpec>,
     /// The order `targets` are sent in.
     pub targets_order: TargetsOrder,
+    /// Speak HTTP/2 (`h2` by ALPN over `https://`, `h2c` with prior knowledge over `http://`):
+    /// the clients are concurrent streams spread over `connections` connections (`h2client`).
+    pub http2: bool,
+    /// With `http2`: the connections the streams are spread over (at most one per client).
+    pub connections: u32,
 }
 
 /// Parses a request method (`GET`, `post`, ...); methods are sent in upper case.
@@ -174,6 +181,8 @@ impl LoadConfig {
             trust: Trust::Platform,
             targets: Vec::new(),
             targets_order: TargetsOrder::RoundRobin,
+            http2: false,
+            connections: 1,
         })
     }
 
@@ -197,6 +206,9 @@ impl LoadConfig {
             if !(rate.is_finite() && rate > 0.0) {
                 return bad("the rate must be a number of requests per second above 0 (--rate)");
             }
+        }
+        if self.connections == 0 {
+            return bad("connections must be at least 1 (--connections)");
         }
         if self.timeout.is_zero() {
             return bad("the timeout must be greater than 0 (--timeout)");
