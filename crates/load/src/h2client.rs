@@ -8,7 +8,8 @@
 //! as an HTTP/1.1 client does, so the engine's closed and open models, its exact counts and its
 //! recording are the same (`engine`'s `Session`). The first client to find its lane without a
 //! connection opens one (TCP, TLS with ALPN `h2`, the HTTP/2 handshake) while the others wait
-//! for it; the exchange that opened it reports the connect and handshake times.
+//! for it, until the server answered a PING (its SETTINGS, with its stream limit, come first);
+//! the exchange that opened it reports the connect and TLS handshake times.
 //!
 //! A stream ends in a failure kind of its own when the server resets it with `REFUSED_STREAM`
 //! or a `GOAWAY` with an error code ends it. A graceful `GOAWAY` (`NO_ERROR`, as nginx sends
@@ -129,6 +130,9 @@ struct Live {
     /// Set when the connection ended or a stream found it going away: the next stream opens a
     /// new one.
     closed: Arc<AtomicBool>,
+    /// Becomes `Some(true)` when a `GOAWAY` from the server ended the connection, `Some(false)`
+    /// when anything else did: what a stream cut off with it is told.
+    ended: tokio::sync::watch::Receiver<Option<bool>>,
 }
 
 /// What every stream of an HTTP/2 run shares.
@@ -157,6 +161,8 @@ enum Miss {
     /// request was sent): resend once on a new connection.
     Unprocessed,
     Failed(Failure),
+    /// The connection broke under the stream (EOF, reset): a `GOAWAY` before it, or not.
+    Broken(Failure),
 }
 
 impl H2Stream {
@@ -190,7 +196,7 @@ impl H2Stream {
         let (failure, bytes) = match outcome {
             Ok(done) => done,
             Err(Miss::Unprocessed) => (Some(Failure::GoAway), 0),
-            Err(Miss::Failed(failure)) => (Some(failure), 0),
+            Err(Miss::Failed(failure) | Miss::Broken(failure)) => (Some(failure), 0),
         };
         Exchange {
             failure,
@@ -226,11 +232,25 @@ impl H2Stream {
             outcome = send(live, request, lane) => outcome,
             _ = deadline.as_mut() => Err(Miss::Failed(Failure::RequestTimeout)),
         };
-        if let Err(Miss::Unprocessed) = outcome {
-            live.closed.store(true, Relaxed);
-            self.live = None;
+        match outcome {
+            Err(Miss::Unprocessed) => {
+                live.closed.store(true, Relaxed);
+                self.live = None;
+                outcome
+            }
+            Err(Miss::Broken(failure)) => {
+                // The connection's own end says whether the server sent a GOAWAY first (with
+                // an error code, then closed): that is why this stream ended.
+                let mut ended = live.ended.clone();
+                let goaway = tokio::select! {
+                    biased;
+                    end = ended.wait_for(Option::is_some) => end.is_ok_and(|end| *end == Some(true)),
+                    _ = self.deadline.as_mut() => false,
+                };
+                Err(Miss::Failed(if goaway { Failure::GoAway } else { failure }))
+            }
+            outcome => outcome,
         }
-        outcome
     }
 }
 
@@ -294,15 +314,16 @@ fn miss(error: &h2::Error, before_sending: bool) -> Miss {
     if graceful || (before_sending && (error.is_go_away() || error.is_io())) {
         return Miss::Unprocessed;
     }
+    if let Some(io) = error.get_io() {
+        return Miss::Broken(classify(io));
+    }
     Miss::Failed(
-        if error.is_reset() && error.reason() == Some(Reason::REFUSED_STREAM) {
+        if error.reason() == Some(Reason::REFUSED_STREAM) && error.is_reset() {
             Failure::RefusedStream
         } else if error.is_go_away() {
             Failure::GoAway
         } else if error.is_reset() {
             Failure::Reset
-        } else if let Some(io) = error.get_io() {
-            classify(io)
         } else {
             Failure::Protocol
         },
@@ -355,23 +376,38 @@ impl Lane {
     where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
-        let (send, connection) = builder()
+        let (send, mut connection) = builder()
             .handshake::<S, Bytes>(io)
             .await
             .map_err(|_| Failure::Protocol)?;
+        let mut ping = connection.ping_pong().ok_or(Failure::Other)?;
         self.opened.fetch_add(1, Relaxed);
         let closed = Arc::new(AtomicBool::new(false));
-        let (lane, ended) = (self.clone(), closed.clone());
+        let (tell_end, ended) = tokio::sync::watch::channel(None);
+        let (lane, closing) = (self.clone(), closed.clone());
         tokio::spawn(async move {
-            match connection.await {
+            let goaway = match connection.await {
                 // Ends cleanly only after the server's graceful GOAWAY (we never close first).
-                Ok(()) => lane.goaways.fetch_add(1, Relaxed),
-                Err(e) if e.is_go_away() && e.is_remote() => lane.goaways.fetch_add(1, Relaxed),
-                Err(_) => 0,
+                Ok(()) => true,
+                Err(e) => e.is_go_away() && e.is_remote(),
             };
-            ended.store(true, Relaxed);
+            if goaway {
+                lane.goaways.fetch_add(1, Relaxed);
+            }
+            closing.store(true, Relaxed);
+            let _ = tell_end.send(Some(goaway));
         });
-        Ok(Live { send, closed })
+        // The server's SETTINGS come before its answer to a PING: once it answers, its stream
+        // limit is known, and the streams about to start are not refused for having raced it
+        // (as a gRPC channel waits for the server's preface).
+        ping.ping(h2::Ping::opaque())
+            .await
+            .map_err(|_| Failure::Protocol)?;
+        Ok(Live {
+            send,
+            closed,
+            ended,
+        })
     }
 }
 
