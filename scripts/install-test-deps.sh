@@ -25,6 +25,10 @@ fi
 # tests/cli/cli_tls.rs: a real TLS server (nginx is in /usr/sbin, often not on PATH).
 [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || need_apt+=(nginx-light)
 command -v taskset >/dev/null 2>&1 || need_apt+=(util-linux)
+# tests/cli/cli_h2.rs: self-signed certificates as `openssl req -x509` makes them (CA:TRUE).
+command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
+# bench/h2load-ratio.sh: h2load, the HTTP/2 load generator chokepoint's --http2 is measured against.
+command -v h2load >/dev/null 2>&1 || need_apt+=(nghttp2-client)
 # tests/sweeps/catalogue_pools.rs: the catalogue of known pools against a real PHP-FPM (behind nginx)
 # and a real Apache httpd (prefork).
 compgen -G '/usr/sbin/php-fpm*' >/dev/null || need_apt+=(php-fpm)

@@ -2,6 +2,7 @@
 //! would (its commands, flags, bad input, TLS, the deploy files) or checks the workspace itself.
 
 mod cli_compare;
+mod cli_h2;
 mod cli_help;
 mod cli_load;
 mod cli_merge;
