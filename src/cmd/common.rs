@@ -44,8 +44,8 @@ pub struct RequestArgs {
     /// clients are concurrent streams over --connections connections (as h2load's -c and -m)
     #[arg(long)]
     pub http2: bool,
-    /// --http2: the connections the streams are spread over (at most one per client; default
-    /// 1, as a gRPC channel keeps one per host)
+    /// --http2: the connections the streams are spread over (at most one per client; one by
+    /// default, as a gRPC channel keeps one per host)
     #[arg(long, value_name = "N", default_value_t = 1, requires = "http2", value_parser = client_count)]
     pub connections: u32,
 }

@@ -5,7 +5,7 @@
 //! certificate, as `openssl req -x509` (CA:TRUE) and rcgen make it.
 use super::cli_tls::{assert_ran, certificates, chokepoint, report, Nginx, Scratch};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// (requests by protocol, distinct connections) in nginx's access log.
@@ -203,13 +203,8 @@ fn a_server_without_http2_is_refused_in_one_line_before_any_request() {
 }
 
 /// `load -n 5 --cacert CERT` against nginx serving `cert`: its exit code and stderr.
-fn load_trusting(
-    scratch: &Scratch,
-    cert: &PathBuf,
-    key: &PathBuf,
-    trust: &PathBuf,
-) -> (i32, String) {
-    let nginx = Nginx::serve(scratch, tls_listen(cert.clone(), key.clone(), ""), "");
+fn load_trusting(scratch: &Scratch, cert: &Path, key: &Path, trust: &Path) -> (i32, String) {
+    let nginx = Nginx::serve(scratch, tls_listen(cert.into(), key.into(), ""), "");
     let output = chokepoint(&[
         "load",
         &nginx.url("/"),

@@ -1,5 +1,6 @@
-//! The load engine: drives an HTTP/1.1 service (plain or over TLS) with closed-loop clients or
-//! a constant arrival rate, and measures what it saw into a [`chokepoint_result::LoadReport`].
+//! The load engine: drives an HTTP/1.1 or HTTP/2 service (plain or over TLS) with closed-loop
+//! clients or a constant arrival rate, and measures what it saw into a
+//! [`chokepoint_result::LoadReport`].
 //!
 //! How a run flows:
 //! - [`LoadConfig`] says what to send and how ([`LoadConfig::new`] gives ab-like defaults,
@@ -15,6 +16,10 @@
 //!   opens (plain TCP, or a rustls handshake over it). In the closed model each client sends its
 //!   next request when the last one ended; in the open model each task takes the next hit of the
 //!   schedule ([`pacer`]) and latency counts from the hit's due time (wrk2's correction).
+//! - With [`LoadConfig::http2`] the clients are streams instead (`h2client`, the `h2` crate):
+//!   client `i` sends on connection `i % connections`, each connection and its streams on one
+//!   worker thread; the same client tasks drive them through the engine's `Session`. The
+//!   streams in flight per connection become the report's `http2` figures (`streams`).
 //! - Each request's latency (and, when it opened a connection, the connect and handshake times)
 //!   is recorded in `recorder::Registry::record`: into HdrHistograms owned by the worker thread,
 //!   drained and merged once per interval, so no channel or lock is contended per request.

@@ -92,7 +92,10 @@ async fn serve(stream: tokio::net::TcpStream, behaviour: Behaviour, seen: Arc<Se
             connection.abrupt_shutdown(Reason::ENHANCE_YOUR_CALM);
             break;
         }
-        if behaviour.refuse_every.is_some_and(|k| streams % k == 0) {
+        if behaviour
+            .refuse_every
+            .is_some_and(|k| streams.is_multiple_of(k))
+        {
             respond.send_reset(Reason::REFUSED_STREAM);
             continue;
         }

@@ -69,8 +69,13 @@ pub fn load_report(report: &LoadReport) -> String {
     };
     let model = match report.rate_rps {
         Some(rate) => format!(
-            "open, {rate} requests/s on a fixed schedule, up to {} connections used ({connections})",
-            report.clients
+            "open, {rate} requests/s on a fixed schedule, up to {} {} used ({connections})",
+            report.clients,
+            if report.http2.is_some() {
+                "streams"
+            } else {
+                "connections"
+            }
         ),
         None => format!("closed, {} clients ({connections})", report.clients),
     };
