@@ -28,8 +28,11 @@ fi
 command -v taskset >/dev/null 2>&1 || need_apt+=(util-linux)
 # tests/sweeps/forwarders.rs: socat on the URL's port, a forwarder in front of a real target.
 command -v socat >/dev/null 2>&1 || need_apt+=(socat)
-# crates/mock/tests/suite/h2.rs: nghttp (and h2load) from nghttp2, an HTTP/2 peer of the mock.
+# crates/mock/tests/suite/h2.rs: nghttp, an HTTP/2 peer of the mock; bench/h2load-ratio.sh: h2load,
+# the HTTP/2 load generator chokepoint's --http2 is measured against (both from nghttp2-client).
 command -v nghttp >/dev/null 2>&1 || need_apt+=(nghttp2-client)
+# tests/cli/cli_h2.rs: self-signed certificates as `openssl req -x509` makes them (CA:TRUE).
+command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
 # tests/sweeps/catalogue_pools.rs: the catalogue of known pools against a real PHP-FPM (behind nginx)
 # and a real Apache httpd (prefork).
 compgen -G '/usr/sbin/php-fpm*' >/dev/null || need_apt+=(php-fpm)
