@@ -78,11 +78,11 @@ fn sizes_read_as_a_pool_or_a_factor() {
 fn the_emulated_delay_makes_the_pool_of_n_serve_as_one_of_m() {
     // Rows: pool found, plateau req/s, mock delay ms, M asked → emulated delay ms, clients.
     // A hold of exactly the delay: d × N / M.
-    // A hold 2 ms over a 100 ms delay (the service's own 2 ms): (102 × 20/40) − 2 = 49.
+    // A hold 7 ms over a 100 ms delay: still d × N / M (the hold scales with the delay).
     // A smaller pool: the delay grows, d × 20/10.
     for (n, plateau, delay, m, emulated_delay, clients) in [
         (20.0, 200.0, 100.0, 40, 50.0, vec![60, 80]),
-        (20.0, 1000.0 * 20.0 / 102.0, 100.0, 40, 49.0, vec![60, 80]),
+        (20.0, 1000.0 * 20.0 / 107.0, 100.0, 40, 50.0, vec![60, 80]),
         (20.0, 200.0, 100.0, 10, 200.0, vec![15, 20]),
         (6.0, 120.0, 50.0, 13, 50.0 * 6.0 / 13.0, vec![20, 26]),
     ] {
