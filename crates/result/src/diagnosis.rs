@@ -548,4 +548,34 @@ mod tests {
             d
         );
     }
+
+    #[test]
+    fn a_what_if_is_written_and_read_back_and_left_out_when_not_asked() {
+        let mut d = Diagnosis::new(Finding::bare(Kind::BlockingPool, vec![]), Words::default());
+        assert!(!serde_json::to_string(&d).expect("JSON").contains("what_if"));
+        d.what_if = Some(WhatIf {
+            pool: Some(40),
+            name: Some("actor-pool".into()),
+            from_pool: Some(20),
+            predicted_rps: Some(379.0),
+            measured_by: crate::MeasuredBy::Emulation,
+            next_limit: Some(crate::NextLimit::Concurrency { in_flight: 14 }),
+            bound_rps: Some(2100.0),
+            cpu_ms_per_request: Some(0.95),
+            usable_cores: Some(2.0),
+            pool_rps: Some(373.0),
+            delay_ms: Some(100.0),
+            hold_ms: Some(107.0),
+            emulated_delay_ms: Some(50.0),
+            steps: vec![],
+            not_emulated: None,
+            summary: "With `actor-pool` at 40 ...".into(),
+        });
+        let json = serde_json::to_value(&d).expect("JSON");
+        assert_eq!(json["what_if"]["measured_by"], "emulation");
+        assert_eq!(json["what_if"]["next_limit"]["kind"], "concurrency");
+        assert_eq!(json["what_if"]["predicted_rps"], 379.0);
+        let back: Diagnosis = serde_json::from_value(json).expect("read back");
+        assert_eq!(back, d);
+    }
 }

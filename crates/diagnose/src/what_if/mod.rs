@@ -62,7 +62,7 @@ impl std::str::FromStr for PoolSize {
             };
         }
         match text.parse::<i64>() {
-            Ok(n) if n >= 1 && n <= 1_000_000 => Ok(PoolSize::Pool(n as u32)),
+            Ok(n) if (1..=1_000_000).contains(&n) => Ok(PoolSize::Pool(n as u32)),
             Ok(_) => Err(format!("'{text}' must be a pool of 1 to 1000000 slots")),
             Err(_) => Err(wrong()),
         }
