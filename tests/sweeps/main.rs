@@ -16,3 +16,4 @@ mod quota;
 mod stacks_jvm;
 mod stacks_py_go;
 mod targets;
+mod what_if;
