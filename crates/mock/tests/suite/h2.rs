@@ -206,7 +206,12 @@ fn differential_copy(downstream: SocketAddr) -> PathBuf {
             } else {
                 let bytes = std::fs::read(entry.path()).unwrap();
                 let bytes = match String::from_utf8(bytes) {
-                    Ok(text) => text.replace("@DOWNSTREAM@", downstream).into_bytes(),
+                    // The https proxy's fixture gets the plain downstream too: its TLS
+                    // handshake fails alike over both protocols, which is all compared here.
+                    Ok(text) => text
+                        .replace("@DOWNSTREAM_TLS@", downstream)
+                        .replace("@DOWNSTREAM@", downstream)
+                        .into_bytes(),
                     Err(err) => err.into_bytes(),
                 };
                 std::fs::write(target, bytes).unwrap();
