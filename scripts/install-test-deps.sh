@@ -135,6 +135,12 @@ fi
 if ! python3 -c 'import grpc' >/dev/null 2>&1; then
   PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet grpcio==1.85.1
 fi
+# node-postgres (npm, pinned by its package-lock.json): tests/targets/node-pg, a Node.js service
+# whose pool's default of 10 connections to PostgreSQL tests/sweeps/database_pools.rs sweeps.
+if [ ! -d tests/targets/node-pg/node_modules/pg ]; then
+  command -v npm >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq npm; }
+  (cd tests/targets/node-pg && npm ci --no-audit --no-fund --silent)
+fi
 # The manifests in deploy/kubernetes/ are validated offline against the Kubernetes schemas.
 if ! command -v kubernetes-validate >/dev/null 2>&1; then
   PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet kubernetes-validate

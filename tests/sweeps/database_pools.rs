@@ -11,7 +11,12 @@
 //!   defaults (maximumPoolSize 10). Truth by hand: 100 req/s as above; past 10 in flight the
 //!   handlers park inside `HikariPool.getConnection`, so their pool (30) is not the knob.
 //!
-//! Each needs its tools (PostgreSQL's server from Debian's `postgresql`; python3 with asyncpg
+//! - `tests/targets/node-pg`: one Node.js event loop, node-postgres's `Pool` at its defaults
+//!   (`max` 10, opened on demand). Truth by hand: 100 req/s as above. Node's modules are read,
+//!   never mapped, and it runs no pool thread: nothing in `/proc` names the pool, so the place
+//!   must stay unclear (a right size, no wrong knob).
+//!
+//! Each needs its tools (PostgreSQL's server from Debian's `postgresql`; node with `pg` from npm; python3 with asyncpg
 //! and aiohttp from PyPI; java with HikariCP's and the JDBC driver's jars from Maven Central):
 //! `.ci/run` installs them, and a missing one fails the test.
 use crate::common;
@@ -160,5 +165,48 @@ fn an_asyncpg_pool_in_front_of_postgresql_is_named_from_its_connections_and_its_
     assert_eq!(
         place.queued_threads, None,
         "an event loop: no thread queues"
+    );
+}
+
+#[test]
+fn a_node_postgres_pool_is_sized_and_left_unplaced_when_nothing_names_it() {
+    assert!(
+        toolchain_present("node", "--version"),
+        "node is needed (.ci/run installs it)"
+    );
+    let dir = targets_dir().join("node-pg");
+    assert!(
+        dir.join("node_modules/pg").is_dir(),
+        "node-postgres is missing in {}: run scripts/install-test-deps.sh",
+        dir.display()
+    );
+    let _one = one_at_a_time();
+    let database = Postgres::start();
+    let mut command = Command::new("node");
+    command.arg(dir.join("server.js")).args([
+        "--port",
+        "0",
+        "--dsn",
+        &database.dsn(),
+        "--sleep",
+        "0.1",
+    ]);
+    let target = Target::launch("node-pg", command);
+    let result = sweep_without_mock("node-pg", &target.url(), vec![2, 5, 20, 40]);
+    drop(target);
+    assert_eq!(
+        most_connections_to(&result, database.port()),
+        Some(10),
+        "the truth: node-postgres's 10 connections to PostgreSQL"
+    );
+    assert_finding("node-pg", &result, Kind::BlockingPool, 10.0);
+    let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
+    println!(
+        "node-pg: {}",
+        diagnosis.attribution.as_deref().unwrap_or("no place")
+    );
+    assert_eq!(
+        diagnosis.place, None,
+        "no pool of threads and no library names it: no knob to name"
     );
 }
