@@ -87,9 +87,9 @@ impl Analysis<'_, '_> {
         if !direct {
             let plateau: Vec<&crate::points::Point<'_>> =
                 idx.iter().map(|&i| &self.pts[i]).collect();
-            if let Some(fact) = crate::connection_ceiling::connection_ceiling(
-                self.pts, &plateau, little, plateau_x,
-            ) {
+            if let Some(fact) =
+                crate::connection_ceiling::connection_ceiling(self.pts, &plateau, little, plateau_x)
+            {
                 if let Fact::ConnectionCeiling { connections, .. } = &fact {
                     limit = f64::from(*connections);
                 }

@@ -6,6 +6,8 @@
 //! ([`downstream::MockClient`]), measures the target's CPU (`chokepoint-observe`), and turns all
 //! of it into a [`chokepoint_result::Step`]. Each finished step is saved at once (result.json),
 //! so an interrupted sweep keeps what it measured; at the end the diagnosis reads the steps.
+//! With `--observer` the target is read by the observer beside it over HTTP
+//! (`chokepoint-remote`) instead of this machine's `/proc` (`watch`: one window per step).
 //! While a step runs the sweep reports its [`progress`] as typed figures; the caller renders them.
 //!
 //! [`demo::run_demo`] is `chokepoint demo`: it starts mocks and the demo service in this process
@@ -15,6 +17,7 @@ pub mod downstream;
 pub mod progress;
 pub mod sweep;
 mod warmup;
+mod watch;
 
 pub use progress::{StepProgress, SweepEvent};
 pub use sweep::{ramp_limit, sweep, StepClock, SweepConfig, DEFAULT_MAX_CLIENTS, DEFAULT_STEP};
