@@ -8,6 +8,7 @@ mod cli_help;
 mod cli_load;
 mod cli_merge;
 mod cli_mock;
+mod cli_observe;
 mod cli_report;
 mod cli_shard_sweep;
 mod cli_sweep;
