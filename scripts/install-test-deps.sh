@@ -25,6 +25,8 @@ fi
 # tests/cli/cli_tls.rs: a real TLS server (nginx is in /usr/sbin, often not on PATH).
 [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || need_apt+=(nginx-light)
 command -v taskset >/dev/null 2>&1 || need_apt+=(util-linux)
+# tests/sweeps/observer_netns.rs: a network namespace and a veth pair (`ip netns`, `ip link`).
+command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)
 # tests/sweeps/catalogue_pools.rs: the catalogue of known pools against a real PHP-FPM (behind nginx)
 # and a real Apache httpd (prefork).
 compgen -G '/usr/sbin/php-fpm*' >/dev/null || need_apt+=(php-fpm)

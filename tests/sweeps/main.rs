@@ -9,6 +9,7 @@ mod connection_pools;
 mod database_pools;
 mod frameworks;
 mod growing_pool;
+mod observer_netns;
 mod place;
 mod process_trees;
 mod quota;
