@@ -51,7 +51,8 @@ pub struct Args {
     #[arg(long, value_parser = pid_choice, allow_hyphen_values = true)]
     pub pid: Option<PidChoice>,
     /// Read the target through the observer beside it (chokepoint observe on the target's host
-    /// or namespace), e.g. http://10.0.0.5:7070, instead of this machine's /proc
+    /// or namespace), e.g. http://10.0.0.5:7070, instead of this machine's /proc; the
+    /// observer's own --stacks and --jvm choose its stack tools
     #[arg(long, value_name = "URL", conflicts_with = "pid")]
     pub observer: Option<String>,
     /// A file holding the observer's token (the one its --token-file holds)
