@@ -298,3 +298,58 @@ fn a_sweep_through_an_observer_it_cannot_use_stops_before_any_load() {
         "a refused observer must stop the sweep before any load"
     );
 }
+
+#[test]
+fn a_sweep_is_refused_while_another_holds_the_observer_or_when_no_target_is_there() {
+    let (_target, target_url) = mock(&[]);
+    let (_observer, address) = observer(&[]);
+    let observer_url = format!("http://{address}");
+    let sweep = |url: &str| {
+        Command::new(env!("CARGO_BIN_EXE_chokepoint"))
+            .args(["sweep", url, "-c", "1", "--step", "1s", "--warmup", "0"])
+            .args(["--observer", &observer_url])
+            .output()
+            .unwrap()
+    };
+    // Nothing listens on the swept URL's port there.
+    let nobody = format!("http://127.0.0.1:{}/", chokepoint_testkit::free_port());
+    assert_one_line_error(&sweep(&nobody), "the observer finds no target (404)");
+    // Another sweep holds the observer.
+    let session = format!(
+        r#"{{"listen_port": {}, "interval_ms": 250}}"#,
+        port_of(&target_url)
+    );
+    let (status, body) = call(&address, "POST", "/v1/sessions", &[], &session);
+    assert_eq!(status, 201, "{body}");
+    assert_one_line_error(
+        &sweep(&target_url),
+        "busy (409): another sweep is using this observer",
+    );
+    assert_eq!(served(&target_url), 0);
+}
+
+#[test]
+fn a_target_that_ends_during_a_window_is_a_note_not_an_error() {
+    let (mut target, target_url) = mock(&[]);
+    let (_observer, address) = observer(&[]);
+    let session = format!(
+        r#"{{"listen_port": {}, "interval_ms": 50}}"#,
+        port_of(&target_url)
+    );
+    let (status, body) = call(&address, "POST", "/v1/sessions", &[], &session);
+    assert_eq!(status, 201, "{body}");
+    let id = json(&body)["session"].as_str().unwrap().to_string();
+    let mine = [("x-chokepoint-session", id.as_str())];
+    assert_eq!(call(&address, "POST", "/v1/steps/start", &mine, "").0, 204);
+    let pid = target.pid();
+    target.child_mut().kill().unwrap();
+    target.child_mut().wait().unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let (status, body) = call(&address, "POST", "/v1/steps/finish", &mine, "");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        json(&body)["observation"]["notes"],
+        serde_json::json!([{"note": "process-gone", "pid": pid}]),
+        "{body}"
+    );
+}
