@@ -353,3 +353,50 @@ fn a_target_that_ends_during_a_window_is_a_note_not_an_error() {
         "{body}"
     );
 }
+
+#[test]
+fn an_observer_that_dies_mid_sweep_leaves_a_note_on_the_later_steps_and_no_hang() {
+    let dir = TempDir::new("observe-dies");
+    let json_file = dir.0.join("result.json");
+    let (_target, target_url) = mock(&["--delay", "20ms"]);
+    let (mut observer, address) = observer(&[]);
+    let observer_url = format!("http://{address}");
+    let mut sweep = Server::spawn(
+        "sweep",
+        Command::new(env!("CARGO_BIN_EXE_chokepoint"))
+            .args([
+                "sweep",
+                &target_url,
+                "-c",
+                "1,2,3",
+                "--step",
+                "1s",
+                "--step-fixed",
+            ])
+            .args(["--warmup", "0", "--observer", &observer_url, "--json"])
+            .arg(&json_file)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null()),
+    );
+    let stdout = sweep.child_mut().stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    // The header, then the first step's row: the observer goes away after it.
+    let first_row = lines.nth(1).expect("a first step").unwrap();
+    assert!(first_row.trim_start().starts_with('1'), "{first_row}");
+    observer.child_mut().kill().unwrap();
+    observer.child_mut().wait().unwrap();
+    for _ in lines {}
+    let status = sweep.child_mut().wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    let result = json(&std::fs::read_to_string(&json_file).unwrap());
+    assert_eq!(result["context"]["observer"], observer_url.as_str());
+    let steps = result["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 3);
+    assert!(steps[0]["observation_notes"].is_null(), "{}", steps[0]);
+    for step in &steps[1..] {
+        let notes = step["observation_notes"].as_array().expect("a note");
+        assert_eq!(notes[0]["note"], "observer-failed", "{step}");
+        assert_eq!(notes[0]["observer"], observer_url.as_str(), "{step}");
+        assert!(step["target_cpu_pct"].is_null(), "{step}");
+    }
+}
