@@ -225,6 +225,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     let mut first = true;
+    let mut observer_failed = false;
     let mut live = LiveLine::for_steps();
     // The header waits for the first step, so that a target that cannot be reached gets its
     // one-line error alone. The live line of a step under way is cleared before its row.
@@ -256,6 +257,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             println!("{}", sweep_text::step_header());
         }
         println!("{}", sweep_text::step_line(step));
+        // Said once: the next steps carry the same note in the result.
+        let failed = step.observation_notes.iter().find(|note| {
+            matches!(
+                note,
+                chokepoint_result::ObservationNote::ObserverFailed { .. }
+            )
+        });
+        if let Some(note) = failed.filter(|_| !std::mem::replace(&mut observer_failed, true)) {
+            eprintln!("chokepoint: {note}");
+        }
     });
     live.clear();
     let result = result?;

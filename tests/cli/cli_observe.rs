@@ -358,6 +358,7 @@ fn a_target_that_ends_during_a_window_is_a_note_not_an_error() {
 fn an_observer_that_dies_mid_sweep_leaves_a_note_on_the_later_steps_and_no_hang() {
     let dir = TempDir::new("observe-dies");
     let json_file = dir.0.join("result.json");
+    let stderr_file = dir.0.join("stderr");
     let (_target, target_url) = mock(&["--delay", "20ms"]);
     let (mut observer, address) = observer(&[]);
     let observer_url = format!("http://{address}");
@@ -376,7 +377,7 @@ fn an_observer_that_dies_mid_sweep_leaves_a_note_on_the_later_steps_and_no_hang(
             .args(["--warmup", "0", "--observer", &observer_url, "--json"])
             .arg(&json_file)
             .stdout(Stdio::piped())
-            .stderr(Stdio::null()),
+            .stderr(std::fs::File::create(&stderr_file).unwrap()),
     );
     let stdout = sweep.child_mut().stdout.take().unwrap();
     let mut lines = BufReader::new(stdout).lines();
@@ -388,6 +389,10 @@ fn an_observer_that_dies_mid_sweep_leaves_a_note_on_the_later_steps_and_no_hang(
     for _ in lines {}
     let status = sweep.child_mut().wait().unwrap();
     assert_eq!(status.code(), Some(0));
+    // The terminal hears of it once, not once per step.
+    let stderr = std::fs::read_to_string(&stderr_file).unwrap();
+    let said = format!("chokepoint: the observer at {observer_url} failed: no answer");
+    assert_eq!(stderr.matches(&said).count(), 1, "{stderr}");
     let result = json(&std::fs::read_to_string(&json_file).unwrap());
     assert_eq!(result["context"]["observer"], observer_url.as_str());
     let steps = result["steps"].as_array().unwrap();
