@@ -31,9 +31,12 @@ impl RemoteObserver {
         request: &SessionRequest,
     ) -> Result<RemoteObserver, String> {
         let url = url.trim_end_matches('/').to_string();
+        // A connection per request: a step's window stays open longer than the server keeps
+        // an idle connection (its header timeout), and a POST is not retried on a stale one.
         let agent = ureq::AgentBuilder::new()
             .timeout_connect(CONNECT_TIMEOUT)
             .timeout(REQUEST_TIMEOUT)
+            .max_idle_connections(0)
             .build();
         let mut observer = RemoteObserver {
             url,
