@@ -386,8 +386,10 @@ fn an_observer_that_dies_mid_sweep_leaves_a_note_on_the_later_steps_and_no_hang(
     assert!(first_row.trim_start().starts_with('1'), "{first_row}");
     observer.child_mut().kill().unwrap();
     observer.child_mut().wait().unwrap();
-    for _ in lines {}
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
     let status = sweep.child_mut().wait().unwrap();
+    let said = format!("The target was observed through the observer at {observer_url}");
+    assert!(rest.iter().any(|line| line.starts_with(&said)), "{rest:?}");
     assert_eq!(status.code(), Some(0));
     // The terminal hears of it once, not once per step.
     let stderr = std::fs::read_to_string(&stderr_file).unwrap();

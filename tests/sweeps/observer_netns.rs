@@ -43,6 +43,7 @@ impl Netns {
             subnet: (pid % 250) as u8 + 1,
         };
         let inside = format!("cpo{pid}n");
+        // `netns` exists before the namespace does: a step that fails below still drops it.
         ip(&["netns", "add", &netns.name]);
         ip(&[
             "link",
