@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The mock against WireMock's standalone jar, request by request: the differential test of
 # crates/mock/tests/wiremock_suite/differential.rs (fixtures in crates/mock/tests/fixtures/differential,
-# one mapping file per WireMock feature class), printed per class with the share that agrees,
-# and WireMock's Java client driving the mock.
+# one mapping file per WireMock feature class), printed per class with the share that agrees;
+# both recording the same upstream (recording.rs: alike mappings, alike replays); and WireMock's
+# Java and Python clients driving the mock.
 # Needs: java + javac, mvn (fetches the jar from Maven Central once), cargo.
 # Env: WIREMOCK_VERSION (3.9.1; the test compares against the jar of that name in the cache).
 set -euo pipefail

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the tests need on a fresh Debian machine (as root): the JDK and Maven, Go,
-# Python with py-spy, gunicorn, FastAPI, uvicorn, httpx and WireMock's client, Node, Ruby with
-# Puma, nginx, PHP-FPM, Apache, and WireMock's standalone jar from Maven Central. Each is
-# installed only when missing, so a second run costs seconds. Called by scripts/test.sh.
+# Python with py-spy, gunicorn, FastAPI, uvicorn, httpx, aiohttp, asyncpg and WireMock's client,
+# Node, Ruby with Puma, nginx, PHP-FPM, Apache, PostgreSQL, and from Maven Central WireMock's
+# standalone jar, Apache HttpClient 5, HikariCP and PostgreSQL's JDBC driver. Each is installed
+# only when missing, so a second run costs seconds. Called by scripts/test.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,7 +20,7 @@ command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
 if ! command -v kubernetes-validate >/dev/null 2>&1 || ! python3 -c 'import wiremock.client' >/dev/null 2>&1 \
   || ! command -v py-spy >/dev/null 2>&1 || ! command -v gunicorn >/dev/null 2>&1 \
-  || ! python3 -c 'import fastapi, uvicorn, httpx' >/dev/null 2>&1; then
+  || ! python3 -c 'import fastapi, uvicorn, httpx, grpc' >/dev/null 2>&1; then
   python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip)
 fi
 # tests/cli/cli_tls.rs: a real TLS server (nginx is in /usr/sbin, often not on PATH).
@@ -27,6 +28,13 @@ fi
 command -v taskset >/dev/null 2>&1 || need_apt+=(util-linux)
 # tests/sweeps/observer_netns.rs: a network namespace and a veth pair (`ip netns`, `ip link`).
 command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)
+# tests/sweeps/forwarders.rs: socat on the URL's port, a forwarder in front of a real target.
+command -v socat >/dev/null 2>&1 || need_apt+=(socat)
+# crates/mock/tests/suite/h2.rs: nghttp, an HTTP/2 peer of the mock; bench/h2load-ratio.sh: h2load,
+# the HTTP/2 load generator chokepoint's --http2 is measured against (both from nghttp2-client).
+command -v nghttp >/dev/null 2>&1 || need_apt+=(nghttp2-client)
+# tests/cli/cli_h2.rs: self-signed certificates as `openssl req -x509` makes them (CA:TRUE).
+command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
 # tests/sweeps/catalogue_pools.rs: the catalogue of known pools against a real PHP-FPM (behind nginx)
 # and a real Apache httpd (prefork).
 compgen -G '/usr/sbin/php-fpm*' >/dev/null || need_apt+=(php-fpm)
@@ -81,6 +89,9 @@ for artifact in com.zaxxer:HikariCP:7.1.0 org.postgresql:postgresql:42.7.14 \
   mkdir -p "$hikari_dir"
   mvn -q dependency:copy -Dartifact="$artifact" -DoutputDirectory="$hikari_dir"
 done
+# golang.org/x/net (the Go module proxy) for crates/mock/tests/fixtures/go-h2-streams, the Go
+# HTTP/2 client of crates/mock/tests/suite/h2.rs, which builds it offline from the module cache.
+(cd crates/mock/tests/fixtures/go-h2-streams && GOTOOLCHAIN=local go mod download)
 # WireMock's Python admin client (PyPI `wiremock`), which drives the mock in
 # crates/mock/tests/wiremock.rs; the test fails without it.
 if ! python3 -c 'import wiremock.client' >/dev/null 2>&1; then
@@ -120,6 +131,11 @@ fi
 # connections to PostgreSQL tests/sweeps/database_pools.rs names by the extension the process maps.
 if ! python3 -c 'import asyncpg' >/dev/null 2>&1; then
   PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet asyncpg==0.31.0
+fi
+# grpcio (PyPI, with its C core): the gRPC channel that calls the mock's gRPC stubs in
+# crates/mock/tests/suite/h2.rs, which fails without it.
+if ! python3 -c 'import grpc' >/dev/null 2>&1; then
+  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet grpcio==1.85.1
 fi
 # The manifests in deploy/kubernetes/ are validated offline against the Kubernetes schemas.
 if ! command -v kubernetes-validate >/dev/null 2>&1; then

@@ -40,6 +40,14 @@ pub struct RequestArgs {
     /// The order of the --targets requests
     #[arg(long, value_enum, default_value = "round-robin", requires = "targets")]
     pub targets_order: TargetsOrderArg,
+    /// Speak HTTP/2: h2 by ALPN over https://, h2c with prior knowledge over http://; the -c
+    /// clients are concurrent streams over --connections connections (as h2load's -c and -m)
+    #[arg(long)]
+    pub http2: bool,
+    /// --http2: the connections the streams are spread over (at most one per client; one by
+    /// default, as a gRPC channel keeps one per host)
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "http2", value_parser = client_count)]
+    pub connections: u32,
 }
 
 /// `--targets-order`.
@@ -95,6 +103,8 @@ impl RequestArgs {
             (Some(path), false) => chokepoint_load::Trust::CaFile(path.clone()),
             (None, false) => chokepoint_load::Trust::Platform,
         };
+        config.http2 = self.http2;
+        config.connections = self.connections;
         config.targets_order = match self.targets_order {
             TargetsOrderArg::RoundRobin => chokepoint_load::TargetsOrder::RoundRobin,
             TargetsOrderArg::Random => chokepoint_load::TargetsOrder::Random,

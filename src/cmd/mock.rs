@@ -28,12 +28,17 @@ pub struct Args {
     /// Global delay added to every stub response, e.g. 1s or 100ms
     #[arg(long, value_parser = common::duration, allow_hyphen_values = true)]
     pub delay: Option<Duration>,
-    /// WireMock mappings: a JSON file, or a folder (mappings/*.json with __files/ beside)
+    /// WireMock mappings: a JSON file, or a folder (mappings/*.json with __files/ beside);
+    /// recordings (/__admin/recordings/stop, snapshot) are written to the folder's mappings/
     #[arg(long, value_name = "DIR_OR_FILE")]
     pub mappings: Option<PathBuf>,
     /// Serve at most N connections at once; others wait as in a full accept queue
     #[arg(long, value_name = "N", value_parser = common::positive_count, allow_hyphen_values = true)]
     pub max_connections: Option<u64>,
+    /// Advertise and enforce SETTINGS_MAX_CONCURRENT_STREAMS = N on each HTTP/2 connection:
+    /// streams beyond N are refused (REFUSED_STREAM), so clients queue (default: no limit)
+    #[arg(long, value_name = "N", value_parser = stream_cap, allow_hyphen_values = true)]
+    pub max_concurrent_streams: Option<u32>,
     /// Close keep-alive connections idle this long (default: keep them until the client closes)
     #[arg(long, value_parser = common::positive_duration, allow_hyphen_values = true)]
     pub keepalive_timeout: Option<Duration>,
@@ -43,18 +48,33 @@ pub struct Args {
     /// Render every stub's response as a template, as WireMock's flag of the same name does
     #[arg(long)]
     pub global_response_templating: bool,
-    /// Forward any request no stub matches to this downstream (http://host:port), as
-    /// WireMock's --proxy-all does; the stubs' delays and the in-flight count still apply
+    /// Forward any request no stub matches to this downstream (http[s]://host:port), as
+    /// WireMock's --proxy-all does; the stubs' delays and the in-flight count still apply. An
+    /// https downstream is trusted by the system's roots and --proxy-cacert
     #[arg(long, value_name = "URL")]
     pub proxy_all: Option<String>,
+    /// Also trust these PEM certificates (a CA, or a server's own self-signed one) for https
+    /// proxyBaseUrl, --proxy-all and webhook targets, besides the system's roots
+    #[arg(long, value_name = "FILE")]
+    pub proxy_cacert: Option<PathBuf>,
 }
 
 /// Runs the subcommand.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(Err(reason)) = args
+        .proxy_cacert
+        .as_deref()
+        .map(chokepoint_mock::mapping::check_proxy_cacert)
+    {
+        anyhow::bail!("{reason}");
+    }
+    let recordings_dir = args.mappings.as_deref().and_then(recordings_folder);
     let (mappings, files_root) = match &args.mappings {
         Some(path) => {
             let source = chokepoint_mock::mapping::locate(path)?;
-            if source.files.is_empty() {
+            // A WireMock root whose mappings/ is empty is a mock to record into.
+            let root_to_record_into = path.join("mappings").is_dir();
+            if source.files.is_empty() && !root_to_record_into {
                 anyhow::bail!(
                     "no *.json mappings in {}: give a mapping file or a folder holding mappings/",
                     path.display()
@@ -99,6 +119,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         journal: args.journal,
         files_root,
         global_templating: args.global_response_templating,
+        recordings_dir,
+        proxy_cacert: args.proxy_cacert.clone(),
+        max_concurrent_streams: args.max_concurrent_streams,
     };
     let plain_port = match (args.port, args.https_port) {
         (Some(port), _) => Some(port),
@@ -172,6 +195,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Where recordings are written: a WireMock root's `mappings/`, or the folder of mappings itself
+/// (none for a single mapping file).
+fn recordings_folder(mappings: &std::path::Path) -> Option<PathBuf> {
+    if !mappings.is_dir() {
+        return None;
+    }
+    let inside = mappings.join("mappings");
+    Some(if inside.is_dir() {
+        inside
+    } else {
+        mappings.to_path_buf()
+    })
+}
+
+/// `--max-concurrent-streams`: at least 1, and a 32-bit HTTP/2 setting.
+fn stream_cap(text: &str) -> Result<u32, String> {
+    let n = common::positive_count(text)?;
+    u32::try_from(n).map_err(|_| format!("'{text}' is too many streams: at most {}", u32::MAX))
+}
+
 /// The one start line: where it listens and how it is configured.
 fn describe(url: &str, config: &chokepoint_mock::MockConfig, stubs: usize) -> String {
     let delay = config
@@ -185,6 +228,9 @@ fn describe(url: &str, config: &chokepoint_mock::MockConfig, stubs: usize) -> St
     let cap = config
         .max_connections
         .map_or("unlimited".to_string(), |n| n.to_string());
+    let streams = config
+        .max_concurrent_streams
+        .map_or("unlimited".to_string(), |n| n.to_string());
     let keepalive = config
         .keepalive_timeout
         .map_or("until the client closes".to_string(), |d| format!("{d:?}"));
@@ -194,6 +240,6 @@ fn describe(url: &str, config: &chokepoint_mock::MockConfig, stubs: usize) -> St
     };
     format!(
         "chokepoint mock listening on {url} (delay {delay}; {stubs}; max connections \
-         {cap}; keep-alive {keepalive}; journal {journal}; stats at /__chokepoint/stats)"
+         {cap}; HTTP/2 streams per connection {streams}; keep-alive {keepalive}; journal {journal}; stats at /__chokepoint/stats)"
     )
 }

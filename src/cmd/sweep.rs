@@ -3,7 +3,7 @@ use super::common;
 use super::live::{self, step_text, LiveLine};
 use chokepoint_compare::{Run, RunKind};
 use chokepoint_diagnose::Gate;
-use chokepoint_experiment::{SweepConfig, SweepEvent};
+use chokepoint_experiment::{PoolSize, SweepConfig, SweepEvent};
 use chokepoint_observe::stacks::StackOptions;
 use chokepoint_report::sweep_text;
 use std::path::PathBuf;
@@ -78,6 +78,12 @@ pub struct Args {
     /// this file (for CI)
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// After the finding, predict the pool at M slots by emulation (needs --mock): when the
+    /// limit is a pool held for the mock's delay, a step or two run with that delay scaled so
+    /// the pool found serves as a pool of M would (Little's law), then the delay is put back.
+    /// M is a size (40) or a factor of the pool found (2x)
+    #[arg(long, value_name = "M", value_parser = what_if_size, allow_hyphen_values = true)]
+    pub what_if: Option<PoolSize>,
     #[command(flatten)]
     pub baseline: super::baseline::BaselineArgs,
     #[command(flatten)]
@@ -117,6 +123,10 @@ pub enum PidChoice {
 
 fn pprof_url(text: &str) -> Result<String, String> {
     chokepoint_observe::stacks::pprof::goroutine_url(text)
+}
+
+fn what_if_size(text: &str) -> Result<PoolSize, String> {
+    text.parse()
 }
 
 fn pid_choice(text: &str) -> Result<PidChoice, String> {
@@ -170,6 +180,25 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     // Checked before any load: a baseline that cannot be compared is bad input.
     let baseline = args.baseline.open(RunKind::Sweep, &config.base.url)?;
+    if let Some(size) = args.what_if {
+        if args.mock.is_none() {
+            anyhow::bail!(
+                "--what-if needs --mock URL: the prediction scales the mock's delay (without a mock, read the finding's limit)"
+            );
+        }
+        if let PoolSize::Pool(m) = size {
+            if m >= config.max_clients {
+                anyhow::bail!(
+                    "--what-if {m}: a pool of {m} needs more than {m} clients and the largest step is {}: raise --max-clients (or -c)",
+                    config.max_clients
+                );
+            }
+        }
+        if args.sharding.start_at.is_some() {
+            anyhow::bail!("--what-if runs on one machine's sweep: drop --start-at or --what-if");
+        }
+    }
+    config.what_if = args.what_if;
     config.mock = args.mock;
     config.out = args.out;
     // Printed with the first step, so that a target that cannot be reached gets its one line.
@@ -202,15 +231,29 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     );
                 }
             } else {
-                observe_note = Some(format!(
-                    "chokepoint: observing process {} (listening on the URL's port) and its descendants; --pid none turns this off",
-                    found
-                        .iter()
+                let list = |pids: &[i32]| {
+                    pids.iter()
                         .map(i32::to_string)
                         .collect::<Vec<_>>()
                         .join(", ")
-                ));
-                config = config.with_target_pids(found);
+                };
+                let forwarder = config.follow_forwarder(&found);
+                observe_note = Some(match &forwarder {
+                    Some(f) => format!(
+                        "chokepoint: the URL's port is {} (process {}), a forwarder to port {}: observing it and {} (process {}) behind it, and their descendants; --pid PID observes one process instead",
+                        f.name, f.pid, f.to_port, f.served_name, list(&f.served_pids)
+                    ),
+                    None => format!(
+                        "chokepoint: observing process {} (listening on the URL's port) and its descendants; --pid none turns this off",
+                        list(&found)
+                    ),
+                });
+                let mut roots = found;
+                if let Some(f) = &forwarder {
+                    roots.extend(f.served_pids.iter().copied());
+                }
+                config = config.with_target_pids(roots);
+                config.forwarder = forwarder;
             }
         }
         PidChoice::None => {}
@@ -243,6 +286,29 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 return;
             }
             SweepEvent::Step(step) => step,
+            SweepEvent::Emulating(emulation) => {
+                live.clear();
+                println!(
+                    "{}",
+                    sweep_text::emulation_line(
+                        emulation.from_pool,
+                        emulation.pool,
+                        emulation.delay_ms,
+                        emulation.emulated_delay_ms
+                    )
+                );
+                return;
+            }
+            SweepEvent::EmulatedStep(step) => {
+                live.clear();
+                println!("{}", sweep_text::step_line(step));
+                return;
+            }
+            SweepEvent::WhatIfRefused(refusal) => {
+                live.clear();
+                eprintln!("chokepoint: {refusal}");
+                return;
+            }
         };
         live.clear();
         if std::mem::take(&mut first) {

@@ -126,11 +126,8 @@ fn templates_and_proxies_the_mock_cannot_honour() {
         message.contains("$.response: response-template: body template: the helper 'capitalize' is not supported"),
         "{message}"
     );
-    let message = refused(&["--port", "0", "--proxy-all", "https://127.0.0.1:9"]);
-    assert!(
-        message.contains("an https downstream is not supported"),
-        "{message}"
-    );
+    let message = refused(&["--port", "0", "--proxy-all", "ftp://127.0.0.1:9"]);
+    assert!(message.contains("is not a base URL"), "{message}");
     let message = refused(&["--port", "0", "--proxy-all", "127.0.0.1:9"]);
     assert!(message.contains("write http://host:port"), "{message}");
 }
@@ -140,6 +137,8 @@ fn bad_flags() {
     assert!(refused(&["--delay", "soon"]).contains("soon"));
     assert!(refused(&["--delay", "-1s"]).contains("negative"));
     assert!(refused(&["--max-connections", "0"]).contains("at least 1"));
+    assert!(refused(&["--max-concurrent-streams", "0"]).contains("at least 1"));
+    assert!(refused(&["--max-concurrent-streams", "4294967296"]).contains("too many streams"));
     assert!(refused(&["--keepalive-timeout", "0s"]).contains("zero"));
 }
 
@@ -156,6 +155,8 @@ fn starts_with_one_line_then_refuses_a_port_in_use() {
                 "1s",
                 "--max-connections",
                 "150",
+                "--max-concurrent-streams",
+                "128",
             ])
             .stdout(Stdio::piped())
             .stderr(Stdio::null()),
@@ -167,7 +168,9 @@ fn starts_with_one_line_then_refuses_a_port_in_use() {
     let prefix = "chokepoint mock listening on http://127.0.0.1:";
     assert!(line.starts_with(prefix), "{line}");
     assert!(
-        line.contains("delay 1s") && line.contains("max connections 150"),
+        line.contains("delay 1s")
+            && line.contains("max connections 150")
+            && line.contains("HTTP/2 streams per connection 128"),
         "{line}"
     );
     let port = line[prefix.len()..].split(' ').next().unwrap().to_string();

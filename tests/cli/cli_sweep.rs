@@ -30,6 +30,34 @@ fn assert_one_line_error(args: &[&str], mentions: &str) {
 }
 
 #[test]
+fn a_what_if_that_cannot_be_run_is_refused_before_any_load() {
+    let dead = format!("http://127.0.0.1:{}/", dead_port());
+    let mock = format!("http://127.0.0.1:{}", dead_port());
+    assert_one_line_error(&["sweep", &dead, "--what-if", "40"], "needs --mock");
+    for (m, mentions) in [
+        ("0", "1 to 1000000"),
+        ("-3", "1 to 1000000"),
+        ("forty", "not a pool size"),
+        ("0x", "not a pool size"),
+    ] {
+        assert_one_line_error(&["sweep", &dead, "--mock", &mock, "--what-if", m], mentions);
+    }
+    assert_one_line_error(
+        &[
+            "sweep",
+            &dead,
+            "--mock",
+            &mock,
+            "--what-if",
+            "80",
+            "-c",
+            "10,40",
+        ],
+        "raise --max-clients",
+    );
+}
+
+#[test]
 fn sweep_refuses_bad_input_in_one_line() {
     let dead = format!("http://127.0.0.1:{}/", dead_port());
     assert_one_line_error(&["sweep", "not a url"], "not a url");

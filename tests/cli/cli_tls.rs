@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-fn chokepoint(args: &[&str]) -> Output {
+pub(crate) fn chokepoint(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_chokepoint"))
         .args(args)
         .output()
@@ -15,23 +15,23 @@ fn chokepoint(args: &[&str]) -> Output {
 }
 
 /// A scratch folder for one test, removed on drop.
-struct Scratch(PathBuf);
+pub(crate) struct Scratch(pub(crate) PathBuf);
 
 impl Scratch {
-    fn new(name: &str) -> Scratch {
+    pub(crate) fn new(name: &str) -> Scratch {
         let dir = std::env::temp_dir().join(format!("cp-cli-tls-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         Scratch(dir)
     }
 
-    fn write(&self, name: &str, text: &str) -> PathBuf {
+    pub(crate) fn write(&self, name: &str, text: &str) -> PathBuf {
         let path = self.0.join(name);
         std::fs::write(&path, text).unwrap();
         path
     }
 
-    fn path(&self, name: &str) -> String {
+    pub(crate) fn path(&self, name: &str) -> String {
         self.0.join(name).to_str().unwrap().to_string()
     }
 }
@@ -44,7 +44,7 @@ impl Drop for Scratch {
 
 /// A CA, a server certificate it signed (for 127.0.0.1 and localhost), and a self-signed one.
 /// Returns (ca.pem, server cert, server key, self-signed cert, self-signed key) paths.
-fn certificates(scratch: &Scratch) -> [PathBuf; 5] {
+pub(crate) fn certificates(scratch: &Scratch) -> [PathBuf; 5] {
     use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
     let ca_key = KeyPair::generate().unwrap();
     let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
@@ -84,31 +84,42 @@ fn nginx_binary() -> PathBuf {
     panic!("nginx is missing: install Debian's nginx-light (apt-get install nginx-light; .ci/run does)");
 }
 
-/// nginx serving HTTPS on a free port: 200 "ok\n" for every path, keep-alive, one line per
-/// request in `access.log`: method, path, connection serial number.
-struct Nginx {
+/// nginx serving on a free port: 200 "ok\n" for every path, keep-alive, one line per request
+/// in `access.log`: method, path, connection serial number, protocol (`HTTP/2.0`, ...).
+pub(crate) struct Nginx {
     _server: Server,
-    port: u16,
-    log: PathBuf,
+    pub(crate) port: u16,
+    pub(crate) log: PathBuf,
 }
 
 impl Nginx {
+    /// HTTPS with this certificate.
     fn start(scratch: &Scratch, cert: &Path, key: &Path) -> Nginx {
+        let listen = |port: u16| {
+            format!(
+                "listen 127.0.0.1:{port} ssl; ssl_certificate {}; ssl_certificate_key {};",
+                cert.display(),
+                key.display()
+            )
+        };
+        Nginx::serve(scratch, listen, "keepalive_requests 1000000;")
+    }
+
+    /// `server { listen(port) location / {...} }`, with `http` directives of the caller's.
+    pub(crate) fn serve(scratch: &Scratch, listen: impl Fn(u16) -> String, http: &str) -> Nginx {
         let dir = scratch.0.display();
         let log = scratch.0.join("access.log");
         let (server, port) = Server::spawn_on_free_port("nginx", Duration::from_secs(10), |port| {
             let conf = format!(
                 "worker_processes 1;\ndaemon off;\npid {dir}/nginx.pid;\nerror_log {dir}/error.log;\n\
                  events {{ worker_connections 1024; }}\n\
-                 http {{\n  log_format counts '$request_method $uri $connection';\n\
-                   access_log {log} counts;\n  keepalive_requests 1000000;\n\
+                 http {{\n  log_format counts '$request_method $uri $connection $server_protocol';\n\
+                   access_log {log} counts;\n  {http}\n\
                    client_body_temp_path {dir}; proxy_temp_path {dir}; fastcgi_temp_path {dir};\n\
                    uwsgi_temp_path {dir}; scgi_temp_path {dir};\n\
-                   server {{ listen 127.0.0.1:{port} ssl; ssl_certificate {cert}; \
-                   ssl_certificate_key {key}; location / {{ return 200 \"ok\\n\"; }} }}\n}}\n",
+                   server {{ {listen} location / {{ return 200 \"ok\\n\"; }} }}\n}}\n",
                 log = log.display(),
-                cert = cert.display(),
-                key = key.display(),
+                listen = listen(port),
             );
             let conf_path = scratch.write("nginx.conf", &conf);
             let mut command = Command::new(nginx_binary());
@@ -125,12 +136,12 @@ impl Nginx {
         }
     }
 
-    fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("https://127.0.0.1:{}{path}", self.port)
     }
 
     /// (method path → requests, distinct connections) from the access log.
-    fn seen(&self) -> (BTreeMap<String, u64>, usize) {
+    pub(crate) fn seen(&self) -> (BTreeMap<String, u64>, usize) {
         let text = std::fs::read_to_string(&self.log).unwrap_or_default();
         let mut by_request = BTreeMap::new();
         let mut connections = std::collections::BTreeSet::new();
@@ -145,11 +156,11 @@ impl Nginx {
     }
 }
 
-fn report(path: &str) -> serde_json::Value {
+pub(crate) fn report(path: &str) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
-fn assert_ran(output: &Output) {
+pub(crate) fn assert_ran(output: &Output) {
     assert!(
         output.status.success(),
         "exit {:?}: {}",

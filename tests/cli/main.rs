@@ -4,10 +4,12 @@
 mod cli_baseline;
 mod cli_compare;
 mod cli_compare_ci;
+mod cli_h2;
 mod cli_help;
 mod cli_load;
 mod cli_merge;
 mod cli_mock;
+mod cli_mock_record;
 mod cli_observe;
 mod cli_report;
 mod cli_shard_sweep;

@@ -155,6 +155,11 @@ impl<'p, 'a> Analysis<'p, 'a> {
         if let Some(warmup) = self.ctx.warmup {
             self.facts.insert(0, Fact::WarmedUp { warmup });
         }
+        if let Some(forwarder) = &self.ctx.forwarder {
+            self.facts.push(Fact::BehindForwarder {
+                forwarder: forwarder.clone(),
+            });
+        }
         if matches!(kind, Kind::BlockingPool | Kind::CpuBound | Kind::Contention) {
             if !self.ctx.mock_present {
                 self.facts.push(Fact::NoMock);

@@ -96,6 +96,7 @@ mod size;
 mod stalls;
 mod summary;
 pub mod warmup;
+pub mod what_if;
 mod whole_cores;
 
 use analysis::{AllInFlight, Analysis};

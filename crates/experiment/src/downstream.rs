@@ -52,4 +52,19 @@ impl MockClient {
             format!("{url} did not answer chokepoint mock stats: is it a chokepoint mock?")
         })
     }
+
+    /// The mock's global delay now, ms (`GET /__admin/settings`); `None` when it has none.
+    pub fn fixed_delay_ms(&self) -> anyhow::Result<Option<f64>> {
+        Ok(self.stats()?.config.fixed_delay_ms)
+    }
+
+    /// Sets the mock's global delay, ms, or removes it (`POST /__admin/settings`).
+    pub fn set_fixed_delay_ms(&self, delay_ms: Option<f64>) -> anyhow::Result<()> {
+        let url = format!("{}/__admin/settings", self.base);
+        self.agent
+            .post(&url)
+            .send_json(serde_json::json!({ "fixedDelay": delay_ms }))
+            .with_context(|| format!("cannot set the mock's delay at {url}"))?;
+        Ok(())
+    }
 }

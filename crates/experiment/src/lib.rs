@@ -10,15 +10,22 @@
 //! (`chokepoint-remote`) instead of this machine's `/proc` (`watch`: one window per step).
 //! While a step runs the sweep reports its [`progress`] as typed figures; the caller renders them.
 //!
+//! With [`SweepConfig::what_if`] set, the finished sweep runs a what-if (`what_if`): a step or
+//! two with the mock's delay scaled so that the pool found serves as a pool of another size,
+//! the delay put back after, and the prediction in `diagnosis.what_if`.
+//!
 //! [`demo::run_demo`] is `chokepoint demo`: it starts mocks and the demo service in this process
 //! on free loopback ports and sweeps each of the seeds' scenarios.
 pub mod demo;
 pub mod downstream;
+mod forwarder;
 pub mod progress;
 pub mod sweep;
 mod warmup;
 mod watch;
+mod what_if;
 
+pub use chokepoint_diagnose::what_if::PoolSize;
 pub use progress::{StepProgress, SweepEvent};
 pub use sweep::{ramp_limit, sweep, StepClock, SweepConfig, DEFAULT_MAX_CLIENTS, DEFAULT_STEP};
 pub use warmup::DEFAULT_WARMUP_LIMIT;

@@ -2,6 +2,7 @@
 //! engine's intervals of the step (about every 100 ms), and when the step has ended. The sweep
 //! only sends typed figures; a front end renders them (the binary's live line per step).
 
+use chokepoint_diagnose::what_if::{Emulation, Refusal};
 use chokepoint_result::{SpanFigures, Step, Warmup};
 use std::time::Duration;
 
@@ -24,6 +25,12 @@ pub enum SweepEvent<'a> {
     },
     /// The warm-up has ended.
     WarmedUp(&'a Warmup),
+    /// The what-if's emulation begins: the mock's delay scaled, the clients to run.
+    Emulating(&'a Emulation),
+    /// An emulated step has ended (it is not among the sweep's steps).
+    EmulatedStep(&'a Step),
+    /// The what-if has nothing to predict (the pool found is already that size, ...).
+    WhatIfRefused(Refusal),
 }
 
 /// A step under way: its clients, where it is, and the measured window so far.

@@ -64,6 +64,11 @@ pub struct SweepConfig {
     pub warmup_limit: Duration,
     /// The observer beside the target (`--observer`): read instead of this machine's `/proc`.
     pub observer: Option<Arc<RemoteObserver>>,
+    /// A forwarder on the URL's port and the process behind it, both in `target_cpu`
+    /// ([`SweepConfig::follow_forwarder`]); told in the result's context.
+    pub forwarder: Option<chokepoint_result::Forwarder>,
+    /// After the finding, predict the pool at this size (`--what-if`; `crate::what_if`).
+    pub what_if: Option<crate::PoolSize>,
 }
 
 /// The largest client count the adaptive search tries unless told (`--max-clients`).
@@ -112,6 +117,8 @@ impl SweepConfig {
             catalogue: Catalogue::built_in().clone(),
             warmup_limit: crate::DEFAULT_WARMUP_LIMIT,
             observer: None,
+            forwarder: None,
+            what_if: None,
         })
     }
 
@@ -321,6 +328,10 @@ pub fn sweep(
         chokepoint_diagnose::diagnose_with(&result.steps, &result.context, &config.catalogue)
             .into_diagnosis(),
     );
+    if let Some(size) = config.what_if.filter(|_| !result.interrupted) {
+        let ran = crate::what_if::run(config, size, mock.as_ref(), &mut result, &cancel, on_event);
+        failure = failure.or(ran.err());
+    }
     save(config, &result, true)?;
     match failure {
         Some(err) => Err(err.context(format!(
@@ -363,7 +374,7 @@ fn on_the_clock(
 /// One step: the load run, with the mock's window reset when the measured part begins, its
 /// progress sent to `on_event` as it goes. `Ok(None)` when the step was cancelled before it
 /// finished.
-fn run_step(
+pub(crate) fn run_step(
     config: &SweepConfig,
     clients: u32,
     mock: Option<&MockClient>,
@@ -574,7 +585,7 @@ fn first_answer(config: &SweepConfig, cancel: &CancellationToken) -> anyhow::Res
 /// Waits, bounded, until the target has worked off the requests the last step left queued:
 /// one probe request waits behind the backlog of a FIFO pool, then the mock's in-flight count
 /// must reach zero.
-fn drain(config: &SweepConfig, mock: Option<&MockClient>, cancel: &CancellationToken) {
+pub(crate) fn drain(config: &SweepConfig, mock: Option<&MockClient>, cancel: &CancellationToken) {
     let deadline = Instant::now() + config.drain_timeout;
     let probe = probe(config, 1, config.drain_timeout);
     // The probe's answer does not matter, only that it came back (or timed out).
@@ -611,6 +622,7 @@ fn context_from(stats: Option<&MockStats>, config: &SweepConfig) -> SweepContext
             .observer
             .as_ref()
             .map(|remote| remote.url().to_string()),
+        forwarder: config.forwarder.clone(),
     }
 }
 

@@ -1,14 +1,19 @@
 //! One run: the coordinator (ramp, window, intervals, end) and the client tasks it spawns.
-use crate::client::{Client, ConnectionCounts, Request, Target};
+//!
+//! A client task is written once for each model (closed, open) over a [`Session`]: an HTTP/1.1
+//! client on its own connection, or an HTTP/2 stream on a shared one (`h2client`).
+use crate::client::{Client, ConnectionCounts, Exchange, Request, Target};
+use crate::h2client::{H2Stream, H2Target, Lane};
 use crate::pacer::{Pace, Pacer};
 use crate::recorder::{Outcome, Registry};
-use crate::setup::{preflight, render_requests, resolve, Spare};
+use crate::setup::{preflight, preflight_h2, render_requests, resolve, Spare};
 use crate::targets::send_order;
 use crate::tls::{client_config, Connect, Plain, Tls};
 use crate::window::Window;
 use crate::{LoadConfig, LoadError, LoadEvent, ParsedUrl};
 use chokepoint_observe::ThreadGroupCpu;
 use chokepoint_result::LoadReport;
+use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::mpsc::Sender;
@@ -55,6 +60,60 @@ pub(crate) struct Shared {
     several: bool,
     /// The generator's threads, whose CPU is its own figure.
     generator: ThreadGroupCpu,
+    /// `--http2`: the connections and their streams.
+    pub(crate) http2: Option<Arc<H2Target>>,
+}
+
+/// How a client exchanges one request: HTTP/1.1 on a connection of its own, or an HTTP/2 stream
+/// on its lane's connection.
+pub(crate) trait Session: Send + 'static {
+    /// Sends request `which` of the run and reads the whole response; `now` is when it began.
+    fn exchange(
+        &mut self,
+        which: usize,
+        counts: &ConnectionCounts,
+        now: Instant,
+    ) -> impl Future<Output = Exchange> + Send;
+}
+
+/// An HTTP/1.1 client and what its requests share.
+struct H1Session<C: Connect> {
+    client: Client<C>,
+    target: Arc<Target<C>>,
+}
+
+impl<C: Connect> Session for H1Session<C> {
+    fn exchange(
+        &mut self,
+        which: usize,
+        counts: &ConnectionCounts,
+        now: Instant,
+    ) -> impl Future<Output = Exchange> + Send {
+        self.client.exchange(&self.target, which, counts, now)
+    }
+}
+
+impl Session for H2Stream {
+    fn exchange(
+        &mut self,
+        which: usize,
+        counts: &ConnectionCounts,
+        now: Instant,
+    ) -> impl Future<Output = Exchange> + Send {
+        H2Stream::exchange(self, which, counts, now)
+    }
+}
+
+/// Makes client `i`'s session, inside the worker runtime that drives it.
+type MakeSession<S> = Arc<dyn Fn(usize) -> S + Send + Sync>;
+
+/// The clients of each worker thread, by index.
+fn assign(clients: u32, workers: usize, worker_of: impl Fn(usize) -> usize) -> Vec<Vec<usize>> {
+    let mut assigned = vec![Vec::new(); workers];
+    for i in 0..clients as usize {
+        assigned[worker_of(i)].push(i);
+    }
+    assigned
 }
 
 impl Shared {
@@ -92,17 +151,84 @@ pub(crate) async fn coordinate(
     generator: ThreadGroupCpu,
 ) -> Result<LoadReport, LoadError> {
     let addr = resolve(&parsed).await?;
+    if config.http2 {
+        return coordinate_h2(config, parsed, addr, events, ending, cores, generator).await;
+    }
     let requests = render_requests(&config, &parsed)?;
+    let workers = cores.clamp(1, config.clients as usize);
+    let assigned = assign(config.clients, workers, |i| i % workers);
     if parsed.tls {
-        let tls = Tls::new(client_config(&config.trust)?, &parsed.host)?;
+        let tls = Tls::new(client_config(&config.trust, &[b"http/1.1"])?, &parsed.host)?;
         let spare = preflight(addr, &tls, config.timeout, &config.url, &config.trust).await?;
         let target = target(&config, addr, tls, requests, spare);
-        drive(config, target, events, ending, cores, generator).await
+        let make = h1_sessions(target);
+        drive(
+            config, make, assigned, None, events, ending, cores, generator,
+        )
+        .await
     } else {
         let spare = preflight(addr, &Plain, config.timeout, &config.url, &config.trust).await?;
         let target = target(&config, addr, Plain, requests, spare);
-        drive(config, target, events, ending, cores, generator).await
+        let make = h1_sessions(target);
+        drive(
+            config, make, assigned, None, events, ending, cores, generator,
+        )
+        .await
     }
+}
+
+fn h1_sessions<C: Connect>(target: Arc<Target<C>>) -> MakeSession<H1Session<C>> {
+    Arc::new(move |_| H1Session {
+        client: Client::new(),
+        target: target.clone(),
+    })
+}
+
+/// `--http2`: the preflight, the lanes (connections), and the streams spread over them; a
+/// lane's streams all run on the worker thread that drives its connection.
+async fn coordinate_h2(
+    config: LoadConfig,
+    parsed: ParsedUrl,
+    addr: SocketAddr,
+    events: Sender<LoadEvent>,
+    ending: Ending,
+    cores: usize,
+    generator: ThreadGroupCpu,
+) -> Result<LoadReport, LoadError> {
+    let tls = match parsed.tls {
+        true => Some(Tls::new(
+            client_config(&config.trust, &[b"h2", b"http/1.1"])?,
+            &parsed.host,
+        )?),
+        false => None,
+    };
+    let timeout = config.timeout;
+    let server_max_streams =
+        preflight_h2(addr, tls.as_ref(), timeout, &config.url, &config.trust).await?;
+    let lanes = config.connections.min(config.clients) as usize;
+    let target = Arc::new(H2Target {
+        addr,
+        tls,
+        requests: crate::h2client::requests(&config)?,
+        timeout,
+        lanes: (0..lanes).map(|_| Arc::new(Lane::default())).collect(),
+        server_max_streams,
+    });
+    let workers = cores.clamp(1, lanes);
+    let assigned = assign(config.clients, workers, |i| (i % lanes) % workers);
+    let streams = target.clone();
+    let make: MakeSession<H2Stream> = Arc::new(move |i| H2Stream::new(streams.clone(), i));
+    drive(
+        config,
+        make,
+        assigned,
+        Some(target),
+        events,
+        ending,
+        cores,
+        generator,
+    )
+    .await
 }
 
 fn target<C: Connect>(
@@ -122,10 +248,13 @@ fn target<C: Connect>(
     })
 }
 
-/// Drives the run over connections that `C` opens.
-async fn drive<C: Connect>(
+/// Drives the run: client `i` of `assigned[w]` runs on worker `w` with the session `make(i)`.
+#[allow(clippy::too_many_arguments)] // one call per protocol, each naming every part
+async fn drive<S: Session>(
     config: LoadConfig,
-    target: Arc<Target<C>>,
+    make: MakeSession<S>,
+    assigned: Vec<Vec<usize>>,
+    http2: Option<Arc<H2Target>>,
     events: Sender<LoadEvent>,
     ending: Ending,
     cores: usize,
@@ -149,6 +278,7 @@ async fn drive<C: Connect>(
         order: send_order(config.targets.len(), config.targets_order),
         several: !config.targets.is_empty(),
         generator: generator.clone(),
+        http2,
     });
 
     let start = Instant::now();
@@ -160,9 +290,9 @@ async fn drive<C: Connect>(
     let (worker_ended, mut workers) = tokio::sync::mpsc::unbounded_channel();
     let spawned = spawn_workers(
         &config,
-        cores,
+        assigned,
         &shared,
-        &target,
+        &make,
         start,
         &stop,
         &worker_ended,
@@ -222,26 +352,24 @@ async fn drive<C: Connect>(
     Ok(window.report(&config, &shared, end, interrupted))
 }
 
-/// Starts one worker thread per core (at most one per client), each running its share of the
-/// clients on a single-threaded runtime until they finish or `stop` is cancelled. Every worker
-/// holds a clone of `ended` until its runtime (and every request in it) is gone, and sends an
-/// error through it if it could not start; the channel closes when all have ended.
-fn spawn_workers<C: Connect>(
+/// Starts one worker thread per entry of `assigned` (one per core, at most one per client or
+/// HTTP/2 connection), each running its clients on a single-threaded runtime until they finish
+/// or `stop` is cancelled. Every worker holds a clone of `ended` until its runtime (and every
+/// request in it) is gone, and sends an error through it if it could not start; the channel
+/// closes when all have ended.
+fn spawn_workers<S: Session>(
     config: &LoadConfig,
-    cores: usize,
+    assigned: Vec<Vec<usize>>,
     shared: &Arc<Shared>,
-    target: &Arc<Target<C>>,
+    make: &MakeSession<S>,
     start: Instant,
     stop: &CancellationToken,
     ended: &UnboundedSender<Option<LoadError>>,
 ) -> Result<(), LoadError> {
-    let workers = cores.clamp(1, config.clients as usize);
-    for worker in 0..workers {
-        let clients = config.clients as usize / workers
-            + usize::from(worker < config.clients as usize % workers);
-        let (shared, target, stop, ended, generator) = (
+    for clients in assigned {
+        let (shared, make, stop, ended, generator) = (
             shared.clone(),
-            target.clone(),
+            make.clone(),
             stop.clone(),
             ended.clone(),
             shared.generator.clone(),
@@ -265,11 +393,11 @@ fn spawn_workers<C: Connect>(
                 };
                 runtime.block_on(async {
                     let mut tasks = JoinSet::new();
-                    for _ in 0..clients {
-                        let (shared, target) = (shared.clone(), target.clone());
+                    for client in clients {
+                        let (shared, session) = (shared.clone(), make(client));
                         match rate {
                             None => {
-                                tasks.spawn(closed_client(shared, target, think_time, requests))
+                                tasks.spawn(closed_client(shared, session, think_time, requests))
                             }
                             Some(rate) => {
                                 let pacer = Pacer {
@@ -277,7 +405,7 @@ fn spawn_workers<C: Connect>(
                                     duration,
                                     hits: requests,
                                 };
-                                tasks.spawn(open_worker(shared, target, pacer, start))
+                                tasks.spawn(open_worker(shared, session, pacer, start))
                             }
                         };
                     }
@@ -313,13 +441,12 @@ async fn tick(interval: &mut Option<tokio::time::Interval>) {
 
 /// A closed-loop client: its next request goes out when the last one ended (and the think time
 /// passed).
-async fn closed_client<C: Connect>(
+async fn closed_client<S: Session>(
     shared: Arc<Shared>,
-    target: Arc<Target<C>>,
+    mut session: S,
     think_time: Duration,
     requests: Option<u64>,
 ) {
-    let mut client = Client::new();
     let mut warmed = false;
     // A request count or several requests need the run's request index; otherwise no shared
     // counter is touched per request.
@@ -336,7 +463,7 @@ async fn closed_client<C: Connect>(
         let which = shared.pick(k);
         let begun = Instant::now();
         shared.in_flight.fetch_add(1, Relaxed);
-        let exchange = client.exchange(&target, which, &shared.counts, begun).await;
+        let exchange = session.exchange(which, &shared.counts, begun).await;
         shared.in_flight.fetch_sub(1, Relaxed);
         let done = Instant::now();
         shared.record(
@@ -368,13 +495,12 @@ async fn closed_client<C: Connect>(
 /// An open-model worker: takes the next hit of the schedule, waits until it is due, sends it on
 /// its own connection. Latency counts from the due time, so a hit that had to wait for a free
 /// worker carries its wait (wrk2's correction for coordinated omission).
-async fn open_worker<C: Connect>(
+async fn open_worker<S: Session>(
     shared: Arc<Shared>,
-    target: Arc<Target<C>>,
+    mut session: S,
     pacer: Pacer,
     start: Instant,
 ) {
-    let mut client = Client::new();
     loop {
         let hit = shared.issued.fetch_add(1, Relaxed);
         let wait = match pacer.pace(start.elapsed(), hit) {
@@ -389,7 +515,7 @@ async fn open_worker<C: Connect>(
         let sent = Instant::now();
         let in_flight = shared.in_flight.fetch_add(1, Relaxed) + 1;
         shared.max_in_flight.fetch_max(in_flight, Relaxed);
-        let exchange = client.exchange(&target, which, &shared.counts, sent).await;
+        let exchange = session.exchange(which, &shared.counts, sent).await;
         shared.in_flight.fetch_sub(1, Relaxed);
         let done = Instant::now();
         shared.record(

@@ -21,6 +21,11 @@ pub enum Failure {
     Protocol,
     /// Anything else.
     Other,
+    /// HTTP/2: the server reset the stream with `REFUSED_STREAM` (it did not process it, most
+    /// often because the connection's concurrent streams were at the server's limit).
+    RefusedStream,
+    /// HTTP/2: a `GOAWAY` ended the stream (an error `GOAWAY`, or a graceful one twice in a row).
+    GoAway,
     /// A complete response with a non-2xx status.
     Status(u16),
 }
@@ -36,6 +41,8 @@ impl Failure {
             Failure::Tls => error_kind::TLS.into(),
             Failure::Protocol => error_kind::PROTOCOL.into(),
             Failure::Other => error_kind::OTHER.into(),
+            Failure::RefusedStream => error_kind::REFUSED_STREAM.into(),
+            Failure::GoAway => error_kind::GOAWAY.into(),
             Failure::Status(code) => error_kind::http_status(code),
         }
     }

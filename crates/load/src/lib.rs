@@ -1,5 +1,6 @@
-//! The load engine: drives an HTTP/1.1 service (plain or over TLS) with closed-loop clients or
-//! a constant arrival rate, and measures what it saw into a [`chokepoint_result::LoadReport`].
+//! The load engine: drives an HTTP/1.1 or HTTP/2 service (plain or over TLS) with closed-loop
+//! clients or a constant arrival rate, and measures what it saw into a
+//! [`chokepoint_result::LoadReport`].
 //!
 //! How a run flows:
 //! - [`LoadConfig`] says what to send and how ([`LoadConfig::new`] gives ab-like defaults,
@@ -15,6 +16,10 @@
 //!   opens (plain TCP, or a rustls handshake over it). In the closed model each client sends its
 //!   next request when the last one ended; in the open model each task takes the next hit of the
 //!   schedule ([`pacer`]) and latency counts from the hit's due time (wrk2's correction).
+//! - With [`LoadConfig::http2`] the clients are streams instead (`h2client`, the `h2` crate):
+//!   client `i` sends on connection `i % connections`, each connection and its streams on one
+//!   worker thread; the same client tasks drive them through the engine's `Session`. The
+//!   streams in flight per connection become the report's `http2` figures (`streams`).
 //! - Each request's latency (and, when it opened a connection, the connect and handshake times)
 //!   is recorded in `recorder::Registry::record`: into HdrHistograms owned by the worker thread,
 //!   drained and merged once per interval, so no channel or lock is contended per request.
@@ -28,6 +33,7 @@
 mod client;
 mod engine;
 pub mod failure;
+mod h2client;
 mod handle;
 pub mod hdr;
 pub mod pacer;
@@ -36,6 +42,7 @@ mod request;
 mod response;
 mod setup;
 pub mod shard;
+mod streams;
 pub mod summary;
 pub mod targets;
 mod tls;
@@ -97,6 +104,11 @@ pub struct LoadConfig {
     pub targets: Vec<RequestSpec>,
     /// The order `targets` are sent in.
     pub targets_order: TargetsOrder,
+    /// Speak HTTP/2 (`h2` by ALPN over `https://`, `h2c` with prior knowledge over `http://`):
+    /// the clients are concurrent streams spread over `connections` connections (`h2client`).
+    pub http2: bool,
+    /// With `http2`: the connections the streams are spread over (at most one per client).
+    pub connections: u32,
 }
 
 /// Parses a request method (`GET`, `post`, ...); methods are sent in upper case.
@@ -174,6 +186,8 @@ impl LoadConfig {
             trust: Trust::Platform,
             targets: Vec::new(),
             targets_order: TargetsOrder::RoundRobin,
+            http2: false,
+            connections: 1,
         })
     }
 
@@ -197,6 +211,9 @@ impl LoadConfig {
             if !(rate.is_finite() && rate > 0.0) {
                 return bad("the rate must be a number of requests per second above 0 (--rate)");
             }
+        }
+        if self.connections == 0 {
+            return bad("connections must be at least 1 (--connections)");
         }
         if self.timeout.is_zero() {
             return bad("the timeout must be greater than 0 (--timeout)");

@@ -3,10 +3,17 @@
 //! [`Connect::Stream`], so a plain run pays nothing for TLS.
 //!
 //! The TLS settings are built once per run ([`client_config`]): the platform's roots
-//! (rustls-native-certs) or the certificates of `--cacert`, ALPN `http/1.1`, SNI from the URL's
+//! (rustls-native-certs) or the certificates of `--cacert`, ALPN `http/1.1` (or `h2` then
+//! `http/1.1` with `--http2`, the server's choice checked by `h2client`), SNI from the URL's
 //! host (none for an IP address, as TLS wants), session resumption as rustls does by default
 //! (as most HTTP clients do: a new connection after the first resumes the session). With
 //! `--insecure` the server's certificate is not checked, but the handshake is otherwise real.
+//!
+//! A `--cacert` file may hold the server's own certificate, self-signed (as curl and wrk accept
+//! it): `openssl req -x509` marks such a certificate `CA:TRUE`, which webpki refuses as a
+//! server's (`CaUsedAsEndEntity`). [`CaFileVerifier`] accepts a server certificate that is
+//! byte for byte one of the file's, still checking its name and validity dates; any other
+//! certificate goes through webpki's chain check against the file's certificates as roots.
 use crate::LoadError;
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, ServerName, UnixTime};
@@ -83,7 +90,7 @@ pub enum Trust {
 }
 
 /// The TLS settings of a run; a `--cacert` file that cannot be used is an error naming it.
-pub(crate) fn client_config(trust: &Trust) -> Result<Arc<ClientConfig>, LoadError> {
+pub(crate) fn client_config(trust: &Trust, alpn: &[&[u8]]) -> Result<Arc<ClientConfig>, LoadError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
@@ -97,10 +104,11 @@ pub(crate) fn client_config(trust: &Trust) -> Result<Arc<ClientConfig>, LoadErro
             .with_root_certificates(platform_roots())
             .with_no_client_auth(),
         Trust::CaFile(path) => builder
-            .with_root_certificates(file_roots(path)?)
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(CaFileVerifier::new(path, provider)?))
             .with_no_client_auth(),
     };
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
     Ok(Arc::new(config))
 }
 
@@ -113,7 +121,96 @@ fn platform_roots() -> RootCertStore {
     roots
 }
 
-fn file_roots(path: &Path) -> Result<RootCertStore, LoadError> {
+/// `--cacert`: webpki's check against the file's certificates as roots, or a server
+/// certificate that is exactly one of them (its name and dates checked here).
+#[derive(Debug)]
+struct CaFileVerifier {
+    chain: Arc<rustls::client::WebPkiServerVerifier>,
+    /// The file's certificates, DER.
+    pinned: Vec<CertificateDer<'static>>,
+}
+
+impl CaFileVerifier {
+    fn new(
+        path: &Path,
+        provider: Arc<rustls::crypto::CryptoProvider>,
+    ) -> Result<CaFileVerifier, LoadError> {
+        let (roots, pinned) = file_roots(path)?;
+        let chain =
+            rustls::client::WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
+                .build()
+                .map_err(|e| LoadError::Engine(format!("TLS setup: {e}")))?;
+        Ok(CaFileVerifier { chain, pinned })
+    }
+}
+
+/// A server certificate that is one of `--cacert`'s: valid for `server_name`, within its dates.
+fn check_pinned(
+    end_entity: &CertificateDer<'_>,
+    server_name: &ServerName<'_>,
+    now: UnixTime,
+) -> Result<(), rustls::Error> {
+    let parsed = rustls::server::ParsedCertificate::try_from(end_entity)?;
+    rustls::client::verify_server_name(&parsed, server_name)?;
+    let (_, cert) = x509_parser::parse_x509_certificate(end_entity.as_ref())
+        .map_err(|_| rustls::Error::InvalidCertificate(rustls::CertificateError::BadEncoding))?;
+    let validity = cert.validity();
+    let now = now.as_secs() as i64;
+    if now < validity.not_before.timestamp() {
+        return Err(rustls::Error::InvalidCertificate(
+            rustls::CertificateError::NotValidYet,
+        ));
+    }
+    if now > validity.not_after.timestamp() {
+        return Err(rustls::Error::InvalidCertificate(
+            rustls::CertificateError::Expired,
+        ));
+    }
+    Ok(())
+}
+
+impl danger::ServerCertVerifier for CaFileVerifier {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<danger::ServerCertVerified, rustls::Error> {
+        if self.pinned.iter().any(|pinned| pinned == end_entity) {
+            check_pinned(end_entity, server_name, now)?;
+            return Ok(danger::ServerCertVerified::assertion());
+        }
+        self.chain
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<danger::HandshakeSignatureValid, rustls::Error> {
+        self.chain.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<danger::HandshakeSignatureValid, rustls::Error> {
+        self.chain.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.chain.supported_verify_schemes()
+    }
+}
+
+/// The certificates of a `--cacert` file: as roots, and as they are (DER).
+fn file_roots(path: &Path) -> Result<(RootCertStore, Vec<CertificateDer<'static>>), LoadError> {
     let bad = |why: String| {
         LoadError::Config(format!(
             "--cacert {}: {why}: give a PEM file with the certificate of the CA that signed the \
@@ -129,12 +226,12 @@ fn file_roots(path: &Path) -> Result<RootCertStore, LoadError> {
         return Err(bad("no certificate in it".into()));
     }
     let mut roots = RootCertStore::empty();
-    for cert in certs {
+    for cert in &certs {
         roots
-            .add(cert)
+            .add(cert.clone())
             .map_err(|e| bad(format!("a certificate in it is not usable ({e})")))?;
     }
-    Ok(roots)
+    Ok((roots, certs))
 }
 
 /// The one-line explanation of a failed handshake with `server`, when the server's certificate
@@ -159,6 +256,10 @@ pub(crate) fn certificate_problem(
         rustls::CertificateError::NotValidForName
         | rustls::CertificateError::NotValidForNameContext { .. } => {
             "is not valid for the URL's host".to_string()
+        }
+        // webpki's error, boxed in rustls's `Other`: a self-signed certificate marked CA:TRUE.
+        other if format!("{other:?}").contains("CaUsedAsEndEntity") => {
+            "is self-signed (a CA certificate serving as the server's own)".to_string()
         }
         other => format!("cannot be verified ({other:?})"),
     };

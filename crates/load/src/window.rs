@@ -2,6 +2,7 @@
 //! intervals it sends, and the report it becomes at the end.
 use crate::engine::Shared;
 use crate::recorder::{latency_ms, Samples};
+use crate::streams::StreamSamples;
 use crate::summary::{span_figures, IntervalSummary};
 use crate::{LoadConfig, LoadEvent};
 use chokepoint_observe::{CpuMeter, CpuScope, ThreadGroupCpu};
@@ -29,6 +30,8 @@ pub(crate) struct Window {
     generator: ThreadGroupCpu,
     cpu: Option<CpuMeter>,
     interval_cpu: Option<CpuMeter>,
+    /// `--http2`: streams in flight per connection.
+    streams: Option<StreamSamples>,
 }
 
 impl Window {
@@ -54,6 +57,7 @@ impl Window {
             generator,
             cpu: None,
             interval_cpu: None,
+            streams: None,
         }
     }
 
@@ -63,6 +67,7 @@ impl Window {
         self.interval_start = Some(at);
         self.connections_at_start = shared.counts.opened.load(Relaxed);
         self.handshakes_at_start = shared.counts.handshakes.load(Relaxed);
+        self.streams = shared.http2.as_deref().map(StreamSamples::begin);
         let first = (at + self.interval).into();
         self.interval_tick = Some(tokio::time::interval_at(first, self.interval));
         let scope = CpuScope::Group(self.generator.clone());
@@ -210,6 +215,10 @@ impl Window {
             timeline,
             interrupted,
             histograms: Some(crate::hdr::histograms_of(total, open)),
+            http2: shared.http2.as_deref().map(|target| match &self.streams {
+                Some(streams) => streams.figures(target, duration),
+                None => StreamSamples::begin(target).figures(target, duration),
+            }),
         }
     }
 }

@@ -116,6 +116,8 @@ pub fn merge_reports(reports: &[&LoadReport]) -> Result<LoadReport, String> {
             error: chokepoint_load::hdr::encode(&sums.error),
             uncorrected: sums.uncorrected.as_ref().map(chokepoint_load::hdr::encode),
         }),
+        // Streams per connection are a shard's own (each has its connections): not merged.
+        http2: None,
     })
 }
 

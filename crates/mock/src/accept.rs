@@ -1,7 +1,9 @@
 //! The accept loop: takes a listener, hands each accepted connection to one of the per-core
 //! workers, and applies the `--max-connections` cap.
 //!
-//! Each accepted connection is first classified by peeking at its first request line: one that
+//! Each accepted connection is first classified by peeking at its first bytes: the HTTP/2
+//! preface (`PRI * HTTP/2.0`, h2c with prior knowledge) makes it an HTTP/2 connection, counted
+//! and capped as a whole (its streams may be admin requests or not); an HTTP/1.1 one that
 //! opens with an admin path (`/__admin`, `/__chokepoint`, `/metrics`) is served at once and never
 //! counted, so stats stay readable when `--max-connections` is reached. Any other connection is
 //! counted from its first request on and, at the cap, waits unserved for a slot, as it would in a
@@ -198,15 +200,15 @@ async fn connection(
 ) {
     let _ = stream.set_nodelay(true);
     // Over TLS the request line is unreadable before the handshake: every HTTPS connection is
-    // counted (read the stats over the plain port).
-    let admin = match &tls {
-        Some(_) => false,
-        None => match first_request_is_admin(&stream).await {
-            Ok(Some(admin)) => admin,
+    // counted (read the stats over the plain port), and ALPN, not the preface, picks HTTP/2.
+    let opening = match &tls {
+        Some(_) => Opening::Http1,
+        None => match opening(&stream).await {
+            Ok(Some(opening)) => opening,
             _ => return, // closed before sending anything
         },
     };
-    let (slot, counted) = if admin {
+    let (slot, counted) = if opening == Opening::Admin {
         (None, None)
     } else {
         let slot = match slots {
@@ -220,40 +222,113 @@ async fn connection(
         (slot, Some(state.meter.connection_opened()))
     };
     drop(room);
-    connection::serve_http(stream, state, tls).await;
+    connection::serve_http(stream, state, tls, opening == Opening::H2).await;
     drop(counted);
     drop(slot);
 }
 
-/// Peeks at the first request line: `Some(true)` for an admin path, `None` when the client
-/// closed before sending anything.
-async fn first_request_is_admin(stream: &TcpStream) -> io::Result<Option<bool>> {
+/// The HTTP/2 connection preface a client sends first over cleartext (h2c, prior knowledge).
+pub(crate) const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// What a plain connection's first bytes say it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Opening {
+    /// HTTP/1.1 whose first request is for an admin path: served at once, never counted.
+    Admin,
+    /// HTTP/1.1 downstream traffic.
+    Http1,
+    /// The HTTP/2 preface: each stream is a request (admin or not); the connection is counted.
+    H2,
+}
+
+/// Peeks at the first bytes; `None` when the client closed before sending anything.
+async fn opening(stream: &TcpStream) -> io::Result<Option<Opening>> {
     let mut buf = [0u8; 64];
     for _ in 0..100 {
         let n = stream.peek(&mut buf).await?;
         if n == 0 {
             return Ok(None);
         }
-        let head = &buf[..n];
-        if let Some(space) = head.iter().position(|&b| b == b' ') {
-            let target = &head[space + 1..];
-            let end = target.iter().position(|&b| b == b' ' || b == b'?');
-            if let Some(end) = end {
-                let path = String::from_utf8_lossy(&target[..end]);
-                return Ok(Some(connection::is_admin_path(&path)));
-            }
-            if target.len() > "/__chokepoint".len() {
-                let path = String::from_utf8_lossy(target);
-                return Ok(Some(
-                    path.starts_with("/__admin") || path.starts_with("/__chokepoint"),
-                ));
-            }
+        if let Some(opening) = classify(&buf[..n], n == buf.len()) {
+            return Ok(Some(opening));
         }
-        if n == buf.len() {
-            return Ok(Some(false));
-        }
-        // Only part of the request line has arrived: wait for more.
+        // Only part of the request line (or of the preface) has arrived: wait for more.
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
-    Ok(Some(false))
+    Ok(Some(Opening::Http1))
+}
+
+/// What `head` (the first bytes, `full` when they fill the peek buffer) opens; `None` when more
+/// bytes are needed to tell.
+pub(crate) fn classify(head: &[u8], full: bool) -> Option<Opening> {
+    let common = head.len().min(H2_PREFACE.len());
+    if head[..common] == H2_PREFACE[..common] {
+        return (common == H2_PREFACE.len()).then_some(Opening::H2);
+    }
+    let kind = |admin: bool| {
+        if admin {
+            Opening::Admin
+        } else {
+            Opening::Http1
+        }
+    };
+    if let Some(space) = head.iter().position(|&b| b == b' ') {
+        let target = &head[space + 1..];
+        let end = target.iter().position(|&b| b == b' ' || b == b'?');
+        if let Some(end) = end {
+            let path = String::from_utf8_lossy(&target[..end]);
+            return Some(kind(connection::is_admin_path(&path)));
+        }
+        if target.len() > "/__chokepoint".len() {
+            let path = String::from_utf8_lossy(target);
+            return Some(kind(
+                path.starts_with("/__admin") || path.starts_with("/__chokepoint"),
+            ));
+        }
+    }
+    full.then_some(Opening::Http1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_bytes_tell_h2c_from_http1_and_admin() {
+        let table: &[(&[u8], bool, Option<Opening>)] = &[
+            (H2_PREFACE, false, Some(Opening::H2)),
+            // The preface and the client's SETTINGS frame in one segment.
+            (
+                b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\x12\x04",
+                false,
+                Some(Opening::H2),
+            ),
+            // Part of the preface: wait for the rest.
+            (b"PRI * HTTP/2", false, None),
+            (b"P", false, None),
+            (b"POST /orders HTTP/1.1\r\n", false, Some(Opening::Http1)),
+            (
+                b"PUT /__admin/mappings HTTP/1.1\r\n",
+                false,
+                Some(Opening::Admin),
+            ),
+            (b"GET /metrics HTTP/1.1\r\n", false, Some(Opening::Admin)),
+            (
+                b"GET /__chokepoint/stats?x HTTP/1.1",
+                false,
+                Some(Opening::Admin),
+            ),
+            (b"GET /a", false, None),
+            // A method PRI that is not the preface is HTTP/1.1 (hyper answers it).
+            (b"PRI /x HTTP/1.1\r\n", false, Some(Opening::Http1)),
+        ];
+        for (head, full, expected) in table {
+            assert_eq!(
+                classify(head, *full),
+                *expected,
+                "{}",
+                String::from_utf8_lossy(head)
+            );
+        }
+    }
 }

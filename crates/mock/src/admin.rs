@@ -59,6 +59,10 @@ pub(crate) async fn handle(state: &MockState, request: hyper::Request<Incoming>)
         (_, p) if p == "/__admin/scenarios" || p.starts_with("/__admin/scenarios/") => {
             scenarios(state, method, p, &body)
         }
+        (_, p) if p.starts_with("/__admin/recordings/") => {
+            let (status, answer) = crate::recording::admin(state, method, p, &body);
+            json_response(status, &answer)
+        }
         _ => error(
             StatusCode::NOT_FOUND,
             &format!("no admin endpoint {method} {path}"),

@@ -1,5 +1,6 @@
 //! A response body that keeps the request counted in flight until its last byte is sent:
-//! whole, or dribbled in chunks on a timer (`chunkedDribbleDelay`).
+//! whole, or dribbled in chunks on a timer (`chunkedDribbleDelay`); over HTTP/2, optionally
+//! followed by trailers (a gRPC stub's `grpc-status`).
 use crate::activity::ActivityGuard;
 use crate::inflight::RequestGuard;
 use crate::mapping;
@@ -34,6 +35,8 @@ impl Hold {
 pub(crate) struct MockBody {
     kind: BodyKind,
     hold: Option<Hold>,
+    /// Sent after the last data frame (boxed: the common body has none).
+    trailers: Option<Box<http::HeaderMap>>,
 }
 
 #[derive(Debug)]
@@ -56,7 +59,22 @@ impl MockBody {
         MockBody {
             kind: BodyKind::Full((!bytes.is_empty()).then_some(bytes)),
             hold,
+            trailers: None,
         }
+    }
+
+    /// The whole body, if it is sent whole (`None` for a dribbled one).
+    pub fn whole(&self) -> Option<Bytes> {
+        match &self.kind {
+            BodyKind::Full(bytes) => Some(bytes.clone().unwrap_or_default()),
+            BodyKind::Dribble { .. } => None,
+        }
+    }
+
+    /// Replaces a whole body's bytes and adds trailers after them.
+    pub fn replace_whole(&mut self, bytes: Bytes, trailers: http::HeaderMap) {
+        self.kind = BodyKind::Full((!bytes.is_empty()).then_some(bytes));
+        self.trailers = Some(Box::new(trailers));
     }
 
     /// The body in `chunks` equal pieces, one every `total / chunks`; the body ends `total`
@@ -78,6 +96,7 @@ impl MockBody {
                 sleep: None,
             },
             hold,
+            trailers: None,
         }
     }
 }
@@ -114,12 +133,18 @@ impl Body for MockBody {
             }
         };
         if frame.is_none() {
+            if let Some(trailers) = this.trailers.take() {
+                return Poll::Ready(Some(Ok(Frame::trailers(*trailers))));
+            }
             this.hold = None;
         }
         Poll::Ready(frame)
     }
 
     fn is_end_stream(&self) -> bool {
+        if self.trailers.is_some() {
+            return false;
+        }
         match &self.kind {
             BodyKind::Full(bytes) => bytes.is_none(),
             BodyKind::Dribble { chunks, sleep, .. } => chunks.is_empty() && sleep.is_none(),

@@ -1,15 +1,20 @@
 //! One HTTP/1.1 connection: hyper serving it, the keep-alive timeout, and the dispatch of each
-//! request to the admin API ([`crate::admin`]) or to the stubs ([`crate::respond`]).
+//! request to the admin API ([`crate::admin`]) or to the stubs ([`crate::respond`]). A
+//! connection that opened with the HTTP/2 preface, or chose `h2` by ALPN over TLS, goes to
+//! [`crate::h2`] instead.
 use crate::activity::Activity;
 use crate::body::{Hold, MockBody};
 use crate::faults::{FaultSwitch, FaultyStream};
 use crate::state::MockState;
 use crate::tls::MockTls;
-use crate::{admin, respond};
+use crate::{admin, h2, respond};
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::net::TcpStream;
 
 /// Whether a path is the mock's own (admin, stats, metrics) rather than downstream traffic.
@@ -19,15 +24,27 @@ pub(crate) fn is_admin_path(path: &str) -> bool {
 
 /// Serves HTTP/1.1 on an accepted connection until the client closes it (or it stays idle
 /// longer than the keep-alive timeout); over TLS after the handshake when `tls` is given.
-pub(crate) async fn serve_http(stream: TcpStream, state: Arc<MockState>, tls: Option<MockTls>) {
+/// HTTP/2 instead when the connection opened with its preface (`h2_preface`) or, over TLS,
+/// when the client chose `h2` by ALPN.
+pub(crate) async fn serve_http(
+    stream: TcpStream,
+    state: Arc<MockState>,
+    tls: Option<MockTls>,
+    h2_preface: bool,
+) {
     let fault = Arc::new(FaultSwitch::default());
     let faulty = FaultyStream::new(stream, Arc::clone(&fault));
     match tls {
+        None if h2_preface => h2::serve(TokioIo::new(faulty), state).await,
         None => serve_io(TokioIo::new(faulty), state, fault).await,
         Some(tls) => {
             // A client that fails the handshake (an untrusted certificate) just goes away.
             if let Ok(stream) = tls.acceptor.accept(faulty).await {
-                serve_io(TokioIo::new(stream), state, fault).await;
+                if stream.get_ref().1.alpn_protocol() == Some(b"h2") {
+                    h2::serve(TokioIo::new(stream), state).await;
+                } else {
+                    serve_io(TokioIo::new(stream), state, fault).await;
+                }
             }
         }
     }
@@ -55,10 +72,27 @@ where
         .writev(false)
         .serve_connection(io, service);
     tokio::pin!(connection);
-    let Some(timeout) = timeout else {
-        let _ = connection.await;
-        return;
-    };
+    match timeout {
+        None => {
+            let _ = connection.await;
+        }
+        Some(timeout) => {
+            until_idle_for(connection, &activity, timeout, |connection| {
+                connection.graceful_shutdown()
+            })
+            .await
+        }
+    }
+}
+
+/// Runs `connection` until it ends, asking it to close (`graceful_shutdown`) once no request
+/// has been in progress on it for `timeout`: the keep-alive timeout, for either protocol.
+pub(crate) async fn until_idle_for<C: Future>(
+    mut connection: Pin<&mut C>,
+    activity: &Activity,
+    timeout: Duration,
+    mut graceful_shutdown: impl FnMut(Pin<&mut C>),
+) {
     let mut check_at = tokio::time::Instant::now() + timeout;
     let mut closing = false;
     loop {
@@ -67,7 +101,7 @@ where
             _ = tokio::time::sleep_until(check_at), if !closing => {
                 match activity.idle_since() {
                     Some(since) if since.elapsed() >= timeout => {
-                        connection.as_mut().graceful_shutdown();
+                        graceful_shutdown(connection.as_mut());
                         closing = true;
                     }
                     Some(since) => check_at = tokio::time::Instant::from_std(since + timeout),
@@ -90,5 +124,5 @@ async fn handle(
         response.body_mut().hold(Hold::new(None, activity));
         return Ok(response);
     }
-    Ok(respond::respond(&state, &fault, activity, request).await)
+    Ok(respond::respond(&state, &fault, None, activity, request).await)
 }

@@ -24,6 +24,11 @@ impl FaultSwitch {
         };
         self.0.store(code, Ordering::Relaxed);
     }
+
+    /// Disarms the switch: whether a fault was armed (an HTTP/2 stream plays it as a reset).
+    pub fn take(&self) -> bool {
+        self.0.swap(0, Ordering::Relaxed) != 0
+    }
 }
 
 /// The connection's socket, which plays a fault instead of the next write once one is armed.

@@ -7,10 +7,16 @@
 //! or the last [`InFlightMeter::reset`]): the most requests in flight at once, the time-weighted
 //! mean, and one sample per [`SAMPLE_PERIOD`] holding the most in flight during that period.
 //!
+//! On a multiplexed connection (HTTP/2) each stream is a request: the caller marks it with
+//! [`InFlightMeter::stream_started`] and the connection's [`StreamCount`], and the meter also
+//! keeps the most streams in flight at once on any one connection. An HTTP/2 connection is
+//! marked with [`InFlightMeter::h2_connection_opened`] beside its [`ConnectionGuard`].
+//!
 //! Samples are closed lazily, on the next event or read, so the meter needs no timer task; a
 //! period with no event in it is sampled with the count that held throughout it.
 use chokepoint_result::InFlightSample;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -47,6 +53,28 @@ pub struct InFlightSnapshot {
     pub max_connections_open: u64,
     /// Connections opened in the window.
     pub connections_accepted: u64,
+    /// HTTP/2 connections open now.
+    pub h2_connections_open: u64,
+    /// HTTP/2 connections opened in the window.
+    pub h2_connections_accepted: u64,
+    /// The most requests (streams) in flight at once on one HTTP/2 connection in the window.
+    pub max_streams_per_connection: u64,
+}
+
+/// The requests (streams) in flight on one multiplexed connection.
+#[derive(Debug, Default)]
+pub struct StreamCount(AtomicU64);
+
+impl StreamCount {
+    /// A count for a new connection.
+    pub fn new() -> Arc<StreamCount> {
+        Arc::new(StreamCount::default())
+    }
+
+    /// Streams in flight on the connection now.
+    pub fn now(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
 }
 
 #[derive(Debug)]
@@ -65,10 +93,13 @@ struct Window {
     connections_open: u64,
     max_connections_open: u64,
     connections_accepted: u64,
+    h2_connections_open: u64,
+    h2_connections_accepted: u64,
+    max_streams_per_connection: u64,
 }
 
 impl Window {
-    fn new(now: Instant, in_flight: u64, connections_open: u64) -> Window {
+    fn new(now: Instant, in_flight: u64, connections_open: u64, h2_open: u64) -> Window {
         Window {
             started: now,
             requests: 0,
@@ -82,6 +113,9 @@ impl Window {
             connections_open,
             max_connections_open: connections_open,
             connections_accepted: 0,
+            h2_connections_open: h2_open,
+            h2_connections_accepted: 0,
+            max_streams_per_connection: 0,
         }
     }
 
@@ -127,7 +161,7 @@ impl Window {
 impl Default for InFlightMeter {
     fn default() -> Self {
         InFlightMeter {
-            window: Mutex::new(Window::new(Instant::now(), 0, 0)),
+            window: Mutex::new(Window::new(Instant::now(), 0, 0, 0)),
         }
     }
 }
@@ -149,6 +183,33 @@ impl InFlightMeter {
     pub fn request_started(self: &Arc<Self>) -> RequestGuard {
         self.request_started_at(Instant::now());
         RequestGuard {
+            meter: Arc::clone(self),
+            streams: None,
+        }
+    }
+
+    /// Counts a stream of a multiplexed connection as a request in flight until the guard is
+    /// dropped, and as one of `streams` on its connection.
+    pub fn stream_started(self: &Arc<Self>, streams: &Arc<StreamCount>) -> RequestGuard {
+        let mut window = self.lock();
+        window.advance(Instant::now());
+        window.requests += 1;
+        let in_flight = window.in_flight + 1;
+        window.set_in_flight(in_flight);
+        let on_connection = streams.0.fetch_add(1, Ordering::Relaxed) + 1;
+        window.max_streams_per_connection = window.max_streams_per_connection.max(on_connection);
+        RequestGuard {
+            meter: Arc::clone(self),
+            streams: Some(Arc::clone(streams)),
+        }
+    }
+
+    /// Counts an open connection as speaking HTTP/2 until the guard is dropped.
+    pub fn h2_connection_opened(self: &Arc<Self>) -> H2ConnectionGuard {
+        let mut window = self.lock();
+        window.h2_connections_accepted += 1;
+        window.h2_connections_open += 1;
+        H2ConnectionGuard {
             meter: Arc::clone(self),
         }
     }
@@ -195,7 +256,7 @@ impl InFlightMeter {
     fn reset_at(&self, now: Instant) {
         let mut window = self.lock();
         let (in_flight, connections_open) = (window.in_flight, window.connections_open);
-        *window = Window::new(now, in_flight, connections_open);
+        *window = Window::new(now, in_flight, connections_open, window.h2_connections_open);
     }
 
     /// What the meter saw in the current window, up to now.
@@ -222,6 +283,9 @@ impl InFlightMeter {
             connections_open: window.connections_open,
             max_connections_open: window.max_connections_open,
             connections_accepted: window.connections_accepted,
+            h2_connections_open: window.h2_connections_open,
+            h2_connections_accepted: window.h2_connections_accepted,
+            max_streams_per_connection: window.max_streams_per_connection,
         }
     }
 }
@@ -230,11 +294,29 @@ impl InFlightMeter {
 #[derive(Debug)]
 pub struct RequestGuard {
     meter: Arc<InFlightMeter>,
+    /// The stream count of its connection, for a stream of a multiplexed one.
+    streams: Option<Arc<StreamCount>>,
 }
 
 impl Drop for RequestGuard {
     fn drop(&mut self) {
+        if let Some(streams) = &self.streams {
+            streams.0.fetch_sub(1, Ordering::Relaxed);
+        }
         self.meter.request_finished_at(Instant::now());
+    }
+}
+
+/// Keeps one connection counted as HTTP/2; dropping it ends that.
+#[derive(Debug)]
+pub struct H2ConnectionGuard {
+    meter: Arc<InFlightMeter>,
+}
+
+impl Drop for H2ConnectionGuard {
+    fn drop(&mut self) {
+        let mut window = self.meter.lock();
+        window.h2_connections_open = window.h2_connections_open.saturating_sub(1);
     }
 }
 
@@ -331,5 +413,37 @@ mod tests {
         let snap = meter.snapshot();
         assert_eq!((snap.in_flight, snap.connections_open), (0, 0));
         assert_eq!(snap.max_connections_open, 1);
+    }
+
+    #[test]
+    fn streams_count_as_requests_and_the_most_on_one_connection_is_kept() {
+        let meter = InFlightMeter::new();
+        let (first, second) = (StreamCount::new(), StreamCount::new());
+        let _h2 = (meter.h2_connection_opened(), meter.h2_connection_opened());
+        // 3 streams on the first connection, 2 on the second: 5 in flight, 3 on one.
+        let mut held: Vec<RequestGuard> = (0..3).map(|_| meter.stream_started(&first)).collect();
+        held.extend((0..2).map(|_| meter.stream_started(&second)));
+        let snap = meter.snapshot();
+        assert_eq!((snap.in_flight, snap.max_streams_per_connection), (5, 3));
+        assert_eq!(
+            (snap.h2_connections_open, snap.h2_connections_accepted),
+            (2, 2)
+        );
+        held.clear();
+        assert_eq!((first.now(), second.now()), (0, 0));
+        let plain = meter.request_started();
+        let snap = meter.snapshot();
+        assert_eq!(
+            (snap.in_flight, snap.requests, snap.max_in_flight),
+            (1, 6, 5)
+        );
+        drop(plain);
+        meter.reset();
+        let snap = meter.snapshot();
+        assert_eq!(snap.max_streams_per_connection, 0);
+        assert_eq!(
+            (snap.h2_connections_open, snap.h2_connections_accepted),
+            (2, 0)
+        );
     }
 }

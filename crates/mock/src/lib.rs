@@ -8,11 +8,20 @@
 //!   `chokepoint proxy` reuses it).
 //! - `accept` takes a listener and hands connections to per-core workers (the
 //!   `--max-connections` cap); `connection` serves HTTP/1.1 on one (the keep-alive timeout) and
-//!   sends each request to `admin` or `respond`; `respond` answers from the stubs after their
+//!   sends each request to `admin` or `respond`; `h2` serves HTTP/2 instead when the connection
+//!   opened with the HTTP/2 preface (h2c, on the plain port) or chose `h2` by ALPN (HTTPS): each
+//!   stream a request, counted in flight by itself and on its connection, at most
+//!   `--max-concurrent-streams` at once (REFUSED_STREAM past it), a stub's fault resetting only
+//!   its stream; `respond` answers from the stubs after their
 //!   delay on timers (never a thread per request), with `body` (whole or dribbled) and `faults`
 //!   (played at the socket); `admin` answers `/__admin/*` (WireMock's admin API),
 //!   `/__chokepoint/stats`, `/__chokepoint/reset` and `/metrics`; `state` holds the stubs, the
 //!   settings, the stats window and the journal that they share.
+//! - `proxy` forwards proxy stubs' requests (`http://` pooled, `https://` over rustls, trusted by
+//!   the system's roots and [`MockConfig::proxy_cacert`]) and sends webhooks
+//!   (`postServeActions`) after the response, on tasks of their own; `recording` turns proxied
+//!   exchanges into mappings (`/__admin/recordings/start`, `stop`, `snapshot`) written to
+//!   [`MockConfig::recordings_dir`].
 //!
 //! Where it differs from WireMock, on purpose:
 //! - the global delay (`--delay`, admin `fixedDelay`) is *added* to a stub's own delay;
@@ -21,7 +30,8 @@
 //!   `/__admin/*`, are never counted, never delayed, and are served even at
 //!   `--max-connections` (a connection whose first request is for one of them is exempt from
 //!   the cap; connections are counted from their first request on);
-//! - the request journal is off unless `--journal N` is given, and then holds the last N.
+//! - the request journal is off unless `--journal N` is given, and then holds the last N;
+//! - an `https://` proxy or webhook target's certificate is checked (WireMock trusts any).
 //!
 //! Run it in a runtime you own with [`serve`], or on its own threads with [`start`]:
 //!
@@ -45,6 +55,8 @@ mod body;
 mod connection;
 mod faults;
 mod files;
+mod grpc;
+mod h2;
 pub mod inflight;
 mod journal;
 mod json_match;
@@ -52,6 +64,7 @@ pub mod mapping;
 pub mod matching;
 mod metrics;
 mod proxy;
+mod recording;
 mod respond;
 mod scenarios;
 mod state;
@@ -90,6 +103,16 @@ pub struct MockConfig {
     /// `--global-response-templating`: every stub's response is a template, as if it listed
     /// the `response-template` transformer.
     pub global_templating: bool,
+    /// Where `/__admin/recordings/stop` and `snapshot` write the mappings they make (the
+    /// `--mappings` folder); `None`: they are served and returned, not written.
+    pub recordings_dir: Option<PathBuf>,
+    /// `--proxy-cacert`: PEM certificates trusted for `https://` proxy and webhook targets,
+    /// besides the system's roots.
+    pub proxy_cacert: Option<PathBuf>,
+    /// `--max-concurrent-streams`: each HTTP/2 connection advertises this
+    /// SETTINGS_MAX_CONCURRENT_STREAMS and refuses streams beyond it (REFUSED_STREAM). `None`:
+    /// no limit is advertised.
+    pub max_concurrent_streams: Option<u32>,
 }
 
 /// Why the mock cannot load its mappings or run. Each message is one line.

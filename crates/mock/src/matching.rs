@@ -176,12 +176,21 @@ fn url_matches(url: &UrlMatcher, request: &RequestView<'_>) -> bool {
 /// matcher accepts "no value" (`absent`, `doesNotMatch`, `doesNotContain`).
 fn values_match(matcher: &ValueMatcher, values: &[&str]) -> bool {
     if values.is_empty() {
-        return matches!(
-            matcher,
-            ValueMatcher::Absent | ValueMatcher::DoesNotMatch(_) | ValueMatcher::DoesNotContain(_)
-        );
+        return accepts_no_value(matcher);
     }
     values.iter().any(|value| value_matches(matcher, value))
+}
+
+fn accepts_no_value(matcher: &ValueMatcher) -> bool {
+    match matcher {
+        ValueMatcher::Absent | ValueMatcher::DoesNotMatch(_) | ValueMatcher::DoesNotContain(_) => {
+            true
+        }
+        ValueMatcher::And(all) => all.iter().all(accepts_no_value),
+        ValueMatcher::Or(any) => any.iter().any(accepts_no_value),
+        ValueMatcher::Not(inner) => !accepts_no_value(inner),
+        _ => false,
+    }
 }
 
 fn body_matches(matcher: &ValueMatcher, request: &RequestView<'_>) -> bool {
@@ -201,6 +210,9 @@ fn body_matches(matcher: &ValueMatcher, request: &RequestView<'_>) -> bool {
         }),
         ValueMatcher::MatchesJsonPath(path) => json_path_matches(path, request.body_json()),
         ValueMatcher::Absent => request.body.is_empty(),
+        ValueMatcher::And(all) => all.iter().all(|m| body_matches(m, request)),
+        ValueMatcher::Or(any) => any.iter().any(|m| body_matches(m, request)),
+        ValueMatcher::Not(inner) => !body_matches(inner, request),
         other => value_matches(other, &String::from_utf8_lossy(request.body)),
     }
 }
@@ -240,6 +252,9 @@ fn string_matches(matcher: &ValueMatcher, text: &str) -> bool {
         ValueMatcher::MatchesJsonPath(path) => {
             json_path_matches(path, serde_json::from_str::<Value>(text).ok().as_ref())
         }
+        ValueMatcher::And(all) => all.iter().all(|m| string_matches(m, text)),
+        ValueMatcher::Or(any) => any.iter().any(|m| string_matches(m, text)),
+        ValueMatcher::Not(inner) => !string_matches(inner, text),
         other => value_matches(other, text),
     }
 }
@@ -262,9 +277,11 @@ fn value_matches(matcher: &ValueMatcher, value: &str) -> bool {
         ValueMatcher::DoesNotMatch(re) => !re.is_match(value),
         ValueMatcher::Absent => false,
         ValueMatcher::BinaryEqualTo(bytes) => bytes.as_slice() == value.as_bytes(),
-        json @ (ValueMatcher::EqualToJson { .. } | ValueMatcher::MatchesJsonPath(_)) => {
-            string_matches(json, value)
-        }
+        json @ (ValueMatcher::EqualToJson { .. }
+        | ValueMatcher::MatchesJsonPath(_)
+        | ValueMatcher::And(_)
+        | ValueMatcher::Or(_)
+        | ValueMatcher::Not(_)) => string_matches(json, value),
     }
 }
 
@@ -282,6 +299,12 @@ fn describe(matcher: &ValueMatcher) -> String {
             Some(then) => format!("at JSON path {} {}", path.expression, describe(then)),
         },
         ValueMatcher::BinaryEqualTo(bytes) => format!("should equal {} given bytes", bytes.len()),
+        ValueMatcher::And(all) => all.iter().map(describe).collect::<Vec<_>>().join(" and "),
+        ValueMatcher::Or(any) => format!(
+            "({})",
+            any.iter().map(describe).collect::<Vec<_>>().join(" or ")
+        ),
+        ValueMatcher::Not(inner) => format!("not ({})", describe(inner)),
     }
 }
 
@@ -338,6 +361,67 @@ fn hex(digit: u8) -> Option<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn body_matches_stub(body_patterns: &str, body: &str) -> bool {
+        let json =
+            format!(r#"{{"request": {{"bodyPatterns": {body_patterns}}}, "response": {{}}}}"#);
+        let mapping = crate::mapping::parse_mappings(&json, "t.json")
+            .unwrap()
+            .remove(0);
+        let uri: http::Uri = "/".parse().unwrap();
+        let headers = http::HeaderMap::new();
+        matches(
+            &mapping.request,
+            &RequestView::new("POST", &uri, &headers, body.as_bytes()),
+        )
+    }
+
+    #[test]
+    fn logical_and_json_path_matchers_combine_as_wiremock_3s() {
+        let order = r#"{"id": "ord-17", "total": 42, "items": [{"sku": "Ab-1"}, {"sku": "x"}]}"#;
+        let table = [
+            // (bodyPatterns, matches `order`)
+            (
+                r#"[{"matchesJsonPath": {"expression": "$.id", "and": [{"contains": "ord"}, {"matches": "ord-[0-9]+"}]}}]"#,
+                true,
+            ),
+            (
+                r#"[{"matchesJsonPath": {"expression": "$.id", "and": [{"contains": "ord"}, {"matches": "x.*"}]}}]"#,
+                false,
+            ),
+            (
+                r#"[{"matchesJsonPath": {"expression": "$.id", "or": [{"equalTo": "nope"}, {"equalTo": "ord-17"}]}}]"#,
+                true,
+            ),
+            (
+                r#"[{"matchesJsonPath": {"expression": "$.id", "not": {"equalTo": "ord-17"}}}]"#,
+                false,
+            ),
+            (
+                r#"[{"and": [{"matchesJsonPath": "$.total"}, {"contains": "Ab-1"}]}]"#,
+                true,
+            ),
+            (
+                r#"[{"or": [{"matchesJsonPath": "$.missing"}, {"equalToJson": {"id": "x"}, "ignoreExtraElements": true}]}]"#,
+                false,
+            ),
+            (
+                r#"[{"matchesJsonPath": "$.items[?(@.sku =~ /ab-.*/i)]"}]"#,
+                true,
+            ),
+            (
+                r#"[{"matchesJsonPath": "$.items[?(@.sku =~ /ab-.*/)]"}]"#,
+                false,
+            ),
+            (
+                r#"[{"matchesJsonPath": "$.id"}, {"matchesJsonPath": {"expression": "$.total", "equalTo": "42"}}]"#,
+                true,
+            ),
+        ];
+        for (patterns, expected) in table {
+            assert_eq!(body_matches_stub(patterns, order), expected, "{patterns}");
+        }
+    }
 
     #[test]
     fn query_decoding() {

@@ -67,6 +67,32 @@ pub(crate) fn prometheus(state: &MockState) -> String {
         stats.connections_accepted.to_string(),
     );
     metric(
+        "h2_connections_open",
+        "gauge",
+        "Of the connections open now, those speaking HTTP/2.",
+        stats.h2_connections_open.to_string(),
+    );
+    metric(
+        "h2_connections_accepted_total",
+        "counter",
+        "HTTP/2 connections accepted in the window.",
+        stats.h2_connections_accepted.to_string(),
+    );
+    metric(
+        "max_streams_per_connection",
+        "gauge",
+        "The most requests (streams) in flight at once on one HTTP/2 connection in the window.",
+        stats.max_streams_per_connection.to_string(),
+    );
+    if let Some(cap) = stats.config.max_concurrent_streams {
+        metric(
+            "max_concurrent_streams",
+            "gauge",
+            "--max-concurrent-streams: the SETTINGS_MAX_CONCURRENT_STREAMS each HTTP/2 connection advertises.",
+            cap.to_string(),
+        );
+    }
+    metric(
         "connections_waiting",
         "gauge",
         "Connections waiting for a slot at --max-connections.",

@@ -6,6 +6,7 @@ use crate::activity::ActivityGuard;
 use crate::body::{Hold, MockBody};
 use crate::faults::FaultSwitch;
 use crate::files;
+use crate::inflight::StreamCount;
 use crate::matching::{self, RequestView};
 use crate::proxy;
 use crate::state::{stub_name, MockState, Stub};
@@ -18,14 +19,19 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// Answers a request to the stubs (admin requests go elsewhere). `activity` and the in-flight
-/// count are held until the response's last byte is sent.
+/// count are held until the response's last byte is sent. `streams`: the stream count of the
+/// HTTP/2 connection the request is a stream of.
 pub(crate) async fn respond(
     state: &MockState,
     fault: &FaultSwitch,
+    streams: Option<&Arc<StreamCount>>,
     activity: ActivityGuard,
     request: hyper::Request<Incoming>,
 ) -> hyper::Response<MockBody> {
-    let in_flight = state.meter.request_started();
+    let in_flight = match streams {
+        None => state.meter.request_started(),
+        Some(streams) => state.meter.stream_started(streams),
+    };
     let (parts, body) = request.into_parts();
     // Read the body (for the journal, and so that the connection can be reused), skipping the
     // collector for the common bodiless request.
@@ -102,10 +108,28 @@ pub(crate) async fn respond(
         }
         None => None,
     };
+    if let Some(Ok(answer)) = &forwarded {
+        if state.recorder.wants_exchanges() {
+            state
+                .recorder
+                .capture(proxy::exchange(&parts, &body, answer));
+        }
+    }
     let delay = state.fixed_delay().unwrap_or_default()
         + definition.delay.map(|d| d.sample()).unwrap_or_default();
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
+    }
+    if !stub.mapping.webhooks.is_empty() {
+        let served = RequestFacts {
+            method: view.method,
+            url: view.path_and_query,
+            path: view.path,
+            query: view.decoded_query(),
+            headers: &parts.headers,
+            body: &body,
+        };
+        proxy::fire_webhooks(state.proxy_client(), &stub.mapping.webhooks, &served);
     }
     if let Some(armed) = definition.fault {
         fault.arm(armed);

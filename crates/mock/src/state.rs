@@ -7,6 +7,7 @@ use crate::inflight::InFlightMeter;
 use crate::journal::Journal;
 use crate::mapping::{self, Mapping, RequestPattern, UrlMatcher};
 use crate::proxy::{self, ProxyClient};
+use crate::recording::Recorder;
 use crate::scenarios::Scenarios;
 use crate::template::ResponseTemplate;
 use crate::MockConfig;
@@ -15,7 +16,7 @@ use chokepoint_result::{MockConfigView, MockStats, StubStats};
 use serde_json::json;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 /// No global delay, in [`MockState::fixed_delay_ns`].
@@ -48,11 +49,14 @@ pub(crate) struct MockState {
     pub scenarios: Scenarios,
     max_connections: Option<usize>,
     keepalive_timeout: Option<Duration>,
+    max_concurrent_streams: Option<u32>,
     connections_waiting: AtomicU64,
     /// `--global-response-templating`.
     global_templating: bool,
-    /// The client of proxy stubs, made at their first request.
-    proxy_client: OnceLock<ProxyClient>,
+    /// The client of proxy stubs and webhooks.
+    proxy_client: ProxyClient,
+    /// `/__admin/recordings/*` and the journal's proxied exchanges.
+    pub recorder: Recorder,
 }
 
 /// The catch-all stub of a mock started without mappings. It is chokepoint's, not a WireMock
@@ -97,9 +101,11 @@ impl MockState {
             scenarios: Scenarios::default(),
             max_connections: config.max_connections,
             keepalive_timeout: config.keepalive_timeout,
+            max_concurrent_streams: config.max_concurrent_streams,
             connections_waiting: AtomicU64::new(0),
             global_templating: config.global_templating,
-            proxy_client: OnceLock::new(),
+            proxy_client: proxy::client(config.proxy_cacert.as_deref()),
+            recorder: Recorder::new(config.recordings_dir, config.journal),
         };
         state.set_fixed_delay(config.fixed_delay);
         state.replace_stubs(initial);
@@ -113,7 +119,7 @@ impl MockState {
 
     /// The client that proxy stubs forward with.
     pub fn proxy_client(&self) -> &ProxyClient {
-        self.proxy_client.get_or_init(proxy::client)
+        &self.proxy_client
     }
 
     fn new_stub(&self, mut mapping: Mapping) -> Arc<Stub> {
@@ -232,10 +238,14 @@ impl MockState {
             connections_open: snap.connections_open,
             max_connections_open: snap.max_connections_open,
             connections_accepted: snap.connections_accepted,
+            h2_connections_open: snap.h2_connections_open,
+            h2_connections_accepted: snap.h2_connections_accepted,
+            max_streams_per_connection: snap.max_streams_per_connection,
             config: MockConfigView {
                 fixed_delay_ms: global.map(|d| d.as_secs_f64() * 1000.0),
                 max_connections: self.max_connections.map(|n| n as u64),
                 keepalive_timeout_ms: self.keepalive_timeout.map(|d| d.as_millis() as u64),
+                max_concurrent_streams: self.max_concurrent_streams.map(u64::from),
             },
         }
     }
@@ -261,6 +271,7 @@ impl MockState {
         if let Some(journal) = &self.journal {
             journal.clear();
         }
+        self.recorder.clear_journal();
     }
 
     /// Counts a request that matched no stub.
@@ -276,6 +287,11 @@ impl MockState {
     /// `--keepalive-timeout`.
     pub fn keepalive_timeout(&self) -> Option<Duration> {
         self.keepalive_timeout
+    }
+
+    /// `--max-concurrent-streams`.
+    pub fn max_concurrent_streams(&self) -> Option<u32> {
+        self.max_concurrent_streams
     }
 
     /// The counter of connections waiting for a slot at the cap.

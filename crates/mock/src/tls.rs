@@ -1,6 +1,8 @@
 //! HTTPS for the mock (`--https-port`), layered on the same accept loop and connections: a
 //! connection accepted on the HTTPS listener does the TLS handshake (rustls) on the worker that
-//! serves it, then is served as any other. Faults are still played at the socket, under TLS.
+//! serves it, then is served as any other: HTTP/2 when the client chose `h2` by ALPN (the mock
+//! offers `h2` and `http/1.1`), HTTP/1.1 otherwise. Faults are still played at the socket, under
+//! TLS (on HTTP/2, at the stream: see [`crate::h2`]).
 //!
 //! The certificate is the user's (`--tls-cert`/`--tls-key`, PEM) or one made at start (rcgen)
 //! for `127.0.0.1`, `::1` and `localhost`, whose PEM is written to a file so that a service under
@@ -86,7 +88,8 @@ impl MockTls {
                      and --tls-key"
                 ))
             })?;
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        // h2 first: a client offering both gets HTTP/2, as from nginx with `http2 on`.
+        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
         Ok(MockTls {
             acceptor: TlsAcceptor::from(Arc::new(config)),
             cert_path,

@@ -8,6 +8,8 @@
 //! - [`threads`]: each thread's pool (its name without the counter) and what it does or waits
 //!   on (running, a socket, a lock, an event loop...).
 //! - [`files`]: the library files the target has mapped or open (a jar, a C extension).
+//! - [`forward`]: a forwarder on the URL's port (docker-proxy, socat, nginx...) and the process
+//!   it passes connections on to.
 //! - [`sockets`]: the target's TCP connections, client side and downstream side, by state.
 //! - [`stacks`]: where the threads wait, from the runtime's own tools (`jcmd`, JFR, `py-spy`,
 //!   `pprof`), when the target's runtime has one.
@@ -23,6 +25,7 @@
 pub mod cgroup;
 pub mod cpu;
 pub mod files;
+pub mod forward;
 pub mod sampler;
 pub mod sockets;
 pub mod stacks;

@@ -147,6 +147,13 @@ fn verdict(page: &mut String, result: &SweepResult) {
         );
     }
     page.push_str("</div>\n");
+    if let Some(what_if) = &diagnosis.what_if {
+        let _ = writeln!(
+            page,
+            "<p class=\"what-if\"><b>What if:</b> {}</p>",
+            escape(&what_if.summary)
+        );
+    }
     if !diagnosis.key_evidence.is_empty() {
         page.push_str("<ul class=\"key\">\n");
         for line in &diagnosis.key_evidence {

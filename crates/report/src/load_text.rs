@@ -53,15 +53,29 @@ pub fn load_report(report: &LoadReport) -> String {
         let _ = writeln!(out, "{:<24}{value}", format!("{label}:"));
     };
     line(&mut out, "Target", report.target.clone());
-    let connections = if report.keepalive {
-        "keep-alive"
-    } else {
-        "a new connection per request"
+    let h2_connections;
+    let connections = match &report.http2 {
+        Some(h2) => {
+            h2_connections = format!(
+                "{}: streams over {} connection{}",
+                h2.protocol,
+                h2.connections,
+                if h2.connections == 1 { "" } else { "s" }
+            );
+            h2_connections.as_str()
+        }
+        None if report.keepalive => "keep-alive",
+        None => "a new connection per request",
     };
     let model = match report.rate_rps {
         Some(rate) => format!(
-            "open, {rate} requests/s on a fixed schedule, up to {} connections used ({connections})",
-            report.clients
+            "open, {rate} requests/s on a fixed schedule, up to {} {} used ({connections})",
+            report.clients,
+            if report.http2.is_some() {
+                "streams"
+            } else {
+                "connections"
+            }
         ),
         None => format!("closed, {} clients ({connections})", report.clients),
     };
@@ -139,6 +153,9 @@ pub fn load_report(report: &LoadReport) -> String {
             ),
         );
     }
+    if let Some(h2) = &report.http2 {
+        http2_lines(&mut out, h2);
+    }
     let saturated = if report.generator_saturated {
         ": SATURATED, these figures may show chokepoint's own limit, not the service's"
     } else {
@@ -210,6 +227,41 @@ pub fn load_report(report: &LoadReport) -> String {
     }
     targets_table(&mut out, report);
     out
+}
+
+/// `--http2`: the server's stream limit, the streams in flight per connection, the GOAWAYs.
+fn http2_lines(out: &mut String, h2: &chokepoint_result::Http2Figures) {
+    let limit = match h2.server_max_concurrent_streams {
+        Some(n) => n.to_string(),
+        None => "none set".to_string(),
+    };
+    let _ = writeln!(
+        out,
+        "{:<24}{limit} per connection (the server's SETTINGS_MAX_CONCURRENT_STREAMS)",
+        "Server stream limit:"
+    );
+    let _ = writeln!(
+        out,
+        "{:<24}max {} on one connection, mean {:.1} per connection",
+        "Streams in flight:", h2.max_streams_in_flight, h2.mean_streams_in_flight
+    );
+    if h2.per_connection.len() > 1 {
+        for (i, c) in h2.per_connection.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "   {:<21}{} requests, max {} streams, mean {:.1}",
+                format!("connection {}:", i + 1),
+                c.requests,
+                c.max_streams_in_flight,
+                c.mean_streams_in_flight
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "{:<24}{} (streams a graceful one left unprocessed were resent)",
+        "GOAWAYs received:", h2.goaways
+    );
 }
 
 /// With a targets file: each request's count, share, throughput and latency.

@@ -39,6 +39,15 @@ pub fn step_line(step: &Step) -> String {
     )
 }
 
+/// The line before the what-if's emulated steps: the pool found, the one emulated, the delay.
+pub fn emulation_line(from_pool: u32, pool: u32, delay_ms: f64, emulated_delay_ms: f64) -> String {
+    format!(
+        "what-if: the pool of {from_pool} as one of {pool}: the mock's delay {} → {} (put back after)",
+        numbers::ms(delay_ms),
+        numbers::ms(emulated_delay_ms)
+    )
+}
+
 /// How much of the finding the terminal shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Detail {
@@ -148,6 +157,9 @@ fn render_finding(diagnosis: &Diagnosis, detail: Detail) -> String {
     let _ = writeln!(out, "  {}", diagnosis.summary);
     if let Some(place) = &diagnosis.attribution {
         let _ = writeln!(out, "  Where: {place}");
+    }
+    if let Some(what_if) = &diagnosis.what_if {
+        let _ = writeln!(out, "  What if: {}", what_if.summary);
     }
     // Findings recorded before the key lines existed show their evidence in full.
     if detail == Detail::Screen && !diagnosis.key_evidence.is_empty() {

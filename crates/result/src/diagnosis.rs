@@ -2,7 +2,7 @@
 //! record, a [`Finding`] with the words its teller (the diagnosis crate) writes for it. The
 //! record reads and writes `result.json`'s `diagnosis` object through `DiagnosisJson`, which
 //! fixes its keys.
-use crate::{Fact, FanOutShape, Finding, Model, Overload, Peak, Place, Plateau};
+use crate::{Fact, FanOutShape, Finding, Model, Overload, Peak, Place, Plateau, WhatIf};
 use serde::{Deserialize, Serialize};
 
 /// The kind of limit a sweep found.
@@ -177,6 +177,8 @@ pub struct Diagnosis {
     pub attribution: Option<String>,
     /// Where the limit sits, typed; `None` when the evidence points at no one place.
     pub place: Option<Place>,
+    /// What the pool at another size would serve (`sweep --what-if M`), when asked.
+    pub what_if: Option<WhatIf>,
     /// Where the `place` and `overload` facts stand among the facts in JSON.
     held_at: HeldAt,
 }
@@ -202,6 +204,7 @@ impl Diagnosis {
             key_evidence: words.key_evidence,
             attribution: words.attribution,
             place,
+            what_if: None,
             held_at,
         }
     }
@@ -351,6 +354,8 @@ struct DiagnosisJson {
     overload: Option<Overload>,
     #[serde(default)]
     peak: Option<Peak>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    what_if: Option<WhatIf>,
 }
 
 impl From<Diagnosis> for DiagnosisJson {
@@ -375,6 +380,7 @@ impl From<Diagnosis> for DiagnosisJson {
             key_evidence: d.key_evidence,
             overload: f.overload,
             peak: f.peak,
+            what_if: d.what_if,
         }
     }
 }
@@ -403,6 +409,7 @@ impl From<DiagnosisJson> for Diagnosis {
         };
         let mut d = Diagnosis::new(finding, words);
         d.place = j.place.or(d.place);
+        d.what_if = j.what_if;
         d
     }
 }
@@ -540,5 +547,35 @@ mod tests {
             serde_json::from_value::<Diagnosis>(json).expect("read back"),
             d
         );
+    }
+
+    #[test]
+    fn a_what_if_is_written_and_read_back_and_left_out_when_not_asked() {
+        let mut d = Diagnosis::new(Finding::bare(Kind::BlockingPool, vec![]), Words::default());
+        assert!(!serde_json::to_string(&d).expect("JSON").contains("what_if"));
+        d.what_if = Some(WhatIf {
+            pool: Some(40),
+            name: Some("actor-pool".into()),
+            from_pool: Some(20),
+            predicted_rps: Some(379.0),
+            measured_by: crate::MeasuredBy::Emulation,
+            next_limit: Some(crate::NextLimit::Concurrency { in_flight: 14 }),
+            bound_rps: Some(2100.0),
+            cpu_ms_per_request: Some(0.95),
+            usable_cores: Some(2.0),
+            pool_rps: Some(373.0),
+            delay_ms: Some(100.0),
+            hold_ms: Some(107.0),
+            emulated_delay_ms: Some(50.0),
+            steps: vec![],
+            not_emulated: None,
+            summary: "With `actor-pool` at 40 ...".into(),
+        });
+        let json = serde_json::to_value(&d).expect("JSON");
+        assert_eq!(json["what_if"]["measured_by"], "emulation");
+        assert_eq!(json["what_if"]["next_limit"]["kind"], "concurrency");
+        assert_eq!(json["what_if"]["predicted_rps"], 379.0);
+        let back: Diagnosis = serde_json::from_value(json).expect("read back");
+        assert_eq!(back, d);
     }
 }

@@ -393,6 +393,11 @@ pub enum Fact {
         /// The warm-up.
         warmup: crate::Warmup,
     },
+    /// The URL's port was a forwarder's, followed to the process behind it; both observed.
+    BehindForwarder {
+        /// The forwarder and what it passed connections on to.
+        forwarder: crate::Forwarder,
+    },
     /// The sweep reached its largest allowed client count.
     MaxClientsReached {
         /// `--max-clients`.

@@ -23,6 +23,12 @@ pub mod error_kind {
     pub const PROTOCOL: &str = "protocol";
     /// Any other I/O error.
     pub const OTHER: &str = "other";
+    /// HTTP/2: the server reset the stream with `REFUSED_STREAM` (not processed; most often the
+    /// connection was at the server's `SETTINGS_MAX_CONCURRENT_STREAMS`).
+    pub const REFUSED_STREAM: &str = "refused_stream";
+    /// HTTP/2: a `GOAWAY` ended the stream: one with an error code, or a graceful one (the
+    /// stream not processed) that the retry on a new connection met again.
+    pub const GOAWAY: &str = "goaway";
 
     /// The kind of a complete response with a non-2xx status: `http_503`, `http_404`, ...
     pub fn http_status(code: u16) -> String {
@@ -165,6 +171,52 @@ pub struct LoadReport {
     /// The exact distributions behind the percentiles, so that shards can be merged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub histograms: Option<LatencyHistograms>,
+    /// `--http2` runs only: the connections, the streams in flight on each, the `GOAWAY`s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http2: Option<Http2Figures>,
+}
+
+/// What an HTTP/2 run saw on its connections (`LoadReport::http2`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Http2Figures {
+    /// `h2` (ALPN over TLS) or `h2c` (cleartext, prior knowledge).
+    pub protocol: String,
+    /// The connections the clients' streams were spread over (`--connections`, at most one per
+    /// client); each is reopened when the server closes it.
+    pub connections: u32,
+    /// The server's `SETTINGS_MAX_CONCURRENT_STREAMS` as the first connection read it; `None`
+    /// when the server set no limit. Streams beyond it wait inside the client (their wait is
+    /// part of their latency), as a gRPC channel's calls do.
+    pub server_max_concurrent_streams: Option<u64>,
+    /// The most streams in flight on one connection at once, over every connection.
+    pub max_streams_in_flight: u64,
+    /// Streams in flight per connection, averaged over the connections and over the measured
+    /// window (the streams' time in flight over the window's length).
+    pub mean_streams_in_flight: f64,
+    /// One entry per connection, in order.
+    pub per_connection: Vec<ConnectionStreams>,
+    /// `GOAWAY` frames received from the server, graceful ones (code `NO_ERROR`, as nginx sends
+    /// after `keepalive_requests`) included; streams a graceful one left unprocessed are resent
+    /// once on a new connection, and count as failures (`goaway`) only if that fails too.
+    pub goaways: u64,
+}
+
+/// The streams of one HTTP/2 connection of a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ConnectionStreams {
+    /// Requests completed on it in the measured window (ok and errors).
+    pub requests: u64,
+    /// The most streams in flight on it at once.
+    pub max_streams_in_flight: u64,
+    /// Streams in flight on it, averaged over the measured window (its streams' time in flight
+    /// over the window's length, Little's law).
+    pub mean_streams_in_flight: f64,
+    /// Times it was opened (1, plus one per reopening after the server closed it).
+    pub opened: u64,
+    /// `GOAWAY`s the server sent on it.
+    pub goaways: u64,
 }
 
 /// What one request of a targets file got in a run.

@@ -52,6 +52,17 @@ pub struct MockStats {
     pub max_connections_open: u64,
     /// Connections accepted in the window.
     pub connections_accepted: u64,
+    /// Of the connections open now, those speaking HTTP/2 (each request on them is a stream).
+    #[serde(default)]
+    pub h2_connections_open: u64,
+    /// Of the connections accepted in the window, those that spoke HTTP/2.
+    #[serde(default)]
+    pub h2_connections_accepted: u64,
+    /// The most requests (streams) in flight at once on one HTTP/2 connection in the window;
+    /// 0 when none spoke HTTP/2. At `config.max_concurrent_streams` the client was held by the
+    /// stream cap.
+    #[serde(default)]
+    pub max_streams_per_connection: u64,
     /// The mock's configuration that the diagnosis needs.
     pub config: MockConfigView,
 }
@@ -65,6 +76,10 @@ pub struct MockConfigView {
     pub max_connections: Option<u64>,
     /// `--keepalive-timeout` in milliseconds, if set.
     pub keepalive_timeout_ms: Option<u64>,
+    /// `--max-concurrent-streams`: the SETTINGS_MAX_CONCURRENT_STREAMS each HTTP/2 connection
+    /// advertises and enforces, if set (none: no limit is advertised).
+    #[serde(default)]
+    pub max_concurrent_streams: Option<u64>,
 }
 
 /// In-flight counts at the downstream during one step.

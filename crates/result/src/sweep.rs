@@ -179,6 +179,25 @@ pub struct SweepContext {
     /// the target was read from this machine's `/proc` (or not observed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observer: Option<String>,
+    /// A forwarder on the URL's port (docker-proxy, socat, nginx...) and the process behind it,
+    /// both observed as the target (`--pid auto`); `None` when the port's process serves itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forwarder: Option<Forwarder>,
+}
+
+/// A forwarder on the URL's port, followed to the process it passes connections on to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Forwarder {
+    /// The forwarder's program (`socat`, `docker-proxy`, `nginx`).
+    pub name: String,
+    /// Its process.
+    pub pid: i32,
+    /// The port of this machine it passed connections on to.
+    pub to_port: u16,
+    /// The program listening there, which serves.
+    pub served_name: String,
+    /// Its processes (the topmost).
+    pub served_pids: Vec<i32>,
 }
 
 /// The warm-up before the first step: the first step's clients run unmeasured until the mean

@@ -81,6 +81,9 @@ def main():
     parser.add_argument("--tls-key", help="the certificate's private key (PEM)")
     parser.add_argument("--downstream-ca", help="CA certificate (PEM) of an https:// downstream")
     parser.add_argument(
+        "--workers", type=int, default=WORKERS, help="workers of the pool (default 6)"
+    )
+    parser.add_argument(
         "--default-executor",
         action="store_true",
         help="ThreadPoolExecutor() with its defaults (min(32, cores + 4) workers)",
@@ -92,7 +95,7 @@ def main():
     if args.default_executor:
         executor = ThreadPoolExecutor()
     else:
-        executor = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="worker")
+        executor = ThreadPoolExecutor(max_workers=args.workers, thread_name_prefix="worker")
     server = Server(
         (args.host, args.port), make_handler(executor, args.downstream, downstream_tls)
     )

@@ -59,6 +59,15 @@ fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
             "No mock was given: the downstream evidence (calls in flight, connections) is missing."
                 .to_string()
         }
+        Fact::BehindForwarder { forwarder } => format!(
+            "The URL's port belongs to {} (process {}), a forwarder: it passed the requests on to port {}, \
+             where {} ({}) serves. Both were observed as the target; every request also crossed that hop.",
+            forwarder.name,
+            forwarder.pid,
+            forwarder.to_port,
+            forwarder.served_name,
+            pids(&forwarder.served_pids)
+        ),
         Fact::FanOut {
             clients: c,
             calls_per_request,
@@ -160,6 +169,10 @@ fn short(fact: &Fact, f: &Finding) -> Option<String> {
             _ => "The downstream stayed idle.".to_string(),
         },
         Fact::NoMock => "No mock: the downstream was not watched.".to_string(),
+        Fact::BehindForwarder { forwarder } => format!(
+            "Behind {} on the URL's port: {} (port {}) observed too.",
+            forwarder.name, forwarder.served_name, forwarder.to_port
+        ),
         Fact::FanOut {
             calls_per_request,
             shape,
@@ -201,6 +214,22 @@ fn rank(kind: Kind, fact: &Fact) -> Option<u8> {
         (Kind::BlockingPool | Kind::CpuBound, Fact::DownstreamIdle { .. }) => Some(4),
         (Kind::BlockingPool | Kind::CpuBound, Fact::NoMock) => Some(5),
         (_, Fact::FanOut { .. }) => Some(9),
+        // The process observed is not the one on the URL's port: said before the place.
+        (_, Fact::BehindForwarder { .. }) => Some(6),
         _ => None,
+    }
+}
+
+/// Process ids as a reader reads them: `process 812`, `processes 812, 813`.
+fn pids(pids: &[i32]) -> String {
+    let list = pids
+        .iter()
+        .map(i32::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if pids.len() == 1 {
+        format!("process {list}")
+    } else {
+        format!("processes {list}")
     }
 }

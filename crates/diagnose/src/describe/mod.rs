@@ -159,6 +159,7 @@ fn teller(fact: &Fact) -> &'static Teller {
         | Fact::NoMockConnectionCap
         | Fact::DownstreamIdle { .. }
         | Fact::NoMock
+        | Fact::BehindForwarder { .. }
         | Fact::FanOut { .. }
         | Fact::PoolWaiting { .. }
         | Fact::DownstreamConnections { .. } => &downstream::TELLER,

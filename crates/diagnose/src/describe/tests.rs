@@ -246,6 +246,15 @@ fn samples() -> Vec<Fact> {
                 settled: false,
             },
         },
+        Fact::BehindForwarder {
+            forwarder: chokepoint_result::Forwarder {
+                name: "socat".into(),
+                pid: 812,
+                to_port: 9000,
+                served_name: "python3".into(),
+                served_pids: vec![813],
+            },
+        },
         Fact::MaxClientsReached { max_clients: 80 },
         Fact::BetterModel {
             model: Model::Usl,

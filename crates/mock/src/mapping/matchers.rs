@@ -38,6 +38,12 @@ pub enum ValueMatcher {
     MatchesJsonPath(Box<JsonPathMatcher>),
     /// `binaryEqualTo`: the raw bytes, given in base64.
     BinaryEqualTo(Vec<u8>),
+    /// `and`: every matcher of the list matches the same value.
+    And(Vec<ValueMatcher>),
+    /// `or`: one matcher of the list does.
+    Or(Vec<ValueMatcher>),
+    /// `not`: the matcher does not.
+    Not(Box<ValueMatcher>),
 }
 
 /// `matchesJsonPath`: the expression finds something, or what it finds matches `then`.
@@ -45,8 +51,8 @@ pub enum ValueMatcher {
 pub struct JsonPathMatcher {
     /// The expression as written.
     pub expression: String,
-    /// The compiled expression (RFC 9535, which reads Jayway's common forms).
-    pub path: serde_json_path::JsonPath,
+    /// The compiled expression (as Jayway reads it).
+    pub path: crate::json_match::JaywayPath,
     /// Whether the expression names one place (no wildcard, slice, filter or `..`).
     pub singular: bool,
     /// A matcher on what the expression finds (`{"expression": ..., "equalTo": ...}`).
@@ -61,9 +67,6 @@ const UNSUPPORTED_MATCHERS: &[&str] = &[
     "equalToDateTime",
     "hasExactly",
     "includes",
-    "and",
-    "or",
-    "not",
 ];
 
 /// Matchers WireMock has whose semantics (XML canonicalisation, XPath) this mock does not
@@ -137,6 +140,10 @@ impl Parser<'_> {
                 },
                 "equalToJson" => self.equal_to_json(field, &at, &flag),
                 "matchesJsonPath" => self.json_path(field, &at),
+                "and" | "or" => self.logical(key, field, &at),
+                "not" => self
+                    .value_matcher(field, &at)
+                    .map(|inner| ValueMatcher::Not(Box::new(inner))),
                 "binaryEqualTo" => self.string(field, &at).and_then(|text| {
                     use base64::Engine;
                     match base64::engine::general_purpose::STANDARD.decode(text) {
@@ -192,6 +199,30 @@ impl Parser<'_> {
         matcher
     }
 
+    /// `"and": [matcher, ...]` or `"or": [...]`, as WireMock 3's logical matchers.
+    fn logical(&self, key: &str, field: &Value, at: &str) -> Option<ValueMatcher> {
+        let Some(list) = field.as_array() else {
+            self.type_error(at, "a list of matchers", field);
+            return None;
+        };
+        if list.is_empty() {
+            self.problem(at, format!("'{key}' needs at least one matcher"));
+            return None;
+        }
+        let matchers: Vec<ValueMatcher> = list
+            .iter()
+            .enumerate()
+            .filter_map(|(i, spec)| self.value_matcher(spec, &format!("{at}[{i}]")))
+            .collect();
+        if matchers.len() != list.len() {
+            return None;
+        }
+        Some(match key {
+            "and" => ValueMatcher::And(matchers),
+            _ => ValueMatcher::Or(matchers),
+        })
+    }
+
     fn equal_to_json(
         &self,
         field: &Value,
@@ -235,14 +266,15 @@ impl Parser<'_> {
                 return None;
             }
         };
-        let path = match serde_json_path::JsonPath::parse(expression) {
+        let path = match crate::json_match::JaywayPath::parse(expression) {
             Ok(path) => path,
             Err(err) => {
                 self.problem(
                     at,
                     format!(
                         "the JSON path '{expression}' is not one chokepoint mock reads \
-                         (RFC 9535; Jayway's functions such as length() are not): {err}"
+                         (RFC 9535 and Jayway's =~; Jayway's functions such as length() are \
+                         not): {err}"
                     ),
                 );
                 return None;

@@ -15,13 +15,16 @@ mod parse;
 mod parser;
 mod response;
 mod source;
+mod webhook;
 
 pub use crate::proxy::check_base_url as check_proxy_url;
+pub use crate::proxy::check_cacert as check_proxy_cacert;
 pub use delay::{Delay, Dribble, Fault};
 pub use matchers::{JsonPathMatcher, ValueMatcher};
 pub use parse::{parse_mappings, parse_mappings_with_files, parse_request_pattern};
 pub use response::compile_template;
 pub use source::{load_mappings, locate, MappingSource};
+pub use webhook::{Webhook, WebhookBody};
 
 use crate::template::ResponseTemplate;
 use bytes::Bytes;
@@ -50,6 +53,8 @@ pub struct Mapping {
     pub response: ResponseDef,
     /// `scenarioName` with its required and next state, when the stub is part of a scenario.
     pub scenario: Option<ScenarioStep>,
+    /// `postServeActions` / `serveEventListeners` webhooks, sent after the stub is served.
+    pub webhooks: Arc<[Webhook]>,
     /// The JSON as given (with `id` filled in), for the admin API.
     pub json: Value,
 }

@@ -79,7 +79,7 @@ const UNSUPPORTED_REQUEST: &[&str] = &[
 ];
 
 /// WireMock mapping fields this mock does not support yet.
-const UNSUPPORTED_MAPPING: &[&str] = &["postServeActions", "serveEventListeners"];
+const UNSUPPORTED_MAPPING: &[&str] = &[];
 
 impl Parser<'_> {
     /// One mapping; `None` when it has a problem (recorded).
@@ -91,6 +91,7 @@ impl Parser<'_> {
         let mut priority = DEFAULT_PRIORITY;
         let mut scenario_name = None;
         let (mut required, mut next) = (None, None);
+        let mut webhooks = Vec::new();
         for (key, field) in obj {
             let at = format!("{path}.{key}");
             match key.as_str() {
@@ -100,6 +101,9 @@ impl Parser<'_> {
                 "scenarioName" => scenario_name = self.string(field, &at).map(str::to_string),
                 "requiredScenarioState" => required = self.string(field, &at).map(str::to_string),
                 "newScenarioState" => next = self.string(field, &at).map(str::to_string),
+                "postServeActions" | "serveEventListeners" => {
+                    webhooks.extend(self.webhooks(field, &at));
+                }
                 "request" | "response" | "persistent" | "metadata" | "insertionIndex" => {}
                 _ => self.unknown(key, path, UNSUPPORTED_MAPPING, "mapping field"),
             }
@@ -168,6 +172,7 @@ impl Parser<'_> {
             request: request?,
             response,
             scenario,
+            webhooks: webhooks.into(),
             json,
         })
     }

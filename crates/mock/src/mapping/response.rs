@@ -283,7 +283,7 @@ fn body_file(parser: &Parser<'_>, name: &str, path: &str) -> Option<Bytes> {
     }
 }
 
-fn headers(
+pub(super) fn headers(
     parser: &Parser<'_>,
     value: &Value,
     path: &str,
@@ -321,7 +321,7 @@ fn headers(
     out
 }
 
-fn delay_distribution(parser: &Parser<'_>, value: &Value, path: &str) -> Option<Delay> {
+pub(super) fn delay_distribution(parser: &Parser<'_>, value: &Value, path: &str) -> Option<Delay> {
     let obj = parser.object(value, path)?;
     let kind = match obj.get("type") {
         Some(kind) => parser.string(kind, &format!("{path}.type"))?,

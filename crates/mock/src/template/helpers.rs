@@ -19,7 +19,15 @@ const BUILT_IN: &[&str] = &[
 ];
 
 /// WireMock's helpers written here.
-const WIREMOCK: &[&str] = &["jsonPath", "now", "randomValue", "math", "size", "neq"];
+const WIREMOCK: &[&str] = &[
+    "jsonPath",
+    "now",
+    "randomValue",
+    "math",
+    "size",
+    "neq",
+    "assign",
+];
 
 /// Whether a template may call this helper.
 pub fn is_known(name: &str) -> bool {
@@ -34,6 +42,7 @@ pub fn register(registry: &mut Handlebars<'static>) {
     registry.register_helper("math", Box::new(MathHelper));
     registry.register_helper("size", Box::new(SizeHelper));
     registry.register_helper("neq", Box::new(NeqHelper));
+    registry.register_helper("assign", Box::new(super::assign::AssignHelper));
 }
 
 fn helper_error(helper: &str, message: impl Into<String>) -> RenderError {
@@ -69,17 +78,17 @@ impl JsonPathHelper {
         let Some(Value::String(path)) = param(h, 1) else {
             return Err(helper_error("jsonPath", "The JSONPath cannot be empty"));
         };
-        let query = serde_json_path::JsonPath::parse(path).map_err(|_| {
+        let query = crate::json_match::JaywayPath::parse(path).map_err(|_| {
             helper_error(
                 "jsonPath",
                 format!("{path} is not a valid JSONPath expression"),
             )
         })?;
-        let nodes = query.query(&document);
+        let mut nodes = query.query(&document);
         let found = if is_definite(path) {
-            nodes.at_most_one().ok().flatten().cloned()
+            (nodes.len() == 1).then(|| nodes.remove(0))
         } else {
-            Some(Value::Array(nodes.all().into_iter().cloned().collect()))
+            Some(Value::Array(nodes))
         };
         Ok(match found {
             Some(Value::Null) | None => h

@@ -8,11 +8,14 @@
 //! ([`model::build`]: `request.*`, `parameters.*`) and renders them ([`ResponseTemplate::render`]);
 //! a stub without templates never reaches this module. A template that fails to render gives
 //! WireMock's answer: 500 with the message as a text body. The helpers are in [`helpers`].
+mod assign;
 mod dates;
 mod helpers;
 mod model;
+mod text;
 
 pub use model::RequestFacts;
+pub use text::{TextContext, TextTemplate};
 
 use crate::files::{self, BodyFileError};
 use crate::mapping::{BodySource, ResponseDef};
@@ -299,6 +302,12 @@ mod tests {
                 "first",
             ),
             ("{{parameters.team}}", "blue"),
+            (
+                "{{#assign 'who'}} {{request.headers.X-Tenant}}-{{parameters.team}}\n{{/assign}}<{{who}}>",
+                "<acme-blue>",
+            ),
+            // Jayway applies a filter on an object to the object itself.
+            ("{{jsonPath request.body '$[?(@.name =~ /AD./i)].n'}}", "[7]"),
             ("{{request.body}}", body),
             (
                 "{{{jsonPath request.body '$.items[0]'}}}",

@@ -156,10 +156,10 @@ const DOWNSTREAM_ECHO: &str = r#"{"request": {"method": "ANY"}, "response": {
     "headers": {"X-Down": "yes", "Content-Type": "text/plain"},
     "body": "{{request.method}} {{{request.url}}} host={{request.headers.host}} extra={{request.headers.x-extra}} secret={{request.headers.x-secret}} kept={{request.headers.x-kept}} body={{{request.body}}}"}}"#;
 
-/// A copy of the fixture folder (in the target dir) with `@DOWNSTREAM@` in the mappings
-/// replaced by the downstream's address.
-fn with_downstream(root: &Path, downstream: &str) -> PathBuf {
-    fn copy(from: &Path, to: &Path, downstream: &str) {
+/// A copy of the fixture folder (in the target dir) with `@DOWNSTREAM@` and
+/// `@DOWNSTREAM_TLS@` in the mappings replaced by the downstream's plain and HTTPS addresses.
+fn with_downstream(root: &Path, downstream: &[(&str, String)]) -> PathBuf {
+    fn copy(from: &Path, to: &Path, downstream: &[(&str, String)]) {
         std::fs::create_dir_all(to).unwrap();
         for entry in std::fs::read_dir(from).unwrap() {
             let entry = entry.unwrap();
@@ -169,7 +169,10 @@ fn with_downstream(root: &Path, downstream: &str) -> PathBuf {
             } else {
                 let bytes = std::fs::read(entry.path()).unwrap();
                 let bytes = match String::from_utf8(bytes) {
-                    Ok(text) => text.replace("@DOWNSTREAM@", downstream).into_bytes(),
+                    Ok(text) => downstream
+                        .iter()
+                        .fold(text, |text, (mark, addr)| text.replace(mark, addr))
+                        .into_bytes(),
                     Err(err) => err.into_bytes(),
                 };
                 std::fs::write(target, bytes).unwrap();
@@ -182,22 +185,67 @@ fn with_downstream(root: &Path, downstream: &str) -> PathBuf {
     copy_root
 }
 
+/// How many cases fire a webhook (one each).
+fn webhook_cases(cases: &[Case]) -> usize {
+    cases.iter().filter(|c| c.class == "webhooks").count()
+}
+
+/// The webhooks the downstream got (method, URL, the headers a webhook sets, body), once at
+/// least `count` have come or 20 s have passed.
+fn webhooks_received(downstream: SocketAddr, count: usize) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let journal = client::get(downstream, "/__admin/requests").json();
+        let hooks: Vec<String> = journal["requests"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|event| &event["request"])
+            .filter(|r| r["url"].as_str().is_some_and(|u| u.starts_with("/hook/")))
+            .map(|r| {
+                let h = &r["headers"];
+                format!(
+                    "{} {} content-type={} x-kept={} body={}",
+                    r["method"], r["url"], h["content-type"], h["x-kept"], r["body"]
+                )
+            })
+            .collect();
+        if hooks.len() >= count || Instant::now() > deadline {
+            return hooks;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 #[test]
 fn the_mock_answers_the_fixtures_as_wiremock_does() {
     let _alone = super::jvm::ONE_AT_A_TIME
         .lock()
         .unwrap_or_else(|p| p.into_inner());
-    // The downstream that the proxy fixtures forward to: a mock whose one stub echoes what it
-    // got (the method, the URL, the headers a proxy sets or drops, the body).
-    let downstream = chokepoint_mock::start(
-        "127.0.0.1:0".parse().unwrap(),
+    // The downstream that the proxy fixtures forward to (over HTTP and HTTPS, with a
+    // self-signed certificate: WireMock trusts any, the mock is given it) and the webhooks
+    // reach: a mock whose one stub echoes what it got (the method, the URL, the headers a
+    // proxy sets or drops, the body), with a journal.
+    let cert = Path::new(env!("CARGO_TARGET_TMPDIR")).join("differential-downstream.pem");
+    let local: SocketAddr = "127.0.0.1:0".parse().unwrap();
+    let downstream = chokepoint_mock::start_with_https(
+        local,
+        Some((local, chokepoint_mock::MockTls::self_signed(&cert).unwrap())),
         MockConfig {
             mappings: chokepoint_mock::parse_mappings(DOWNSTREAM_ECHO, "downstream").unwrap(),
+            journal: 1000,
             ..MockConfig::default()
         },
     )
     .expect("downstream starts");
-    let root = with_downstream(&fixture_root(), &downstream.addr().to_string());
+    let tls_addr = downstream.https_url().unwrap().replace("https://", "");
+    let root = with_downstream(
+        &fixture_root(),
+        &[
+            ("@DOWNSTREAM_TLS@", tls_addr),
+            ("@DOWNSTREAM@", downstream.addr().to_string()),
+        ],
+    );
     let cases: Vec<Case> =
         serde_json::from_str(&std::fs::read_to_string(root.join("cases.json")).unwrap())
             .expect("cases.json parses");
@@ -209,6 +257,7 @@ fn the_mock_answers_the_fixtures_as_wiremock_does() {
             mappings,
             files_root: Some(root.join("__files")),
             journal: 1000,
+            proxy_cacert: Some(cert.clone()),
             ..MockConfig::default()
         },
     )
@@ -222,6 +271,15 @@ fn the_mock_answers_the_fixtures_as_wiremock_does() {
         let reply = client::request(addr, "POST", "/__admin/scenarios/reset", &[], "");
         assert_eq!(reply.status, 200, "scenario reset: {}", reply.text());
     }
+    // Only the compared requests' webhooks count (after the warm-up's have arrived).
+    webhooks_received(downstream.addr(), webhook_cases(&cases));
+    client::request(
+        downstream.addr(),
+        "POST",
+        "/__admin/requests/reset",
+        &[],
+        "",
+    );
     let mut per_class: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     let mut disagreements = Vec::new();
     let mut on_purpose = Vec::new();
@@ -253,7 +311,31 @@ fn the_mock_answers_the_fixtures_as_wiremock_does() {
             ));
         }
     }
+    // Each webhook case made WireMock and the mock send one webhook each: every webhook the
+    // downstream got must have come twice, alike.
+    let expected = 2 * webhook_cases(&cases);
+    let webhooks = webhooks_received(downstream.addr(), expected);
+    let mut alike: BTreeMap<String, usize> = BTreeMap::new();
+    for webhook in &webhooks {
+        *alike.entry(webhook.clone()).or_default() += 1;
+    }
+    let entry = per_class.entry("webhooks (as received)").or_default();
+    entry.1 += alike.len();
+    for (webhook, count) in &alike {
+        if count % 2 == 0 {
+            entry.0 += 1;
+        } else {
+            disagreements.push(format!("webhook sent {count} times: {webhook}"));
+        }
+    }
+    if webhooks.len() != expected {
+        disagreements.push(format!(
+            "{} webhooks received, {expected} expected",
+            webhooks.len()
+        ));
+    }
     let agreed: usize = per_class.values().map(|(a, _)| a).sum();
+    let compared: usize = per_class.values().map(|(_, n)| n).sum();
     println!(
         "WireMock {} vs chokepoint mock, per class:",
         super::jvm::WIREMOCK_VERSION
@@ -262,9 +344,8 @@ fn the_mock_answers_the_fixtures_as_wiremock_does() {
         println!("  {class:<40} {a:>3} of {n:<3} agree");
     }
     println!(
-        "agree: {agreed} of {} requests ({:.0}%)",
-        cases.len(),
-        100.0 * agreed as f64 / cases.len() as f64
+        "agree: {agreed} of {compared} requests and webhooks ({:.0}%)",
+        100.0 * agreed as f64 / compared as f64
     );
     for difference in &on_purpose {
         println!("  differs on purpose: {difference}");

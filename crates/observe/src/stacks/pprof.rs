@@ -335,7 +335,16 @@ const CLIENT_CALLS: &[&str] = &[
 ];
 
 /// Waits for a free connection of a client's pool.
-const POOL_ACQUIRES: &[&str] = &["database/sql.(*DB).conn", "net/http.(*Transport).getConn"];
+const POOL_ACQUIRES: &[&str] = &[
+    "database/sql.(*DB).conn",
+    "net/http.(*Transport).getConn",
+    // pgx's pool, on puddle (generic in v2: `(*Pool[...]).Acquire`); checked before the locks,
+    // as puddle waits on a semaphore of its own inside.
+    "github.com/jackc/pgx/v4/pgxpool.(*Pool).Acquire",
+    "github.com/jackc/pgx/v5/pgxpool.(*Pool).Acquire",
+    "github.com/jackc/puddle/v2.(*Pool[...]).Acquire",
+    "github.com/jackc/puddle.(*Pool).Acquire",
+];
 
 /// Waits for a lock or a semaphore's permit.
 const LOCKS: &[&str] = &[

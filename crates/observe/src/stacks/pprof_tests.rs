@@ -235,3 +235,27 @@ fn pprof_urls_must_be_loopback_http() {
         }
     }
 }
+
+#[test]
+fn a_wait_inside_pgxpools_acquire_is_a_pool_acquire_not_a_lock() {
+    // pgx v5's pool on puddle v2: the wait for a connection is a semaphore inside puddle
+    // (`semacquire`, or `select` on the context), under `pgxpool.(*Pool).Acquire`; it is a
+    // queue for the pool's connections, as database/sql's `(*DB).conn` is.
+    let pgx = [
+        frame(
+            "golang.org/x/sync/semaphore.(*Weighted).Acquire",
+            "/root/go/pkg/mod/golang.org/x/sync@v0.10.0/semaphore/semaphore.go",
+        ),
+        frame(
+            "github.com/jackc/puddle/v2.(*Pool[...]).Acquire",
+            "/root/go/pkg/mod/github.com/jackc/puddle/v2@v2.2.2/pool.go",
+        ),
+        frame(
+            "github.com/jackc/pgx/v5/pgxpool.(*Pool).Acquire",
+            "/root/go/pkg/mod/github.com/jackc/pgx/v5@v5.7.2/pgxpool/pool.go",
+        ),
+        frame("main.handler", "/srv/app/main.go"),
+    ];
+    assert_eq!(classify("select", &pgx).0, WaitKind::PoolAcquire);
+    assert_eq!(classify("semacquire", &pgx).0, WaitKind::PoolAcquire);
+}

@@ -324,6 +324,8 @@ const SOCKET_FILES: &[&str] = &["/socket.py", "/ssl.py", "/selectors.py"];
 const POOL_ACQUIRES: &[(&str, &str)] = &[
     ("/urllib3/connectionpool.py", "_get_conn"),
     ("/sqlalchemy/pool/", "_do_get"),
+    ("/httpcore/_sync/connection_pool.py", "wait_for_connection"),
+    ("/psycopg_pool/pool.py", "getconn"),
 ];
 
 /// `(file, function)` of a wait for a semaphore's permit.
@@ -384,6 +386,17 @@ pub fn classify(
     let mut place = Vec::new();
     if let Some(innermost) = library.first() {
         place.push(label(innermost));
+    }
+    // The pool's own acquire (`HTTPConnectionPool._get_conn`), when it sits between the wait and
+    // the call the service made: the frame that names which pool the thread queues for, and
+    // the one the catalogue knows a pool by.
+    if let Some(acquire) = library
+        .iter()
+        .take(library.len().saturating_sub(1))
+        .skip(1)
+        .find(|frame| is_call(frame, POOL_ACQUIRES))
+    {
+        place.push(label(acquire));
     }
     // The library call the service made (`urlopen`), when it is not the blocking call itself.
     if !service.is_empty() && library.len() > 1 {

@@ -99,6 +99,7 @@ fn threads_queued_for_a_requests_connection_pool_are_told_from_those_in_the_call
         queued.frames,
         strings(&[
             "Condition.wait (threading.py)",
+            "HTTPConnectionPool._get_conn (urllib3/connectionpool.py)",
             "Session.get (requests/sessions.py)",
             "fetch_forever (rq.py:11)",
         ])

@@ -7,22 +7,19 @@
 //! mock measures the in-flight ground truth in front of a downstream it cannot replace. A
 //! downstream that cannot be reached gives WireMock's 500 with the reason.
 //!
-//! One pooled hyper client per mock (keep-alive connections to the downstream), HTTP/1.1 over
-//! plain TCP: an `https://` downstream is refused at load.
+//! One client per mock ([`client`]: pooled keep-alive connections to `http://` downstreams,
+//! rustls to `https://` ones, trusted as that module says); the same client sends the stubs'
+//! webhooks ([`webhooks`]).
+mod client;
+mod webhooks;
+
+pub use client::check_cacert;
+pub(crate) use client::{client, ProxyClient};
+pub(crate) use webhooks::fire_webhooks;
+
 use crate::mapping::ProxyDef;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
-
-/// The client the mock forwards with.
-pub(crate) type ProxyClient = Client<HttpConnector, Full<Bytes>>;
-
-/// A new pooled client.
-pub(crate) fn client() -> ProxyClient {
-    Client::builder(TokioExecutor::new()).build_http()
-}
 
 /// Headers that belong to one hop, never forwarded either way (hyper frames the body itself).
 const HOP_BY_HOP: &[&str] = &[
@@ -36,16 +33,13 @@ const HOP_BY_HOP: &[&str] = &[
     "content-length",
 ];
 
-/// Whether `url` can be a `proxyBaseUrl`: `http://host[:port][/prefix]`.
+/// Whether `url` can be a `proxyBaseUrl`: `http[s]://host[:port][/prefix]`.
 pub fn check_base_url(url: &str) -> Result<(), String> {
     let uri: http::Uri = url
         .parse()
-        .map_err(|_| format!("'{url}' is not a URL: write http://host:port"))?;
+        .map_err(|_| format!("'{url}' is not a URL: write http://host:port (or https://)"))?;
     match (uri.scheme_str(), uri.authority()) {
-        (Some("http"), Some(_)) if uri.query().is_none() => Ok(()),
-        (Some("https"), _) => Err(format!(
-            "'{url}': an https downstream is not supported by chokepoint mock yet: use http"
-        )),
+        (Some("http" | "https"), Some(_)) if uri.query().is_none() => Ok(()),
         _ => Err(format!(
             "'{url}' is not a base URL: write http://host:port (and a path prefix if any)"
         )),
@@ -69,6 +63,32 @@ pub(crate) struct Forwarded {
     pub status: http::StatusCode,
     pub headers: Vec<(http::HeaderName, http::HeaderValue)>,
     pub body: Bytes,
+}
+
+/// The exchange as the recorder keeps it.
+pub(crate) fn exchange(
+    parts: &http::request::Parts,
+    body: &Bytes,
+    answer: &Forwarded,
+) -> crate::recording::generate::Exchange {
+    let text = |value: &http::HeaderValue| String::from_utf8_lossy(value.as_bytes()).into_owned();
+    crate::recording::generate::Exchange {
+        method: parts.method.to_string(),
+        url: parts
+            .uri
+            .path_and_query()
+            .map_or("/", |pq| pq.as_str())
+            .to_string(),
+        content_type: parts.headers.get(http::header::CONTENT_TYPE).map(text),
+        request_body: body.clone(),
+        status: answer.status.as_u16(),
+        headers: answer
+            .headers
+            .iter()
+            .map(|(name, value)| (name.to_string(), text(value)))
+            .collect(),
+        body: answer.body.clone(),
+    }
 }
 
 /// Forwards the request; `Err` is the text of WireMock's 500.
@@ -107,11 +127,7 @@ pub(crate) async fn forward(
         headers.insert(name.clone(), value.clone());
     }
     let request = request.body(Full::new(body)).map_err(|e| failure(&e))?;
-    let response = client.request(request).await.map_err(|e| {
-        // The hyper-util error says "client error (Connect)"; its source says why.
-        let reason = std::error::Error::source(&e).map_or(e.to_string(), |s| s.to_string());
-        failure(&reason)
-    })?;
+    let response = client.send(request).await.map_err(|e| failure(&e))?;
     let (head, body) = response.into_parts();
     let body = body.collect().await.map_err(|e| failure(&e))?.to_bytes();
     let headers = head
@@ -174,9 +190,8 @@ mod tests {
     fn base_urls_are_checked() {
         assert!(check_base_url("http://127.0.0.1:8080").is_ok());
         assert!(check_base_url("http://localhost/api").is_ok());
-        assert!(check_base_url("https://example.test")
-            .unwrap_err()
-            .contains("https"));
+        assert!(check_base_url("https://127.0.0.1:8443/api").is_ok());
+        assert!(check_base_url("ftp://example.test").is_err());
         assert!(check_base_url("127.0.0.1:8080").is_err());
         assert!(check_base_url("not a url").is_err());
     }

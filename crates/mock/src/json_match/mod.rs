@@ -1,6 +1,11 @@
 //! The JSON body matchers, as WireMock decides them: `equalToJson` (JsonUnit's comparison:
 //! numbers by value, `ignoreArrayOrder`, `ignoreExtraElements`, `${json-unit.*}` placeholders)
-//! and `matchesJsonPath` (found or not, or what is found handed to another matcher).
+//! and `matchesJsonPath` (found or not, or what is found handed to another matcher), with JSON
+//! paths read as WireMock's Jayway reads them ([`jayway`]).
+pub mod jayway;
+
+pub use jayway::JaywayPath;
+
 use crate::mapping::JsonPathMatcher;
 use serde_json::Value;
 
@@ -79,14 +84,14 @@ pub fn json_path_values(
     document: &Value,
     whole_lists: bool,
 ) -> Vec<String> {
-    let nodes = matcher.path.query(document).all();
+    let mut nodes = matcher.path.query(document);
     let found: Value = if matcher.singular {
-        match nodes.first() {
-            Some(value) => (*value).clone(),
-            None => return Vec::new(),
+        if nodes.is_empty() {
+            return Vec::new();
         }
+        nodes.swap_remove(0)
     } else {
-        Value::Array(nodes.into_iter().cloned().collect())
+        Value::Array(nodes)
     };
     match found {
         Value::Object(_) => vec![found.to_string()],
@@ -108,7 +113,7 @@ fn scalar_text(value: &Value) -> String {
 /// Whether the path finds something: a singular path a value that is not null (an empty list
 /// or object is a value), any other path at least one node.
 pub fn json_path_finds(matcher: &JsonPathMatcher, document: &Value) -> bool {
-    let nodes = matcher.path.query(document).all();
+    let nodes = matcher.path.query(document);
     if matcher.singular {
         nodes.first().is_some_and(|v| !v.is_null())
     } else {

@@ -1,0 +1,131 @@
+//! A pool-limited service behind a forwarder (issue 23): `socat` on the URL's port passing each
+//! connection to tests/targets/py-threadpool (a `ThreadPoolExecutor()` of 6 on 2 cores, calling
+//! the mock), as `docker run -p` puts docker-proxy there. `--pid auto` finds socat; the sweep
+//! follows it (`SweepConfig::follow_forwarder`) to the Python process and observes both. The
+//! finding must be the one the target gets swept directly — same kind, limit and place — with
+//! the forwarder named. Built after the rule (`chokepoint_observe::forward`).
+//!
+//! Needs socat (Debian's `socat`) and python3: `.ci/run` installs them; a missing one fails.
+use crate::common;
+
+use chokepoint_experiment::SweepConfig;
+use chokepoint_observe::stacks::StackOptions;
+use chokepoint_result::{Kind, SweepResult};
+use chokepoint_testkit::Server;
+use common::*;
+use std::process::Command;
+use std::time::Duration;
+
+/// The sweep of `url` as `--pid auto --stacks off` runs it, forwarders followed.
+fn sweep_auto(name: &str, url: &str, mock: &chokepoint_mock::RunningMock) -> SweepResult {
+    let config = SweepConfig::new(url).expect("a valid URL");
+    let found = config.listening_target();
+    assert_eq!(found.len(), 1, "{name}: --pid auto finds one process");
+    let forwarder = config.follow_forwarder(&found);
+    let mut roots = found;
+    roots.extend(forwarder.iter().flat_map(|f| f.served_pids.iter().copied()));
+    let mut config = config.with_target_pids(roots);
+    config.forwarder = forwarder;
+    config.stacks = StackOptions {
+        enabled: false,
+        ..StackOptions::default()
+    };
+    sweep_with(name, config, Some(vec![1, 3, 12, 24]), STEP, 24, Some(mock))
+}
+
+/// The finding's kind, its place's held threads (whole) and the place's pool.
+fn place_words(name: &str, result: &SweepResult) -> (Kind, f64, String) {
+    let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
+    let place = diagnosis
+        .place
+        .as_ref()
+        .unwrap_or_else(|| panic!("{name}: no place: {:#?}", diagnosis.evidence));
+    println!(
+        "{name}: {} {:?}; {}",
+        diagnosis.kind(),
+        diagnosis.limit(),
+        diagnosis.attribution.as_deref().unwrap_or("no place")
+    );
+    println!("{name}: {place:?}");
+    (
+        diagnosis.kind(),
+        place.held.unwrap_or_default().round(),
+        place.pool.clone().unwrap_or_default(),
+    )
+}
+
+#[test]
+fn a_thread_pool_behind_socat_is_found_as_without_it_and_socat_is_named() {
+    assert!(
+        toolchain_present("socat", "-V"),
+        "socat is needed: apt-get install socat (.ci/run does)"
+    );
+    assert!(toolchain_present("python3", "--version"));
+    let _one = one_at_a_time();
+    // 200 ms calls: /proc counts a worker held only while it sits in the socket read (see
+    // place.rs's py-threadpool test); the forwarder's hop adds nothing to that.
+    let mock = mock_with_delay_of(Duration::from_millis(200));
+    let target = launch_py_threadpool(&mock);
+    let direct = sweep_auto("direct", &target.url(), &mock);
+    assert_eq!(direct.context.forwarder, None, "python3 forwards nothing");
+
+    let to = format!(
+        "TCP:127.0.0.1:{}",
+        target
+            .url()
+            .trim_end_matches('/')
+            .rsplit(':')
+            .next()
+            .unwrap()
+    );
+    let (socat, port) = Server::spawn_on_free_port("socat", Duration::from_secs(10), |port| {
+        let mut command = Command::new("socat");
+        command
+            .arg(format!(
+                "TCP-LISTEN:{port},fork,reuseaddr,bind=127.0.0.1,backlog=512"
+            ))
+            .arg(&to);
+        command
+    });
+    let behind = sweep_auto("behind socat", &format!("http://127.0.0.1:{port}/"), &mock);
+    drop(socat);
+    drop(target);
+
+    let forwarder = behind.context.forwarder.as_ref().expect("socat followed");
+    assert_eq!(forwarder.name, "socat");
+    assert_eq!(
+        Some(forwarder.to_port),
+        target_port(&direct),
+        "socat forwards to the target's port"
+    );
+    let (kind, size, pool) = place_words("direct", &direct);
+    assert_eq!(
+        (kind, size),
+        (Kind::BlockingPool, 6.0),
+        "the truth: 6 workers"
+    );
+    assert_finding("behind socat", &behind, Kind::BlockingPool, 6.0);
+    assert_eq!(
+        place_words("behind socat", &behind),
+        (kind, size, pool),
+        "the same kind, size and place as without the forwarder"
+    );
+    let evidence = &behind.diagnosis.as_ref().expect("a diagnosis").evidence;
+    assert!(
+        evidence
+            .iter()
+            .any(|e| e.contains("socat") && e.contains("forwarder")),
+        "the forwarder named: {evidence:#?}"
+    );
+}
+
+/// The port the direct sweep's URL named.
+fn target_port(result: &SweepResult) -> Option<u16> {
+    result
+        .target
+        .trim_end_matches('/')
+        .rsplit(':')
+        .next()?
+        .parse()
+        .ok()
+}
