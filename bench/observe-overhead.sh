@@ -6,9 +6,11 @@
 # ROUNDS times, the order alternated each round (on/off, off/on, ...). One warm-up sweep first
 # (the JVM's JIT), not counted.
 # Prints each round's throughput, then the ratio of the means (on / off) and its spread.
+# With VIA=observer, ON reads the JVM through `chokepoint observe` beside it (loopback, with a
+# token, its own --stacks) and `sweep --observer URL`, instead of this process's /proc.
 #
 # Usage: bench/observe-overhead.sh [ROUNDS=5]
-#   ACTORS=300 DELAY=200ms STEP=5s STACKS=auto|jfr
+#   ACTORS=300 DELAY=200ms STEP=5s STACKS=auto|jfr VIA=local|observer
 # Needs java and jcmd (jfr with STACKS=jfr). Loopback only; every sweep is one bounded step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +19,7 @@ ACTORS=${ACTORS:-300}
 DELAY=${DELAY:-200ms}
 STEP=${STEP:-5s}
 STACKS=${STACKS:-auto}
+VIA=${VIA:-local}
 CLIENTS=$((2 * ACTORS))
 WORK=$(mktemp -d /tmp/cp-observe-overhead.XXXXXX)
 PIDS=()
@@ -28,7 +31,7 @@ cleanup() {
 trap cleanup EXIT
 
 cargo build --release --quiet --bin chokepoint
-CP=$PWD/target/release/chokepoint
+CP=${CARGO_TARGET_DIR:-$PWD/target}/release/chokepoint
 
 # Starts a command whose first stdout line is "... 127.0.0.1:PORT ..."; sets PORT.
 launch() {
@@ -50,12 +53,20 @@ MOCK=http://127.0.0.1:$PORT
 launch java examples/jvm/BlockingDemo.java --port 0 --downstream "$MOCK" --actors "$ACTORS"
 URL=http://127.0.0.1:$PORT/actors
 JVM=${PIDS[-1]}
+ON_FLAGS=(--pid auto)
+if [ "$VIA" = observer ]; then
+  openssl rand -hex 32 > "$WORK/token"
+  launch "$CP" observe --listen 127.0.0.1:0 --token-file "$WORK/token" --stacks "$STACKS"
+  ON_FLAGS=(--observer "http://127.0.0.1:$PORT" --observer-token-file "$WORK/token")
+fi
 
 # One sweep of one step; prints its ok throughput and what observed it.
 sweep() {
   local out=$WORK/sweep.json
+  local observe=(--pid none)
+  [ "$1" = auto ] && observe=("${ON_FLAGS[@]}")
   "$CP" sweep "$URL" --clients "$CLIENTS" --max-clients "$CLIENTS" --step "$STEP" --step-fixed \
-    --mock "$MOCK" --pid "$1" --stacks "$STACKS" --json "$out" > "$WORK/sweep.log" 2>&1 ||
+    --mock "$MOCK" "${observe[@]}" --stacks "$STACKS" --json "$out" > "$WORK/sweep.log" 2>&1 ||
     { cat "$WORK/sweep.log" >&2; exit 1; }
   python3 - "$out" <<'EOF'
 import json, sys
@@ -70,7 +81,7 @@ EOF
 }
 
 echo "warm-up: $(sweep none | cut -f1) req/s"
-echo "JVM twin (pid $JVM): $(ls /proc/$JVM/task | wc -l) threads, /actors on a pool of $ACTORS, mock $DELAY; $CLIENTS clients, --step $STEP --step-fixed, stacks $STACKS; $(nproc) cores, load average $(cut -d' ' -f1 /proc/loadavg)"
+echo "JVM twin (pid $JVM): $(ls /proc/$JVM/task | wc -l) threads, /actors on a pool of $ACTORS, mock $DELAY; $CLIENTS clients, --step $STEP --step-fixed, stacks $STACKS, observed via $VIA; $(nproc) cores, load average $(cut -d' ' -f1 /proc/loadavg)"
 ON=()
 OFF=()
 printf 'round\ton (req/s)\toff (req/s)\ton/off\tobserved with\n'

@@ -33,6 +33,8 @@ enum Command {
     Merge(cmd::merge::Args),
     /// Compare two runs (sweeps or load runs): each figure better, worse, or no difference
     Compare(cmd::compare::Args),
+    /// The observer beside the target: serves what a sweep reads of it to a sweep elsewhere
+    Observe(cmd::observe::Args),
 }
 
 fn main() -> ExitCode {
@@ -50,6 +52,7 @@ fn main() -> ExitCode {
         Some(Command::Report(args)) => cmd::report::run(args),
         Some(Command::Merge(args)) => cmd::merge::run(args),
         Some(Command::Compare(args)) => cmd::compare::run(args),
+        Some(Command::Observe(args)) => cmd::observe::run(args),
     };
     cmd::exit_code(outcome)
 }

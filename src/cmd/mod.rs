@@ -13,6 +13,8 @@ pub mod live;
 pub mod load;
 pub mod merge;
 pub mod mock;
+pub mod observe;
+pub mod remote;
 pub mod report;
 pub mod shard;
 pub mod sweep;

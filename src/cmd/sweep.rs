@@ -50,6 +50,14 @@ pub struct Args {
     /// is on this machine) or `none`
     #[arg(long, value_parser = pid_choice, allow_hyphen_values = true)]
     pub pid: Option<PidChoice>,
+    /// Read the target through the observer beside it (chokepoint observe on the target's host
+    /// or namespace), e.g. http://10.0.0.5:7070, instead of this machine's /proc; the
+    /// observer's own --stacks and --jvm choose its stack tools
+    #[arg(long, value_name = "URL", conflicts_with = "pid")]
+    pub observer: Option<String>,
+    /// A file holding the observer's token (the one its --token-file holds)
+    #[arg(long, value_name = "FILE", requires = "observer")]
+    pub observer_token_file: Option<PathBuf>,
     /// Read where the target's threads wait from its runtime's own tools (jcmd or JFR for a
     /// JVM, py-spy for CPython, pprof for Go) when they are there: auto, off for /proc only, or
     /// jfr for a Flight Recorder recording per step of a JVM instead of thread dumps
@@ -195,7 +203,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     config.out = args.out;
     // Printed with the first step, so that a target that cannot be reached gets its one line.
     let mut observe_note = None;
-    match args.pid.unwrap_or(PidChoice::Auto) {
+    if let Some(url) = &args.observer {
+        let remote = super::remote::connect(url, args.observer_token_file.as_deref(), &config)?;
+        observe_note = Some(super::remote::observing_line(&remote));
+        config.observer = Some(std::sync::Arc::new(remote));
+    }
+    match args.pid.unwrap_or(if args.observer.is_some() {
+        PidChoice::None
+    } else {
+        PidChoice::Auto
+    }) {
         PidChoice::Pid(pid) => {
             if chokepoint_observe::process_tree(pid).is_err() {
                 anyhow::bail!(
@@ -251,6 +268,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     let mut first = true;
+    let mut observer_failed = false;
     let mut live = LiveLine::for_steps();
     // The header waits for the first step, so that a target that cannot be reached gets its
     // one-line error alone. The live line of a step under way is cleared before its row.
@@ -305,6 +323,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             println!("{}", sweep_text::step_header());
         }
         println!("{}", sweep_text::step_line(step));
+        // Said once: the next steps carry the same note in the result.
+        let failed = step.observation_notes.iter().find(|note| {
+            matches!(
+                note,
+                chokepoint_result::ObservationNote::ObserverFailed { .. }
+            )
+        });
+        if let Some(note) = failed.filter(|_| !std::mem::replace(&mut observer_failed, true)) {
+            eprintln!("chokepoint: {note}");
+        }
     });
     live.clear();
     let result = result?;

@@ -18,6 +18,7 @@ fn the_reference_holds_every_subcommands_help_as_the_binary_prints_it() {
         "report",
         "demo-service",
         "compare",
+        "observe",
     ] {
         let output = Command::new(env!("CARGO_BIN_EXE_chokepoint"))
             .args([command, "--help"])

@@ -132,3 +132,45 @@ fn load_manifests_write_json_per_shard_and_bad_input_is_refused() {
     }
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn the_observer_sidecar_validates_strictly_and_never_listens_off_loopback_without_a_token() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/kubernetes/observer.yaml");
+    let (ok, text) = validate(std::slice::from_ref(&file));
+    assert!(ok, "{text}");
+    let manifest = read(&file);
+    assert!(
+        manifest.contains("shareProcessNamespace: true"),
+        "{manifest}"
+    );
+    // The observer's args, one per line under `args:`, as `chokepoint observe` reads them.
+    let args: Vec<&str> = manifest
+        .split("args:\n")
+        .nth(1)
+        .expect("the observer's args")
+        .lines()
+        .map_while(|line| line.trim().strip_prefix("- "))
+        .map(|arg| arg.trim_matches('"'))
+        .collect();
+    assert_eq!(args[0], "observe", "{args:?}");
+    let listen = args
+        .iter()
+        .position(|a| *a == "--listen")
+        .map(|i| args[i + 1]);
+    assert_eq!(listen, Some("0.0.0.0:7070"));
+    assert!(
+        args.contains(&"--token-file"),
+        "off loopback it needs its token: {args:?}"
+    );
+    // The binary takes these args (the token file aside, which only the pod has).
+    let output = Command::new(env!("CARGO_BIN_EXE_chokepoint"))
+        .args(&args)
+        .output()
+        .expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--token-file /var/run/chokepoint/token: cannot read it"),
+        "{stderr}"
+    );
+}

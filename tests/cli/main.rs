@@ -10,6 +10,7 @@ mod cli_load;
 mod cli_merge;
 mod cli_mock;
 mod cli_mock_record;
+mod cli_observe;
 mod cli_report;
 mod cli_shard_sweep;
 mod cli_sweep;

@@ -6,6 +6,8 @@
 //! ([`downstream::MockClient`]), measures the target's CPU (`chokepoint-observe`), and turns all
 //! of it into a [`chokepoint_result::Step`]. Each finished step is saved at once (result.json),
 //! so an interrupted sweep keeps what it measured; at the end the diagnosis reads the steps.
+//! With `--observer` the target is read by the observer beside it over HTTP
+//! (`chokepoint-remote`) instead of this machine's `/proc` (`watch`: one window per step).
 //! While a step runs the sweep reports its [`progress`] as typed figures; the caller renders them.
 //!
 //! With [`SweepConfig::what_if`] set, the finished sweep runs a what-if (`what_if`): a step or
@@ -20,6 +22,7 @@ mod forwarder;
 pub mod progress;
 pub mod sweep;
 mod warmup;
+mod watch;
 mod what_if;
 
 pub use chokepoint_diagnose::what_if::PoolSize;

@@ -2,20 +2,21 @@
 //! observer saw, saved as it ends, then diagnosed.
 use crate::downstream::MockClient;
 use crate::progress::{StepProgress, SweepEvent};
+use crate::watch::StepWatch;
 use anyhow::Context;
 use chokepoint_diagnose::catalogue::Catalogue;
 use chokepoint_diagnose::{assess, SettleRule};
 use chokepoint_load::{LoadConfig, LoadEvent};
 use chokepoint_observe::stacks::StackOptions;
-use chokepoint_observe::{
-    available_cores, CpuMeter, CpuScope, MachineCpuMeter, Observer, StepObservation, TargetSpec,
-};
+use chokepoint_observe::{available_cores, CpuScope, StepObservation, TargetSpec};
+use chokepoint_remote::client::RemoteObserver;
 use chokepoint_result::{
     DownstreamInFlight, DownstreamStep, MockStats, ShardInfo, Step, StepChoice, StepEnd,
     SweepContext, SweepResult, TimelinePoint,
 };
 use std::collections::VecDeque;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 use tokio_util::sync::CancellationToken;
 
@@ -61,6 +62,8 @@ pub struct SweepConfig {
     /// The longest the unmeasured warm-up before the first step may run (`--warmup`; zero for
     /// none): it ends sooner once the latency stops falling (`crate::warmup`).
     pub warmup_limit: Duration,
+    /// The observer beside the target (`--observer`): read instead of this machine's `/proc`.
+    pub observer: Option<Arc<RemoteObserver>>,
     /// A forwarder on the URL's port and the process behind it, both in `target_cpu`
     /// ([`SweepConfig::follow_forwarder`]); told in the result's context.
     pub forwarder: Option<chokepoint_result::Forwarder>,
@@ -113,6 +116,7 @@ impl SweepConfig {
             shard: None,
             catalogue: Catalogue::built_in().clone(),
             warmup_limit: crate::DEFAULT_WARMUP_LIMIT,
+            observer: None,
             forwarder: None,
             what_if: None,
         })
@@ -175,6 +179,13 @@ impl SweepConfig {
     /// The library files the target's processes have mapped or open now that the catalogue
     /// names (a client's jar, a C extension): read once, as a sweep ends.
     fn target_libraries(&self) -> Vec<String> {
+        if let Some(remote) = &self.observer {
+            let files = remote
+                .target_now()
+                .map(|target| target.library_files)
+                .unwrap_or_default();
+            return self.catalogue.known_libraries(&files);
+        }
         let Some(spec) = self.target_spec() else {
             return Vec::new();
         };
@@ -188,7 +199,7 @@ impl SweepConfig {
     }
 
     /// What the observer samples: the processes of `target_cpu`, the URL's and the mock's ports.
-    fn target_spec(&self) -> Option<TargetSpec> {
+    pub(crate) fn target_spec(&self) -> Option<TargetSpec> {
         let own = std::process::id() as i32;
         let (roots, mut skip) = match self.target_cpu.as_ref()? {
             CpuScope::Tree(roots) => (roots.clone(), Vec::new()),
@@ -262,7 +273,7 @@ pub fn sweep(
         load_s: 0.0,
     };
     let began = Instant::now();
-    let cores = Some(available_cores() as u32);
+    let cores = result.context.cores;
     let mut planned: Option<VecDeque<u32>> = config.clients.clone().map(VecDeque::from);
     let mut failure = None;
     let first_clients = match &planned {
@@ -391,13 +402,7 @@ pub(crate) fn run_step(
     };
     on_event(SweepEvent::Progress(progress));
 
-    let mut target_meter = config
-        .target_cpu
-        .clone()
-        .and_then(|scope| CpuMeter::start(scope).ok());
-    let mut machine_meter = MachineCpuMeter::start().ok();
-    let spec = config.target_spec();
-    let mut observer: Option<Observer> = None;
+    let mut watch: Option<StepWatch> = None;
     let mut ramp = Duration::ZERO;
     let mut reset_error = None;
     let mut so_far: Vec<TimelinePoint> = Vec::new();
@@ -432,16 +437,10 @@ pub(crate) fn run_step(
             if let Some(mock) = mock {
                 reset_error = mock.reset().err();
             }
-            if let Some(meter) = target_meter.as_mut() {
-                let _ = meter.restart();
-            }
-            machine_meter = MachineCpuMeter::start().ok();
-            observer = spec
-                .clone()
-                .and_then(|spec| Observer::start(spec, config.observe_interval));
+            watch = Some(StepWatch::start(config));
         }
     }
-    let observed = observer.map(Observer::finish);
+    let seen = watch.map(StepWatch::finish).unwrap_or_default();
     let report = run.finish().map_err(|e| anyhow::anyhow!("{e}"))?;
     if report.interrupted {
         return Ok(None);
@@ -463,8 +462,8 @@ pub(crate) fn run_step(
             connections_accepted: s.connections_accepted,
             in_flight_series: s.in_flight_series,
         }),
-        target_cpu_pct: target_meter.and_then(|m| m.percent(available_cores()).ok()),
-        machine_cpu_pct: machine_meter.and_then(|m| m.percent().ok()),
+        target_cpu_pct: seen.target_cpu_pct,
+        machine_cpu_pct: seen.machine_cpu_pct,
         observed_pids: Vec::new(),
         threads_by_pool: None,
         connections: None,
@@ -483,7 +482,7 @@ pub(crate) fn run_step(
         }),
         load: report,
     };
-    if let Some(observed) = observed {
+    if let Some(observed) = seen.observation {
         add_observation(&mut step, observed);
     }
     Ok(Some(step))
@@ -607,15 +606,22 @@ fn context_from(stats: Option<&MockStats>, config: &SweepConfig) -> SweepContext
         mock_present: stats.is_some(),
         mock_max_connections: stats.and_then(|s| s.config.max_connections),
         mock_keepalive_timeout_ms: stats.and_then(|s| s.config.keepalive_timeout_ms),
-        target_observed: config.target_cpu.is_some(),
+        target_observed: config.target_cpu.is_some() || config.observer.is_some(),
         max_clients: config
             .clients
             .as_ref()
             .and_then(|c| c.iter().copied().max())
             .unwrap_or(config.max_clients),
-        cores: Some(available_cores() as u32),
+        cores: Some(match &config.observer {
+            Some(remote) => remote.target().cores,
+            None => available_cores() as u32,
+        }),
         target_libraries: Vec::new(),
         warmup: None,
+        observer: config
+            .observer
+            .as_ref()
+            .map(|remote| remote.url().to_string()),
         forwarder: config.forwarder.clone(),
     }
 }

@@ -15,6 +15,8 @@
 //!   `pprof`), when the target's runtime has one.
 //! - [`sampler`]: an [`Observer`] thread that samples all of it while a step runs and folds the
 //!   samples into the step's typed records (`chokepoint_result::observed`).
+//! - [`window`]: a step's measuring window: the [`Observer`] and the CPU meters, opened and
+//!   closed together (by the sweep, or by the observer beside the target over HTTP).
 //!
 //! The load engine meters its own threads to say when it is the bottleneck (seed 001); the
 //! sweep meters the target's tree and the machine.
@@ -29,6 +31,7 @@ pub mod sockets;
 pub mod stacks;
 pub mod threads;
 pub mod tree;
+pub mod window;
 
 pub use cpu::{
     available_cores, cpu_seconds, machine_cores, machine_ticks, share_percent, CpuMeter, CpuScope,
@@ -36,6 +39,7 @@ pub use cpu::{
 };
 pub use sampler::{Observer, StepObservation, TargetSpec};
 pub use tree::{listening_processes, process_tree};
+pub use window::{ObservedWindow, WindowObservation};
 
 /// Why a reading failed (the process is gone, or `/proc` may not be read).
 #[derive(Debug)]

@@ -36,8 +36,8 @@ pub struct TargetSpec {
     pub stacks: StackOptions,
 }
 
-/// What a step's samples add up to.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// What a step's samples add up to (JSON on the wire of the observer beside the target).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StepObservation {
     /// Every process seen as the target in some sample.
     pub observed_pids: Vec<i32>,

@@ -397,7 +397,11 @@ fn context(page: &mut String, result: &SweepResult) {
         ),
         (
             "target CPU observed",
-            if c.target_observed { "yes" } else { "no" }.to_string(),
+            match (&c.observer, c.target_observed) {
+                (Some(observer), _) => format!("yes, through the observer at {observer}"),
+                (None, true) => "yes".to_string(),
+                (None, false) => "no".to_string(),
+            },
         ),
         ("most clients allowed", c.max_clients.to_string()),
         (

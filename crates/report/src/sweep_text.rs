@@ -116,6 +116,12 @@ pub fn after_table(result: &SweepResult, detail: Detail) -> String {
         }
         None => out.push_str("No finding yet: the result has no diagnosis.\n"),
     }
+    if let Some(observer) = &result.context.observer {
+        let _ = writeln!(
+            out,
+            "The target was observed through the observer at {observer} (chokepoint observe beside it), not this machine's /proc."
+        );
+    }
     if let Some(line) = time_line(result) {
         out.push_str(&line);
     }

@@ -156,6 +156,13 @@ pub enum ObservationNote {
         /// What happened.
         why: String,
     },
+    /// The observer beside the target (`sweep --observer URL`) did not answer, or failed.
+    ObserverFailed {
+        /// The observer's URL.
+        observer: String,
+        /// What happened.
+        why: String,
+    },
 }
 
 impl std::fmt::Display for ObservationNote {
@@ -181,6 +188,12 @@ impl std::fmt::Display for ObservationNote {
             }
             ObservationNote::ToolFailed { tool, why } => {
                 write!(f, "{tool} gave no stacks: {why}")
+            }
+            ObservationNote::ObserverFailed { observer, why } => {
+                write!(
+                    f,
+                    "the observer at {observer} failed: {why}: the target's evidence is missing"
+                )
             }
         }
     }

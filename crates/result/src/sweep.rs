@@ -175,6 +175,10 @@ pub struct SweepContext {
     /// shards on a schedule, an older result).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup: Option<Warmup>,
+    /// The observer beside the target that saw it (`sweep --observer URL`): its URL. `None` when
+    /// the target was read from this machine's `/proc` (or not observed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observer: Option<String>,
     /// A forwarder on the URL's port (docker-proxy, socat, nginx...) and the process behind it,
     /// both observed as the target (`--pid auto`); `None` when the port's process serves itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -6,13 +6,13 @@ blocking HTTP GET to a downstream URL with urllib. The connection threads wait f
 result, so the hidden limit is the executor: 6 downstream calls in flight at once (kind
 blocking-pool).
 
-Usage: python3 server.py --port 0 --downstream http://127.0.0.1:9999/
+Usage: python3 server.py [--host 127.0.0.1] --port 0 --downstream http://127.0.0.1:9999/
        [--tls-cert cert.pem --tls-key key.pem] [--downstream-ca ca.pem] [--default-executor]
 With --default-executor the executor takes the standard library's defaults instead:
 ThreadPoolExecutor() has min(32, cores + 4) workers named ThreadPoolExecutor-N_M.
 With --tls-cert/--tls-key it serves HTTPS (the handshake in the connection's thread); an https://
 downstream is checked against --downstream-ca (a new TLS connection per call, as urllib does).
-The first stdout line is "listening on 127.0.0.1:PORT".
+The first stdout line is "listening on HOST:PORT" (HOST as given, 127.0.0.1 by default).
 """
 
 import argparse
@@ -74,6 +74,7 @@ class Server(ThreadingHTTPServer):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
     parser.add_argument("--port", type=int, default=0, help="TCP port (0: any free port)")
     parser.add_argument("--downstream", required=True, help="URL each worker calls")
     parser.add_argument("--tls-cert", help="serve HTTPS with this certificate (PEM)")
@@ -96,7 +97,7 @@ def main():
     else:
         executor = ThreadPoolExecutor(max_workers=args.workers, thread_name_prefix="worker")
     server = Server(
-        ("127.0.0.1", args.port), make_handler(executor, args.downstream, downstream_tls)
+        (args.host, args.port), make_handler(executor, args.downstream, downstream_tls)
     )
     if args.tls_cert:
         tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -104,7 +105,7 @@ def main():
         server.socket = tls.wrap_socket(
             server.socket, server_side=True, do_handshake_on_connect=False
         )
-    print(f"listening on 127.0.0.1:{server.server_address[1]}", flush=True)
+    print(f"listening on {args.host}:{server.server_address[1]}", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

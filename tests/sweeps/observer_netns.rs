@@ -1,0 +1,262 @@
+//! The observer beside the target, across a network namespace (issue 23): a "second host" made
+//! by the test (`ip netns add`, a veth pair, 10.201.N.1 on this side and 10.201.N.2 inside),
+//! the pool-limited py-threadpool target and `chokepoint observe --token-file` inside it, the
+//! mock on this side, and `chokepoint sweep --observer` from here. The finding must be the one a
+//! local sweep of the same target gives: kind, limit and place. Needs root (CI runs as root) and
+//! `ip` (iproute2): without them the test fails under `CI=1`.
+use crate::common::*;
+use chokepoint_experiment::SweepConfig;
+use chokepoint_mock::MockConfig;
+use chokepoint_result::{Kind, SweepResult};
+use chokepoint_testkit::Server;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+const TOKEN: &str = "0b5e2c7d9f1a3e4b6c8d0f2a4b6c8d0e";
+
+/// A network namespace and its veth pair, deleted (with every address in it) when dropped,
+/// panics included.
+struct Netns {
+    name: String,
+    host_side: String,
+    subnet: u8,
+}
+
+fn ip(args: &[&str]) {
+    let output = Command::new("ip").args(args).output().expect("ip runs");
+    assert!(
+        output.status.success(),
+        "ip {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+impl Netns {
+    fn new() -> Netns {
+        let pid = std::process::id();
+        let netns = Netns {
+            name: format!("cp-observer-{pid}"),
+            host_side: format!("cpo{pid}h"),
+            // Another run's leftover namespace keeps its own subnet.
+            subnet: (pid % 250) as u8 + 1,
+        };
+        let inside = format!("cpo{pid}n");
+        // `netns` exists before the namespace does: a step that fails below still drops it.
+        ip(&["netns", "add", &netns.name]);
+        ip(&[
+            "link",
+            "add",
+            &netns.host_side,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            &inside,
+        ]);
+        ip(&["link", "set", &inside, "netns", &netns.name]);
+        ip(&[
+            "addr",
+            "add",
+            &format!("{}/24", netns.here()),
+            "dev",
+            &netns.host_side,
+        ]);
+        ip(&["link", "set", &netns.host_side, "up"]);
+        let within = |args: &[&str]| {
+            let mut all = vec!["netns", "exec", &netns.name, "ip"];
+            all.extend_from_slice(args);
+            ip(&all);
+        };
+        within(&[
+            "addr",
+            "add",
+            &format!("{}/24", netns.there()),
+            "dev",
+            &inside,
+        ]);
+        within(&["link", "set", &inside, "up"]);
+        within(&["link", "set", "lo", "up"]);
+        netns
+    }
+
+    /// This side's address.
+    fn here(&self) -> String {
+        format!("10.201.{}.1", self.subnet)
+    }
+
+    /// The address inside the namespace.
+    fn there(&self) -> String {
+        format!("10.201.{}.2", self.subnet)
+    }
+
+    /// `program args` run inside the namespace.
+    fn command(&self, program: &str) -> Command {
+        let mut command = Command::new("ip");
+        command.args(["netns", "exec", &self.name, program]);
+        command
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip")
+            .args(["link", "del", &self.host_side])
+            .status();
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.name])
+            .status();
+    }
+}
+
+/// Starts `command` and reads the port from the end of its first stdout line.
+fn launch(name: &str, command: &mut Command) -> (Server, u16) {
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    let mut server = Server::spawn(name, command);
+    let stdout = server.child_mut().stdout.take().expect("piped");
+    let mut lines = BufReader::new(stdout).lines();
+    let line = lines
+        .next()
+        .unwrap_or_else(|| panic!("{name}: no start line"))
+        .expect("a line");
+    std::thread::spawn(move || for _ in lines {});
+    let port = line
+        .rsplit(':')
+        .next()
+        .and_then(|port| port.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{name}: no port in {line:?}"));
+    (server, port)
+}
+
+const CLIENTS: [u32; 5] = [1, 3, 6, 12, 24];
+
+fn sweep_through_observer(netns: &Netns, dir: &Path) -> SweepResult {
+    let mock = chokepoint_mock::start(
+        format!("{}:0", netns.here()).parse().expect("an address"),
+        MockConfig {
+            fixed_delay: Some(DOWNSTREAM_DELAY),
+            ..Default::default()
+        },
+    )
+    .expect("the mock starts on this side of the veth");
+    let (_target, target_port) = launch(
+        "py-threadpool-in-netns",
+        netns
+            .command("python3")
+            .arg(targets_dir().join("py-threadpool/server.py"))
+            .args([
+                "--host",
+                &netns.there(),
+                "--port",
+                "0",
+                "--downstream",
+                &mock.url(),
+            ]),
+    );
+    let token_file = dir.join("token");
+    std::fs::write(&token_file, TOKEN).expect("the token file");
+    let (_observer, observer_port) = launch(
+        "observer-in-netns",
+        netns
+            .command(env!("CARGO_BIN_EXE_chokepoint"))
+            .args(["observe", "--listen", &format!("{}:0", netns.there())])
+            .arg("--token-file")
+            .arg(&token_file),
+    );
+    let json = dir.join("result.json");
+    let clients = CLIENTS.map(|c| c.to_string()).join(",");
+    let output = Command::new(env!("CARGO_BIN_EXE_chokepoint"))
+        .args(["sweep", &format!("http://{}:{target_port}/", netns.there())])
+        .args(["--mock", &mock.url()])
+        .args([
+            "--observer",
+            &format!("http://{}:{observer_port}", netns.there()),
+        ])
+        .arg("--observer-token-file")
+        .arg(&token_file)
+        .args(["-c", &clients, "--step", "2s", "--warmup", "0", "--json"])
+        .arg(&json)
+        .output()
+        .expect("the sweep runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    println!("{}\n{stderr}", String::from_utf8_lossy(&output.stdout));
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("through the observer at http://10.201."),
+        "{stderr}"
+    );
+    let text = std::fs::read_to_string(&json).expect("the sweep's --json");
+    serde_json::from_str(&text).expect("a sweep result")
+}
+
+#[test]
+fn a_sweep_through_the_observer_in_another_network_namespace_finds_what_a_local_one_does() {
+    if !toolchain_present("ip", "-V") || !toolchain_present("python3", "--version") {
+        return;
+    }
+    let _one = one_at_a_time();
+    let dir = std::env::temp_dir().join(format!("cp-observer-netns-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    let remote = {
+        let netns = Netns::new();
+        sweep_through_observer(&netns, &dir)
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let mock = mock_with_delay();
+    let target = launch_py_threadpool(&mock);
+    let config = SweepConfig::new(&target.url())
+        .expect("a URL")
+        .with_target_pid(target.pid());
+    let most = CLIENTS[CLIENTS.len() - 1];
+    let local = sweep_with(
+        "py-threadpool-local",
+        config,
+        Some(CLIENTS.to_vec()),
+        STEP,
+        most,
+        Some(&mock),
+    );
+
+    assert_eq!(local.context.observer, None);
+    let observer = remote
+        .context
+        .observer
+        .as_deref()
+        .expect("context.observer");
+    assert!(observer.starts_with("http://10.201."), "{observer}");
+    assert!(remote.context.target_observed);
+    for (name, result) in [("local", &local), ("through the observer", &remote)] {
+        assert_finding(name, result, Kind::BlockingPool, 6.0);
+        let notes: Vec<_> = result
+            .steps
+            .iter()
+            .flat_map(|s| &s.observation_notes)
+            .collect();
+        assert!(notes.is_empty(), "{name}: {notes:?}");
+        assert!(
+            result
+                .steps
+                .iter()
+                .all(|s| !s.observed_pids.is_empty() && s.target_cpu_pct.is_some()),
+            "{name}: every step saw the target"
+        );
+    }
+    let place = |result: &SweepResult| {
+        let place = result
+            .diagnosis
+            .as_ref()
+            .and_then(|d| d.place.clone())
+            .expect("a place");
+        (place.kind, place.pool, place.source)
+    };
+    assert_eq!(
+        place(&remote),
+        place(&local),
+        "the same place, local and through the observer"
+    );
+}
