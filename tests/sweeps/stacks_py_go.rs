@@ -66,8 +66,17 @@ fn py_spy_finds_the_thread_pools_six_workers_in_the_services_downstream_call() {
     // service's own function; the connection threads wait for them.
     let workers = pool(step_at(&result, 24), "worker");
     assert_eq!(workers.most_threads, 6);
+    // In the call: waiting on its socket, or for the instant of the dump on a CPU reading the
+    // answer (py-spy marks those active; one dump in a full-suite run caught 2 of the 6 so).
+    let in_the_call: f64 = workers
+        .stacks
+        .iter()
+        .filter(|s| s.frames.iter().any(|f| f.starts_with("call_downstream")))
+        .map(|s| s.threads)
+        .sum();
+    assert!(in_the_call >= 5.0, "{workers:#?}");
     assert!(
-        workers.threads_in(WaitKind::Downstream) >= 5.0,
+        workers.threads_in(WaitKind::Downstream) >= 1.0,
         "{workers:#?}"
     );
     let call = stack_of(workers, WaitKind::Downstream);
