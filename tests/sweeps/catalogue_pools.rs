@@ -283,12 +283,21 @@ fn php_fpm_says_its_max_children() {
             .arg(format!("{dir}/"));
         command
     });
-    let (pool, threads, waiting, setting, named) = sweep_and_look_up(
-        "php-fpm-nginx",
-        &format!("http://127.0.0.1:{port}/"),
-        vec![nginx.pid(), fpm.pid()],
-        &mock,
-    );
+    // The roots as `--pid auto` finds them: nginx on the URL's port, a forwarder, followed to
+    // PHP-FPM behind it (issue 23: before, `--pid auto` observed nginx alone and placed nothing).
+    let url = format!("http://127.0.0.1:{port}/");
+    let config = SweepConfig::new(&url).expect("a valid URL");
+    let mut roots = config.listening_target();
+    assert_eq!(roots, vec![nginx.pid()], "--pid auto finds nginx");
+    let forwarder = config
+        .follow_forwarder(&roots)
+        .expect("nginx followed to PHP-FPM");
+    assert_eq!(forwarder.name, "nginx");
+    assert_eq!(forwarder.to_port, fpm_port);
+    assert_eq!(forwarder.served_pids, vec![fpm.pid()]);
+    roots.extend(forwarder.served_pids);
+    let (pool, threads, waiting, setting, named) =
+        sweep_and_look_up("php-fpm-nginx", &url, roots, &mock);
     assert!(pool.starts_with("php-fpm"), "{pool}");
     let setting = setting.expect("the catalogue knows PHP-FPM");
     assert_eq!(
