@@ -16,7 +16,7 @@
 //! shows N connections whatever limits the service. The threads held in the network wait are
 //! what shows each connection busy; an event loop holds its calls without a thread, so there
 //! this reading says nothing and Little's law stands.
-use crate::place::matches_limit;
+use crate::place::{background, matches_limit};
 use crate::points::{median, Point};
 use chokepoint_result::{Fact, Step};
 
@@ -97,14 +97,7 @@ fn pool_holding(steps: &[&Step], fewest: Option<&Step>, connections: u32) -> Opt
     let n = f64::from(connections);
     let pools = steps.first()?.threads_by_pool.as_ref()?;
     pools.pools.iter().find_map(|pool| {
-        let background = fewest
-            .and_then(|s| s.threads_by_pool.as_ref())
-            .and_then(|t| t.pools.iter().find(|p| p.pool == pool.pool))
-            .map_or(0.0, |p| {
-                (p.mean.socket_wait - f64::from(fewest.map_or(0, |s| s.clients)))
-                    .round()
-                    .max(0.0)
-            });
+        let background = background(&pool.pool, &fewest.into_iter().collect::<Vec<_>>());
         let held: Vec<f64> = steps
             .iter()
             .map(|step| {

@@ -383,7 +383,7 @@ fn from_proc(plateau: &[&Step], before: &[&Step], wait: ProcWait) -> Vec<Held> {
 /// The threads of `/proc`'s pool `name` in a network wait that did not follow the load: at the
 /// fewest clients observed before the knee, those beyond one per client (an accept loop, a
 /// listener polling its socket), in whole threads.
-fn background(name: &str, before: &[&Step]) -> f64 {
+pub(crate) fn background(name: &str, before: &[&Step]) -> f64 {
     at_fewest_clients(name, before)
         .map(|(clients, pool)| {
             (pool.mean.socket_wait - f64::from(clients))
