@@ -237,8 +237,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                         .collect::<Vec<_>>()
                         .join(", ")
                 };
-                let forwarder = config.follow_forwarder(&found);
-                observe_note = Some(match &forwarder {
+                config = config.with_listening_target(found.clone());
+                observe_note = Some(match &config.forwarder {
                     Some(f) => format!(
                         "chokepoint: the URL's port is {} (process {}), a forwarder to port {}: observing it and {} (process {}) behind it, and their descendants; --pid PID observes one process instead",
                         f.name, f.pid, f.to_port, f.served_name, list(&f.served_pids)
@@ -248,12 +248,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                         list(&found)
                     ),
                 });
-                let mut roots = found;
-                if let Some(f) = &forwarder {
-                    roots.extend(f.served_pids.iter().copied());
-                }
-                config = config.with_target_pids(roots);
-                config.forwarder = forwarder;
             }
         }
         PidChoice::None => {}

@@ -21,11 +21,7 @@ fn sweep_auto(name: &str, url: &str, mock: &chokepoint_mock::RunningMock) -> Swe
     let config = SweepConfig::new(url).expect("a valid URL");
     let found = config.listening_target();
     assert_eq!(found.len(), 1, "{name}: --pid auto finds one process");
-    let forwarder = config.follow_forwarder(&found);
-    let mut roots = found;
-    roots.extend(forwarder.iter().flat_map(|f| f.served_pids.iter().copied()));
-    let mut config = config.with_target_pids(roots);
-    config.forwarder = forwarder;
+    let mut config = config.with_listening_target(found);
     config.stacks = StackOptions {
         enabled: false,
         ..StackOptions::default()

@@ -23,6 +23,17 @@ const PROBE_REQUESTS: usize = 10;
 const LOOK_EVERY: Duration = Duration::from_millis(2);
 
 impl SweepConfig {
+    /// Observes `found` (the processes on the URL's port, `--pid auto`) and, when one of them
+    /// is a forwarder, the process it passes connections on to, kept in `self.forwarder`.
+    pub fn with_listening_target(self, found: Vec<i32>) -> SweepConfig {
+        let forwarder = self.follow_forwarder(&found);
+        let mut roots = found;
+        roots.extend(forwarder.iter().flat_map(|f| f.served_pids.iter().copied()));
+        let mut config = self.with_target_pids(roots);
+        config.forwarder = forwarder;
+        config
+    }
+
     /// The forwarder among `found` (the processes on the URL's port) and the process it passes
     /// connections on to; `None` when none of them is a forwarder, or the probe saw it pass none
     /// to a process of this machine.
