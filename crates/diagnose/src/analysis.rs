@@ -109,7 +109,11 @@ impl<'p, 'a> Analysis<'p, 'a> {
 
     /// One downstream call per target request (or the mock did not say).
     pub fn single_call(&self) -> bool {
-        self.calls.is_none_or(|c| (0.8..=1.25).contains(&c))
+        self.pts
+            .iter()
+            .find(|p| p.calls_per_request().is_some())
+            .and_then(Point::one_call)
+            .unwrap_or(true)
     }
 
     /// The time a request holds its slot, ms, and what it is: the downstream delay when the

@@ -47,6 +47,20 @@ impl Point<'_> {
             _ => None,
         }
     }
+
+    /// Whether the target made one downstream call per request, when the mock saw the step:
+    /// the calls per request within 0.8–1.25, or the calls and the requests apart by no more
+    /// than the calls in flight at once. The step counts requests answered in its window and
+    /// the mock counts calls begun in the same window, so each end of the window can hold up
+    /// to the calls in flight that one counts and the other does not: a 2 s step over a 500 ms
+    /// call counts 3 waves of answers and, by a race with the window's start, 3 or 4 waves of
+    /// calls (1.0 or 1.33 per request). A second call per request adds a whole request's
+    /// worth, more than the calls in flight once a step holds a few rounds of them.
+    pub fn one_call(&self) -> Option<bool> {
+        let (ds, calls) = (self.ds_requests?, self.calls_per_request()?);
+        let in_flight = self.inflight_max.unwrap_or(0.0);
+        Some((0.8..=1.25).contains(&calls) || (ds - self.requests).abs() <= in_flight)
+    }
 }
 
 /// A finite, non-negative value (0 otherwise).
@@ -171,9 +185,7 @@ pub(crate) fn shape_with(
     }
     let mut base_from_delay = false;
     if let (Some(first), Some(d)) = (points.first(), delay_ms) {
-        let single_call = first
-            .calls_per_request()
-            .is_none_or(|c| (0.8..=1.25).contains(&c));
+        let single_call = first.one_call().unwrap_or(true);
         if first.clients > 1 && d > 0.0 && single_call && (base_ms > 1.5 * d || base_ms == 0.0) {
             base_ms = d;
             base_from_delay = true;
@@ -194,9 +206,7 @@ pub(crate) fn shape_with(
     let mut efficiency = efficiency;
     let mut all_in_flight = Vec::new();
     for (i, p) in points.iter().enumerate() {
-        let one_call = p
-            .calls_per_request()
-            .is_some_and(|c| (0.8..=1.25).contains(&c));
+        let one_call = p.one_call().unwrap_or(false);
         if all_in_flight_follows
             && efficiency[i] < KNEE_EFFICIENCY
             && one_call

@@ -18,4 +18,5 @@ mod seeds;
 mod settle;
 mod summaries;
 mod truth;
+mod waves;
 mod whole_cores;
