@@ -52,6 +52,11 @@ dd{margin:0}
 table.pools td,table.pools th{text-align:left;white-space:normal}
 table.pools td:nth-child(2),table.pools th:nth-child(2){text-align:right}
 tr.place td{background:#fdecea}
+.flames svg{width:100%;height:auto;background:#fff}
+.flames svg text{font-family:ui-monospace,monospace;font-size:12px}
+.flames svg #title{text-anchor:middle;font-size:15px}
+.flames svg .hide,.flames svg #search,.flames svg #matched{display:none}
+.flames g.place rect{stroke:#1d2330;stroke-width:2}
 ";
 
 /// The whole page: the verdict with its three figures and key evidence, the step table, the

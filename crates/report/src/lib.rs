@@ -9,7 +9,8 @@
 //! - `observed`: the report's section on the target as `/proc` saw it (processes, threads by
 //!   pool and state per step, connections per step).
 //! - `pools`: the report's section on where the limit sits (the place, and the target's pools
-//!   at the step it was read from, from the runtime's stacks or `/proc`).
+//!   at the step it was read from, from the runtime's stacks or `/proc`), with `flame`'s flame
+//!   graphs of the knee's step and of what grew from the step below it.
 //! - [`compare_html`]: `compare --out DIR`'s page, two runs compared, their curves on one chart.
 //! - [`junit`]: the gates of a run (`--expect`, a comparison's figures) as JUnit XML for CI.
 //! - [`files`]: `result.json` and `report.html` written atomically, and `result.json` read back.
@@ -17,6 +18,7 @@ mod charts;
 pub mod compare_html;
 pub mod demo_text;
 pub mod files;
+mod flame;
 pub mod html;
 pub mod junit;
 pub mod load_text;

@@ -48,6 +48,7 @@ pub fn section(result: &SweepResult) -> String {
             _ => {}
         }
     }
+    html.push_str(&crate::flame::graphs(result, diagnosis));
     html.push_str("</section>\n");
     html
 }

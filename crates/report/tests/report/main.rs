@@ -4,5 +4,6 @@
 mod files;
 #[path = "../fixtures/mod.rs"]
 mod fixtures;
+mod flame;
 mod place;
 mod render;

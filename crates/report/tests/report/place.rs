@@ -82,7 +82,7 @@ fn jcmd(busy: f64) -> StackEvidence {
 }
 
 /// Seed 000 observed at each step, with the place the diagnosis read at 40 clients.
-fn observed(with_stacks: bool) -> SweepResult {
+pub(crate) fn observed(with_stacks: bool) -> SweepResult {
     let mut result = fixtures::seed000();
     for step in &mut result.steps {
         let busy = f64::from(step.clients.min(20));
