@@ -62,16 +62,16 @@ impl Schema {
     pub fn from_descriptor_set(bytes: &[u8], source: &str) -> Result<Schema, GrpcError> {
         let pool = DescriptorPool::decode(bytes).map_err(|e| {
             GrpcError::Descriptor(format!(
-                "--descriptor-set {source} is not a usable descriptor set ({}): make it with \
-                 protoc --include_imports --descriptor_set_out={source} your.proto",
+                "--descriptor-set {source} is not a usable descriptor set ({}): make one with \
+                 protoc --include_imports --descriptor_set_out=services.pb your.proto",
                 one_line(&e.to_string())
             ))
         })?;
         if pool.services().len() == 0 {
             return Err(GrpcError::Descriptor(format!(
-                "--descriptor-set {source} holds no service: make it with protoc \
-                 --include_imports --descriptor_set_out={source} from the .proto that defines \
-                 the service"
+                "--descriptor-set {source} holds no service: make one with protoc \
+                 --include_imports --descriptor_set_out=services.pb from the .proto that \
+                 defines the service"
             )));
         }
         Ok(Schema {
@@ -85,7 +85,8 @@ impl Schema {
     pub fn method(&self, name: &str) -> Result<Method, GrpcError> {
         let name = name.trim().trim_start_matches('/');
         let split = name.rsplit_once('/').or_else(|| name.rsplit_once('.'));
-        let Some((service_name, method_name)) = split.filter(|(s, m)| !s.is_empty() && !m.is_empty())
+        let Some((service_name, method_name)) =
+            split.filter(|(s, m)| !s.is_empty() && !m.is_empty())
         else {
             return Err(GrpcError::Method(format!(
                 "--grpc '{name}' is not a method: write it as package.Service/Method"

