@@ -336,8 +336,10 @@ const GRPC_CONTENT_TYPE: &str = "application/grpc";
 const GRPC_STATUS: http::HeaderName = http::HeaderName::from_static("grpc-status");
 
 /// How a gRPC call ended, from its HTTP status and its `grpc-status` (none: it succeeded). A
-/// non-200 HTTP status is the HTTP kind (a proxy's 502, a server that is not gRPC's 404), as
-/// gRPC's own clients map it; then a missing or unreadable `grpc-status` is a kind of its own.
+/// non-200 HTTP status (a proxy's 502, a server that is not gRPC's 404) stays the HTTP kind:
+/// gRPC's clients would turn it into a code (grpc/grpc `doc/http-grpc-status-mapping.md`: 502,
+/// 503 and 504 all UNAVAILABLE), the HTTP status says more. Then a missing or unreadable
+/// `grpc-status` is a kind of its own.
 fn grpc_outcome(http_status: u16, grpc_status: Option<&http::HeaderValue>) -> Option<Failure> {
     if http_status != 200 {
         return Some(Failure::Status(http_status));
