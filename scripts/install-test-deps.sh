@@ -20,7 +20,7 @@ command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
 if ! command -v kubernetes-validate >/dev/null 2>&1 || ! python3 -c 'import wiremock.client' >/dev/null 2>&1 \
   || ! command -v py-spy >/dev/null 2>&1 || ! command -v gunicorn >/dev/null 2>&1 \
-  || ! python3 -c 'import fastapi, uvicorn, httpx, grpc' >/dev/null 2>&1; then
+  || ! python3 -c 'import fastapi, uvicorn, httpx, grpc, grpc_tools' >/dev/null 2>&1; then
   python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip)
 fi
 # tests/cli/cli_tls.rs: a real TLS server (nginx is in /usr/sbin, often not on PATH).
@@ -136,6 +136,11 @@ fi
 # crates/mock/tests/suite/h2.rs, which fails without it.
 if ! python3 -c 'import grpc' >/dev/null 2>&1; then
   PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet grpcio==1.85.1
+fi
+# grpcio-tools (PyPI): its protoc makes the descriptor set of tests/targets/py-grpc-pool's
+# pool.proto that tests/sweeps/grpc.rs loads with `chokepoint load/sweep --grpc` (it fails without).
+if ! python3 -c 'import grpc_tools.protoc' >/dev/null 2>&1; then
+  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet grpcio-tools==1.85.1
 fi
 # node-postgres (npm, pinned by its package-lock.json): tests/targets/node-pg, a Node.js service
 # whose pool's default of 10 connections to PostgreSQL tests/sweeps/database_pools.rs sweeps.

@@ -44,10 +44,12 @@ pub struct RequestArgs {
     /// clients are concurrent streams over --connections connections (as h2load's -c and -m)
     #[arg(long)]
     pub http2: bool,
-    /// --http2: the connections the streams are spread over (at most one per client; one by
-    /// default, as a gRPC channel keeps one per host)
-    #[arg(long, value_name = "N", default_value_t = 1, requires = "http2", value_parser = client_count)]
+    /// --http2 or --grpc: the connections the streams are spread over (at most one per client;
+    /// one by default, as a gRPC channel keeps one per host)
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = client_count)]
     pub connections: u32,
+    #[command(flatten)]
+    pub grpc: super::grpc::GrpcArgs,
 }
 
 /// `--targets-order`.
@@ -81,6 +83,10 @@ impl RequestArgs {
         let mut config = LoadConfig::new(&url)?;
         config.targets = targets;
         self.apply(&mut config)?;
+        self.grpc.apply(&mut config)?;
+        if config.connections != 1 && !config.http2 {
+            anyhow::bail!("--connections spreads HTTP/2 streams: add --http2 (or --grpc)");
+        }
         Ok(config)
     }
 

@@ -9,6 +9,7 @@ pub mod common;
 pub mod compare;
 pub mod demo;
 pub mod demo_service;
+pub mod grpc;
 pub mod live;
 pub mod load;
 pub mod merge;

@@ -4,6 +4,7 @@
 mod cli_baseline;
 mod cli_compare;
 mod cli_compare_ci;
+mod cli_grpc;
 mod cli_h2;
 mod cli_help;
 mod cli_load;

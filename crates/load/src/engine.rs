@@ -203,8 +203,15 @@ async fn coordinate_h2(
         false => None,
     };
     let timeout = config.timeout;
-    let server_max_streams =
-        preflight_h2(addr, tls.as_ref(), timeout, &config.url, &config.trust).await?;
+    let server_max_streams = preflight_h2(
+        addr,
+        tls.as_ref(),
+        timeout,
+        &config.url,
+        &config.trust,
+        config.grpc.is_some(),
+    )
+    .await?;
     let lanes = config.connections.min(config.clients) as usize;
     let target = Arc::new(H2Target {
         addr,
@@ -213,6 +220,7 @@ async fn coordinate_h2(
         timeout,
         lanes: (0..lanes).map(|_| Arc::new(Lane::default())).collect(),
         server_max_streams,
+        grpc: config.grpc.is_some(),
     });
     let workers = cores.clamp(1, lanes);
     let assigned = assign(config.clients, workers, |i| (i % lanes) % workers);

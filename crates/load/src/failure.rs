@@ -28,6 +28,10 @@ pub enum Failure {
     GoAway,
     /// A complete response with a non-2xx status.
     Status(u16),
+    /// gRPC: the call ended with this non-zero `grpc-status`.
+    Grpc(u32),
+    /// gRPC: a response with HTTP status 200 but no `grpc-status` (or one that is not a number).
+    GrpcNoStatus,
 }
 
 impl Failure {
@@ -44,6 +48,8 @@ impl Failure {
             Failure::RefusedStream => error_kind::REFUSED_STREAM.into(),
             Failure::GoAway => error_kind::GOAWAY.into(),
             Failure::Status(code) => error_kind::http_status(code),
+            Failure::Grpc(code) => error_kind::grpc_status(code),
+            Failure::GrpcNoStatus => error_kind::GRPC_NO_STATUS.into(),
         }
     }
 }

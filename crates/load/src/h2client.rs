@@ -84,6 +84,17 @@ pub(crate) fn requests(config: &LoadConfig) -> Result<Vec<H2Request>, LoadError>
             })?;
             headers.append(name, value);
         }
+        if config.grpc.is_some() {
+            // gRPC over HTTP/2's spec: the content type (unless the user gave one, such as
+            // application/grpc+proto) and `te: trailers`, which some servers require.
+            if !headers.contains_key(http::header::CONTENT_TYPE) {
+                headers.insert(
+                    http::header::CONTENT_TYPE,
+                    http::HeaderValue::from_static(GRPC_CONTENT_TYPE),
+                );
+            }
+            headers.insert(http::header::TE, http::HeaderValue::from_static("trailers"));
+        }
         if !body.is_empty() || matches!(*method, http::Method::POST | http::Method::PUT) {
             headers.insert(http::header::CONTENT_LENGTH, body.len().into());
         }
@@ -145,6 +156,8 @@ pub(crate) struct H2Target {
     pub(crate) lanes: Vec<Arc<Lane>>,
     /// The server's `SETTINGS_MAX_CONCURRENT_STREAMS` as the preflight read it.
     pub(crate) server_max_streams: Option<u64>,
+    /// gRPC calls: a response's outcome is its `grpc-status`.
+    pub(crate) grpc: bool,
 }
 
 /// One client of an HTTP/2 run: a stream at a time on its lane's connection.
@@ -226,10 +239,11 @@ impl H2Stream {
             return Err(Miss::Failed(Failure::Other));
         };
         let request = &self.target.requests[which];
+        let grpc = self.target.grpc;
         let (lane, deadline) = (&self.lane, &mut self.deadline);
         let outcome = tokio::select! {
             biased;
-            outcome = send(live, request, lane) => outcome,
+            outcome = send(live, request, lane, grpc) => outcome,
             _ = deadline.as_mut() => Err(Miss::Failed(Failure::RequestTimeout)),
         };
         match outcome {
@@ -260,6 +274,7 @@ async fn send(
     live: &mut Live,
     request: &H2Request,
     lane: &Lane,
+    grpc: bool,
 ) -> Result<(Option<Failure>, u64), Miss> {
     std::future::poll_fn(|cx| live.send.poll_ready(cx))
         .await
@@ -282,6 +297,10 @@ async fn send(
     }
     let response = response.await.map_err(|e| miss(&e, false))?;
     let status = response.status().as_u16();
+    // A Trailers-Only gRPC response carries its status in the one HEADERS frame.
+    let in_headers = grpc
+        .then(|| response.headers().get(GRPC_STATUS).cloned())
+        .flatten();
     let mut body = response.into_body();
     let (mut received, mut unreleased) = (0u64, 0usize);
     while !body.is_end_stream() {
@@ -299,8 +318,40 @@ async fn send(
             unreleased = 0;
         }
     }
+    if grpc {
+        let trailers = match in_headers {
+            Some(_) => None,
+            None => body.trailers().await.map_err(|e| miss(&e, false))?,
+        };
+        let grpc_status = in_headers.or_else(|| trailers.as_ref()?.get(GRPC_STATUS).cloned());
+        return Ok((grpc_outcome(status, grpc_status.as_ref()), received));
+    }
     let failure = (!(200..300).contains(&status)).then_some(Failure::Status(status));
     Ok((failure, received))
+}
+
+/// The `content-type` of a gRPC request whose messages are protobuf.
+const GRPC_CONTENT_TYPE: &str = "application/grpc";
+
+const GRPC_STATUS: http::HeaderName = http::HeaderName::from_static("grpc-status");
+
+/// How a gRPC call ended, from its HTTP status and its `grpc-status` (none: it succeeded). A
+/// non-200 HTTP status (a proxy's 502, a server that is not gRPC's 404) stays the HTTP kind:
+/// gRPC's clients would turn it into a code (grpc/grpc `doc/http-grpc-status-mapping.md`: 502,
+/// 503 and 504 all UNAVAILABLE), the HTTP status says more. Then a missing or unreadable
+/// `grpc-status` is a kind of its own.
+fn grpc_outcome(http_status: u16, grpc_status: Option<&http::HeaderValue>) -> Option<Failure> {
+    if http_status != 200 {
+        return Some(Failure::Status(http_status));
+    }
+    let code = grpc_status
+        .and_then(|value| value.to_str().ok())
+        .and_then(|text| text.trim().parse::<u32>().ok());
+    match code {
+        None => Some(Failure::GrpcNoStatus),
+        Some(0) => None,
+        Some(code) => Some(Failure::Grpc(code)),
+    }
 }
 
 /// Counts a stream out of its lane's in-flight figures however its exchange ends.
@@ -428,4 +479,35 @@ fn builder() -> h2::client::Builder {
         .initial_connection_window_size(WINDOW)
         .enable_push(false);
     builder
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_grpc_call_ends_as_its_http_status_then_its_grpc_status_say() {
+        let value = |text: &'static str| Some(http::HeaderValue::from_static(text));
+        // (HTTP status, grpc-status, the failure)
+        let table = [
+            (200, value("0"), None),
+            (200, value("14"), Some(Failure::Grpc(14))),
+            (200, value(" 4"), Some(Failure::Grpc(4))),
+            // No status at all (trailers missing), or one that is not a number.
+            (200, None, Some(Failure::GrpcNoStatus)),
+            (200, value("OK"), Some(Failure::GrpcNoStatus)),
+            // A non-200 HTTP status wins over whatever grpc-status came with it.
+            (503, value("0"), Some(Failure::Status(503))),
+            (404, None, Some(Failure::Status(404))),
+        ];
+        for (http_status, grpc_status, failure) in table {
+            assert_eq!(
+                grpc_outcome(http_status, grpc_status.as_ref()),
+                failure,
+                "{http_status} {grpc_status:?}"
+            );
+        }
+        assert_eq!(Failure::Grpc(14).name(), "grpc_unavailable");
+        assert_eq!(Failure::GrpcNoStatus.name(), "grpc_no_status");
+    }
 }

@@ -20,6 +20,10 @@
 //!   client `i` sends on connection `i % connections`, each connection and its streams on one
 //!   worker thread; the same client tasks drive them through the engine's `Session`. The
 //!   streams in flight per connection become the report's `http2` figures (`streams`).
+//! - With [`LoadConfig::grpc`] the streams are gRPC unary calls: the same HTTP/2 exchange,
+//!   whose outcome is the call's `grpc-status` (in the trailers, or the headers of a
+//!   Trailers-Only response); a non-zero one is an error kind of its own (`grpc_unavailable`),
+//!   and the report's `grpc` figures count the calls by status.
 //! - Each request's latency (and, when it opened a connection, the connect and handshake times)
 //!   is recorded in `recorder::Registry::record`: into HdrHistograms owned by the worker thread,
 //!   drained and merged once per interval, so no channel or lock is contended per request.
@@ -109,6 +113,18 @@ pub struct LoadConfig {
     pub http2: bool,
     /// With `http2`: the connections the streams are spread over (at most one per client).
     pub connections: u32,
+    /// gRPC unary calls (needs `http2`): each request is sent with `content-type:
+    /// application/grpc` and `te: trailers` (its body already a framed message, its path
+    /// `/package.Service/Method`), and a call succeeds when its `grpc-status` is 0.
+    pub grpc: Option<GrpcRun>,
+}
+
+/// What a gRPC run calls (`LoadConfig::grpc`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrpcRun {
+    /// The methods called, `package.Service/Method`: the one of the URL's request, or one per
+    /// request of the targets file, in its order.
+    pub methods: Vec<String>,
 }
 
 /// Parses a request method (`GET`, `post`, ...); methods are sent in upper case.
@@ -188,6 +204,7 @@ impl LoadConfig {
             targets_order: TargetsOrder::RoundRobin,
             http2: false,
             connections: 1,
+            grpc: None,
         })
     }
 
@@ -211,6 +228,9 @@ impl LoadConfig {
             if !(rate.is_finite() && rate > 0.0) {
                 return bad("the rate must be a number of requests per second above 0 (--rate)");
             }
+        }
+        if self.grpc.is_some() && !self.http2 {
+            return bad("gRPC is spoken over HTTP/2 only: set http2 with grpc");
         }
         if self.connections == 0 {
             return bad("connections must be at least 1 (--connections)");

@@ -133,7 +133,7 @@ pub(crate) fn render_requests(
 
 /// `--http2`'s preflight: a connection that must speak HTTP/2, `h2` by ALPN over TLS or `h2c`
 /// with prior knowledge, proven by a PING answered (no request is sent). A server that does
-/// not is one line before the run. Returns the server's `SETTINGS_MAX_CONCURRENT_STREAMS`
+/// not is one line before the run (for `grpc`, saying a gRPC server would). Returns the server's `SETTINGS_MAX_CONCURRENT_STREAMS`
 /// (`None`: no limit set).
 pub(crate) async fn preflight_h2(
     addr: SocketAddr,
@@ -141,14 +141,16 @@ pub(crate) async fn preflight_h2(
     timeout: Duration,
     url: &str,
     trust: &Trust,
+    grpc: bool,
 ) -> Result<Option<u64>, LoadError> {
     let timeout = timeout.min(Duration::from_secs(10));
     let tcp = connect_first(addr, timeout).await?;
-    let not_h2 = |why: String| {
-        LoadError::Config(format!(
-            "{url} does not speak HTTP/2 ({why}): enable HTTP/2 on the server, or drop --http2"
-        ))
+    let fix = match grpc {
+        true => "a gRPC server speaks HTTP/2: is this the server's gRPC port?",
+        false => "enable HTTP/2 on the server, or drop --http2",
     };
+    let not_h2 =
+        |why: String| LoadError::Config(format!("{url} does not speak HTTP/2 ({why}): {fix}"));
     let Some(tls) = tls else {
         return ping_h2(tcp, timeout).await.map_err(|why| {
             not_h2(format!(

@@ -6,7 +6,9 @@ use crate::streams::StreamSamples;
 use crate::summary::{span_figures, IntervalSummary};
 use crate::{LoadConfig, LoadEvent};
 use chokepoint_observe::{CpuMeter, CpuScope, ThreadGroupCpu};
-use chokepoint_result::{LateStarts, LoadReport, TargetFigures, TimelinePoint};
+use chokepoint_result::{
+    ErrorCounts, GrpcFigures, LateStarts, LoadReport, TargetFigures, TimelinePoint,
+};
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
@@ -171,15 +173,15 @@ impl Window {
             })
             .collect();
         let optional = |h: &hdrhistogram::Histogram<u64>| (!h.is_empty()).then(|| latency_ms(h));
+        let errors: ErrorCounts = total
+            .errors
+            .iter()
+            .map(|(kind, count)| (kind.name(), *count))
+            .collect();
         LoadReport {
             target: config.url.clone(),
             requests: total.requests(),
             ok: total.ok,
-            errors: total
-                .errors
-                .iter()
-                .map(|(kind, count)| (kind.name(), *count))
-                .collect(),
             throughput_rps: per_second(total.requests()),
             ok_throughput_rps: per_second(total.ok),
             latency_ms: latency_ms(&total.latency),
@@ -215,6 +217,11 @@ impl Window {
             timeline,
             interrupted,
             histograms: Some(crate::hdr::histograms_of(total, open)),
+            grpc: config
+                .grpc
+                .as_ref()
+                .map(|g| GrpcFigures::of(g.methods.clone(), total.ok, &errors)),
+            errors,
             http2: shared.http2.as_deref().map(|target| match &self.streams {
                 Some(streams) => streams.figures(target, duration),
                 None => StreamSamples::begin(target).figures(target, duration),

@@ -81,6 +81,11 @@ pub fn merge_reports(reports: &[&LoadReport]) -> Result<LoadReport, String> {
         .filter_map(|r| r.late_starts.as_ref())
         .collect();
     let rates: Vec<f64> = reports.iter().filter_map(|r| r.rate_rps).collect();
+    // The calls by status follow from the merged ok and error counts (one definition).
+    let grpc = first
+        .grpc
+        .as_ref()
+        .map(|g| chokepoint_result::GrpcFigures::of(g.methods.clone(), sum(|r| r.ok), &errors));
     Ok(LoadReport {
         target: first.target.clone(),
         requests: sum(|r| r.requests),
@@ -118,6 +123,7 @@ pub fn merge_reports(reports: &[&LoadReport]) -> Result<LoadReport, String> {
         }),
         // Streams per connection are a shard's own (each has its connections): not merged.
         http2: None,
+        grpc,
     })
 }
 

@@ -97,7 +97,7 @@ pub fn load_report(report: &LoadReport) -> String {
         report.error_count().to_string(),
     );
     for (kind, count) in &report.errors {
-        let _ = writeln!(out, "   {:<21}{count}", format!("{kind}:"));
+        let _ = writeln!(out, "   {:<21}{count}", format!("{kind}: "));
     }
     line(
         &mut out,
@@ -155,6 +155,9 @@ pub fn load_report(report: &LoadReport) -> String {
     }
     if let Some(h2) = &report.http2 {
         http2_lines(&mut out, h2);
+    }
+    if let Some(grpc) = &report.grpc {
+        grpc_lines(&mut out, grpc);
     }
     let saturated = if report.generator_saturated {
         ": SATURATED, these figures may show chokepoint's own limit, not the service's"
@@ -262,6 +265,21 @@ fn http2_lines(out: &mut String, h2: &chokepoint_result::Http2Figures) {
         "{:<24}{} (streams a graceful one left unprocessed were resent)",
         "GOAWAYs received:", h2.goaways
     );
+}
+
+/// `--grpc`: the methods called and the calls by `grpc-status`.
+fn grpc_lines(out: &mut String, grpc: &chokepoint_result::GrpcFigures) {
+    let _ = writeln!(out, "{:<24}{}", "gRPC methods:", grpc.methods.join(", "));
+    let statuses: Vec<String> = grpc
+        .statuses
+        .iter()
+        .map(|(name, count)| format!("{name} {count}"))
+        .collect();
+    let statuses = match statuses.is_empty() {
+        true => "none completed".to_string(),
+        false => statuses.join(", "),
+    };
+    let _ = writeln!(out, "{:<24}{statuses}", "gRPC statuses:");
 }
 
 /// With a targets file: each request's count, share, throughput and latency.

@@ -29,6 +29,52 @@ pub mod error_kind {
     /// HTTP/2: a `GOAWAY` ended the stream: one with an error code, or a graceful one (the
     /// stream not processed) that the retry on a new connection met again.
     pub const GOAWAY: &str = "goaway";
+    /// gRPC: a complete response (HTTP status 200) without a `grpc-status` in its trailers (or
+    /// in its headers, Trailers-Only), or with one that is not a number.
+    pub const GRPC_NO_STATUS: &str = "grpc_no_status";
+
+    /// gRPC's status codes by number, as `doc/statuscodes.md` of grpc/grpc names them.
+    const GRPC_CODES: [&str; 17] = [
+        "OK",
+        "CANCELLED",
+        "UNKNOWN",
+        "INVALID_ARGUMENT",
+        "DEADLINE_EXCEEDED",
+        "NOT_FOUND",
+        "ALREADY_EXISTS",
+        "PERMISSION_DENIED",
+        "RESOURCE_EXHAUSTED",
+        "FAILED_PRECONDITION",
+        "ABORTED",
+        "OUT_OF_RANGE",
+        "UNIMPLEMENTED",
+        "INTERNAL",
+        "UNAVAILABLE",
+        "DATA_LOSS",
+        "UNAUTHENTICATED",
+    ];
+
+    /// The name of gRPC status `code` (`UNAVAILABLE`), or its number for one gRPC does not define.
+    pub fn grpc_code_name(code: u32) -> String {
+        match GRPC_CODES.get(code as usize) {
+            Some(name) => name.to_string(),
+            None => code.to_string(),
+        }
+    }
+
+    /// The kind of a gRPC call that ended with a non-zero `grpc-status`: `grpc_unavailable`,
+    /// `grpc_deadline_exceeded`, ... (`grpc_17` for a code gRPC does not define).
+    pub fn grpc_status(code: u32) -> String {
+        format!("grpc_{}", grpc_code_name(code).to_ascii_lowercase())
+    }
+
+    /// The status name of a kind made by [`grpc_status`] (`grpc_unavailable` → `UNAVAILABLE`);
+    /// `None` for any other kind, [`GRPC_NO_STATUS`] included.
+    pub fn grpc_status_name(kind: &str) -> Option<String> {
+        let rest = kind.strip_prefix("grpc_")?;
+        let upper = rest.to_ascii_uppercase();
+        (GRPC_CODES.contains(&upper.as_str()) || rest.parse::<u32>().is_ok()).then_some(upper)
+    }
 
     /// The kind of a complete response with a non-2xx status: `http_503`, `http_404`, ...
     pub fn http_status(code: u16) -> String {
@@ -174,6 +220,36 @@ pub struct LoadReport {
     /// `--http2` runs only: the connections, the streams in flight on each, the `GOAWAY`s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http2: Option<Http2Figures>,
+    /// `--grpc` runs only: the methods called and the calls by `grpc-status`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grpc: Option<GrpcFigures>,
+}
+
+/// What a gRPC run's calls ended with (`LoadReport::grpc`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct GrpcFigures {
+    /// The methods called, `package.Service/Method`, in the order they are sent.
+    pub methods: Vec<String>,
+    /// Completed calls by the name of their `grpc-status` (`OK`, `UNAVAILABLE`, ...), over the
+    /// measured window. A call with no status (`grpc_no_status`) or a non-200 HTTP status
+    /// (`http_NNN`) is in `errors` only.
+    pub statuses: ErrorCounts,
+}
+
+impl GrpcFigures {
+    /// The figures of a run that called `methods`: `OK` is its `ok` count, every other status
+    /// its `grpc_*` error kind's count.
+    pub fn of(methods: Vec<String>, ok: u64, errors: &ErrorCounts) -> GrpcFigures {
+        let mut statuses: ErrorCounts = errors
+            .iter()
+            .filter_map(|(kind, count)| Some((error_kind::grpc_status_name(kind)?, *count)))
+            .collect();
+        if ok > 0 {
+            statuses.insert(error_kind::grpc_code_name(0), ok);
+        }
+        GrpcFigures { methods, statuses }
+    }
 }
 
 /// What an HTTP/2 run saw on its connections (`LoadReport::http2`).
@@ -320,5 +396,35 @@ mod tests {
         assert!((report.error_rate() - 0.4).abs() < 1e-12);
         assert!(error_kind::is_http_status("http_503"));
         assert!(!error_kind::is_http_status(error_kind::RESET));
+    }
+
+    #[test]
+    fn grpc_statuses_are_named_as_grpc_names_them() {
+        // (code, kind, status name)
+        let table = [
+            (4, "grpc_deadline_exceeded", "DEADLINE_EXCEEDED"),
+            (8, "grpc_resource_exhausted", "RESOURCE_EXHAUSTED"),
+            (14, "grpc_unavailable", "UNAVAILABLE"),
+            (16, "grpc_unauthenticated", "UNAUTHENTICATED"),
+            (17, "grpc_17", "17"),
+        ];
+        for (code, kind, name) in table {
+            assert_eq!(error_kind::grpc_status(code), kind);
+            assert_eq!(error_kind::grpc_status_name(kind).as_deref(), Some(name));
+        }
+        assert_eq!(
+            error_kind::grpc_status_name(error_kind::GRPC_NO_STATUS),
+            None
+        );
+        assert_eq!(error_kind::grpc_status_name("http_503"), None);
+        let errors: ErrorCounts = [
+            ("grpc_unavailable".to_string(), 3),
+            ("grpc_no_status".to_string(), 2),
+            ("http_503".to_string(), 1),
+        ]
+        .into();
+        let figures = GrpcFigures::of(vec!["a.B/C".into()], 10, &errors);
+        let expected: ErrorCounts = [("OK".to_string(), 10), ("UNAVAILABLE".to_string(), 3)].into();
+        assert_eq!(figures.statuses, expected);
     }
 }
