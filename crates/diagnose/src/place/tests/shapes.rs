@@ -295,3 +295,39 @@ pub(super) fn go_semaphore(clients: u32, with_pprof: bool) -> Step {
         Some(held as u32),
     )
 }
+
+/// A Go service whose handlers each hold one of pgxpool's `cap` connections for a query,
+/// the others queued in puddle's `Acquire`, as pprof's goroutine dump shows them.
+pub(super) fn go_pgxpool(clients: u32, cap: u32) -> Step {
+    let held = f64::from(clients.min(cap));
+    let queued = f64::from(clients) - held;
+    let pprof = stacks(
+        StackSource::Pprof,
+        vec![stack_pool(
+            "net/http.(*Server).Serve",
+            &[
+                (
+                    WaitKind::Downstream,
+                    held,
+                    &[
+                        "github.com/jackc/pgx/v5/pgconn.(*PgConn).peekMessage",
+                        "github.com/jackc/pgx/v5.(*Conn).Exec",
+                        "github.com/jackc/pgx/v5/pgxpool.(*Pool).Exec",
+                        "main.main.func1 (main.go:50)",
+                    ],
+                ),
+                (
+                    WaitKind::PoolAcquire,
+                    queued,
+                    &[
+                        "github.com/jackc/puddle/v2.(*Pool[go.shape.*uint8]).acquire",
+                        "github.com/jackc/puddle/v2.(*Pool[go.shape.*uint8]).Acquire",
+                        "github.com/jackc/pgx/v5/pgxpool.(*Pool).Acquire",
+                        "main.main.func1 (main.go:50)",
+                    ],
+                ),
+            ],
+        )],
+    );
+    step(clients, Vec::new(), Some(pprof), None)
+}
