@@ -496,9 +496,16 @@ mod tests {
     fn pgxpools_default_agrees_with_the_cap_its_cpus_give_and_no_other() {
         let pgxpool = Catalogue::built_in()
             .entry_for_frames(&[
-                "github.com/jackc/puddle/v2.(*Pool[go.shape.*uint8]).Acquire".to_string(),
+                "golang.org/x/sync/semaphore.(*Weighted).Acquire".to_string(),
+                "github.com/jackc/pgx/v5/pgxpool.(*Pool).Exec".to_string(),
             ])
-            .expect("pgxpool's entry, by puddle's Acquire");
+            .expect("pgxpool's entry, by the pool's call the service made");
+        assert_eq!(
+            Catalogue::built_in()
+                .entry_for_frames(&["golang.org/x/sync/semaphore.(*Weighted).Acquire".to_string()]),
+            None,
+            "a semaphore alone is not pgxpool's"
+        );
         assert_eq!(pgxpool.setting.size_rule.as_deref(), Some("max(4, cpus)"));
         // (the target's CPUs, its CPU quota, the measured cap that is pgxpool's default there).
         let table = [

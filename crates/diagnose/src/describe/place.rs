@@ -354,21 +354,35 @@ fn setting_sentence(place: &Place, setting: &Setting) -> String {
         (Some(PlaceSource::Connections), Some(n), None) => {
             format!("; it held {} connections here", count(n))
         }
+        // Threads queued for a connection: the pool they queue for holds the calls in flight.
+        (_, _, _) if queued_for_connections(place) => place
+            .held
+            .map(|n| format!("; {} connections were in use here", count(n)))
+            .unwrap_or_default(),
         (_, Some(n), _) => format!("; it had {} threads here", count(n)),
         (_, None, _) => String::new(),
     };
-    format!(
-        "The catalogue knows {}: {}, sized by `{}` (default {}; {}){here}{}.",
+    let known = if queued_for_connections(place) {
+        "the pool they queue for".to_string()
+    } else {
         place
             .pool
             .as_deref()
-            .map_or("it".to_string(), |p| format!("`{p}`")),
+            .map_or("it".to_string(), |p| format!("`{p}`"))
+    };
+    format!(
+        "The catalogue knows {known}: {}, sized by `{}` (default {}; {}){here}{}.",
         setting.framework,
         setting.setting,
         default_told(setting),
         setting.source,
         default_disagrees(place, setting),
     )
+}
+
+/// Whether the place is a connection pool its threads were seen queueing for (the stacks).
+fn queued_for_connections(place: &Place) -> bool {
+    place.kind == Some(PlaceKind::ConnectionPool) && place.queued.is_some()
 }
 
 /// Why the pool's own setting is not named: its size is not what stops at the limit.

@@ -213,7 +213,13 @@ impl Held {
         // Raising a pool whose threads queue elsewhere adds threads that wait too: a wrong
         // knob, worse than none.
         let (setting, not_sized_by) = match self.queued {
-            Some(_) => (by_queue(), by_pool()),
+            // The held ones' frames may name the same pool (pgxpool's Exec around both the
+            // query and the wait for a connection): then it is the knob, not one to leave.
+            Some(_) => {
+                let setting = by_queue();
+                let pool = by_pool().filter(|pool| Some(pool) != setting.as_ref());
+                (setting, pool)
+            }
             None if !self.parked_beside() => (by_pool(), None),
             None => (None, by_pool()),
         };

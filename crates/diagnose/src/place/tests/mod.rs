@@ -85,6 +85,14 @@ fn pgxpools_queue_names_pool_max_conns_with_its_default_on_the_targets_cpus() {
             !default,
             "{cpus} CPUs, cap {cap}: {said}"
         );
+        assert!(
+            said.contains("The catalogue knows the pool they queue for: pgx's pgxpool")
+                && said.contains(&format!("; {cap} connections were in use here")),
+            "{said}"
+        );
+        // The handlers' frames name pgxpool too: it is not also the knob to leave alone.
+        assert_eq!(place.not_sized_by, None, "{said}");
+        assert!(!said.contains("Not `pool_max_conns"), "{said}");
     }
 }
 

@@ -297,7 +297,8 @@ pub(super) fn go_semaphore(clients: u32, with_pprof: bool) -> Step {
 }
 
 /// A Go service whose handlers each hold one of pgxpool's `cap` connections for a query,
-/// the others queued in puddle's `Acquire`, as pprof's goroutine dump shows them.
+/// the others queued in puddle's `Acquire`, with the frames chokepoint kept of them in a run of
+/// tests/targets/go-pgxpool (the wait, the library call the service made, its own frame).
 pub(super) fn go_pgxpool(clients: u32, cap: u32) -> Step {
     let held = f64::from(clients.min(cap));
     let queued = f64::from(clients) - held;
@@ -310,20 +311,18 @@ pub(super) fn go_pgxpool(clients: u32, cap: u32) -> Step {
                     WaitKind::Downstream,
                     held,
                     &[
-                        "github.com/jackc/pgx/v5/pgconn.(*PgConn).peekMessage",
-                        "github.com/jackc/pgx/v5.(*Conn).Exec",
+                        "net.(*netFD).Read",
                         "github.com/jackc/pgx/v5/pgxpool.(*Pool).Exec",
-                        "main.main.func1 (main.go:50)",
+                        "main.main.func1 (main.go:53)",
                     ],
                 ),
                 (
                     WaitKind::PoolAcquire,
                     queued,
                     &[
-                        "github.com/jackc/puddle/v2.(*Pool[go.shape.*uint8]).acquire",
-                        "github.com/jackc/puddle/v2.(*Pool[go.shape.*uint8]).Acquire",
-                        "github.com/jackc/pgx/v5/pgxpool.(*Pool).Acquire",
-                        "main.main.func1 (main.go:50)",
+                        "golang.org/x/sync/semaphore.(*Weighted).Acquire",
+                        "github.com/jackc/pgx/v5/pgxpool.(*Pool).Exec",
+                        "main.main.func1 (main.go:53)",
                     ],
                 ),
             ],
