@@ -92,6 +92,9 @@ done
 # golang.org/x/net (the Go module proxy) for crates/mock/tests/fixtures/go-h2-streams, the Go
 # HTTP/2 client of crates/mock/tests/suite/h2.rs, which builds it offline from the module cache.
 (cd crates/mock/tests/fixtures/go-h2-streams && GOTOOLCHAIN=local go mod download)
+# pgx v5 (the Go module proxy) for tests/targets/go-pgxpool, a service whose limit is pgxpool's
+# default size, max(4, runtime.NumCPU()) (tests/sweeps/database_pools.rs builds it offline).
+(cd tests/targets/go-pgxpool && GOTOOLCHAIN=local go mod download)
 # WireMock's Python admin client (PyPI `wiremock`), which drives the mock in
 # crates/mock/tests/wiremock.rs; the test fails without it.
 if ! python3 -c 'import wiremock.client' >/dev/null 2>&1; then

@@ -11,6 +11,10 @@
 //!   defaults (maximumPoolSize 10). Truth by hand: 100 req/s as above; past 10 in flight the
 //!   handlers park inside `HikariPool.getConnection`, so their pool (30) is not the knob.
 //!
+//! - `tests/targets/go-pgxpool`: Go's net/http, pgx v5's pgxpool at its defaults, whose size
+//!   follows the CPUs: max(4, runtime.NumCPU()), built after the catalogue's `size_rule`. Truth
+//!   by hand on this 2-core machine: 4 connections × 100 ms = 40 req/s; past 4 in flight the
+//!   handlers' goroutines wait in puddle's `Acquire`, which pprof shows (`-pprof`).
 //! - `tests/targets/node-pg`: one Node.js event loop, node-postgres's `Pool` at its defaults
 //!   (`max` 10, opened on demand). Truth by hand: 100 req/s as above. Node's modules are read,
 //!   never mapped, and it runs no pool thread: nothing in `/proc` names the pool, so the place
@@ -30,12 +34,22 @@ use std::process::Command;
 
 /// The sweep of `url` with `--pid auto`, `/proc` alone, no mock, over `clients`.
 fn sweep_without_mock(name: &str, url: &str, clients: Vec<u32>) -> SweepResult {
+    sweep_without_mock_stacks(name, url, clients, false)
+}
+
+/// The same, with the runtime's stacks on or off.
+fn sweep_without_mock_stacks(
+    name: &str,
+    url: &str,
+    clients: Vec<u32>,
+    stacks: bool,
+) -> SweepResult {
     let config = SweepConfig::new(url).expect("a valid URL");
     let found = config.listening_target();
     assert_eq!(found.len(), 1, "{name}: --pid auto finds one process");
     let mut config = config.with_target_pids(found);
     config.stacks = StackOptions {
-        enabled: false,
+        enabled: stacks,
         ..StackOptions::default()
     };
     let most = clients.iter().copied().max().unwrap_or(1);
@@ -208,5 +222,76 @@ fn a_node_postgres_pool_is_sized_and_left_unplaced_when_nothing_names_it() {
     assert_eq!(
         diagnosis.place, None,
         "no pool of threads and no library names it: no knob to name"
+    );
+}
+
+#[test]
+fn a_pgxpool_sized_by_the_cpus_is_named_by_pprof_with_its_rule_on_this_machine() {
+    assert!(
+        toolchain_present("go", "version"),
+        "go is needed: install it (.ci/run does)"
+    );
+    let _one = one_at_a_time();
+    let database = Postgres::start();
+    let mut command = Command::new(build_go_target("go-pgxpool"));
+    command.args([
+        "-port",
+        "0",
+        "-dsn",
+        &database.dsn(),
+        "-sleep",
+        "0.1",
+        "-pprof",
+    ]);
+    let target = Target::launch("go-pgxpool", command);
+    let result = sweep_without_mock_stacks("go-pgxpool", &target.url(), vec![1, 2, 8, 16], true);
+    drop(target);
+    // pgxpool's default here: runtime.NumCPU() counts the CPUs this process may run on, as
+    // the standard library does.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    let cap = 4.max(cpus);
+    assert_eq!(
+        most_connections_to(&result, database.port()),
+        Some(cap),
+        "the truth: pgxpool's max(4, {cpus}) connections to PostgreSQL"
+    );
+    assert_finding("go-pgxpool", &result, Kind::BlockingPool, f64::from(cap));
+    let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
+    let attribution = diagnosis.attribution.as_deref().unwrap_or("no place");
+    println!("go-pgxpool: {attribution}");
+    let place = diagnosis
+        .place
+        .clone()
+        .unwrap_or_else(|| panic!("go-pgxpool: no place: {:#?}", diagnosis.evidence));
+    assert_eq!(place.kind, Some(PlaceKind::ConnectionPool));
+    assert_eq!(
+        place.source,
+        Some(PlaceSource::Stacks(chokepoint_result::StackSource::Pprof))
+    );
+    let queued = place
+        .queued
+        .as_ref()
+        .expect("handlers queued for a connection");
+    assert!(
+        queued
+            .frames
+            .iter()
+            .any(|f| f.starts_with("github.com/jackc/pgx/v5/pgxpool.(*Pool).")),
+        "{:?}",
+        queued.frames
+    );
+    let setting = place.setting.as_ref().expect("pgxpool's entry");
+    assert!(
+        setting.setting.starts_with("pool_max_conns=N"),
+        "{setting:?}"
+    );
+    assert_eq!(setting.size_rule.as_deref(), Some("max(4, cpus)"));
+    let here = setting
+        .default_here
+        .expect("the rule on this machine's CPUs");
+    assert_eq!(here.size, cap, "{here:?}");
+    assert!(
+        attribution.ends_with(&format!("(default max(4, cpus) = {cap} on {cpus} CPUs)")),
+        "{attribution}"
     );
 }

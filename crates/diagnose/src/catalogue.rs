@@ -12,8 +12,13 @@
 //! [`Catalogue::setting_for_frames`]). Nothing here is process-wide but the parsed built-in
 //! entries. Parsing refuses an entry without a source, a setting or a pattern, so the finding
 //! says nothing it cannot back.
+//!
+//! A connection pool's default cap is one fixed number (`size = 10`) or a rule of the cores
+//! (`size_rule = "max(4, cpus)"`, [`crate::size_rule`]), evaluated with what the target counts
+//! ([`Entry::default_here`]) before it is compared with the connections seen.
 use crate::pool_pattern::Pattern;
-use chokepoint_result::Setting;
+use crate::size_rule::{SizeRule, UsableCores};
+use chokepoint_result::{DefaultHere, Setting};
 use serde::Deserialize;
 use std::sync::OnceLock;
 
@@ -37,6 +42,8 @@ struct EntryText {
     kind: EntryKind,
     #[serde(default)]
     size: Option<f64>,
+    #[serde(default)]
+    size_rule: Option<String>,
     setting: String,
     default: String,
     source: String,
@@ -75,8 +82,17 @@ pub struct Entry {
     libraries: Vec<Pattern>,
     /// What the pool holds.
     pub kind: EntryKind,
-    /// Its default cap on connections to one peer, when that is one fixed number.
-    pub size: Option<f64>,
+    /// Its default cap on connections to one peer, when it has one.
+    pub size: Option<DefaultSize>,
+}
+
+/// A connection pool's default cap.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DefaultSize {
+    /// One number, whatever the machine.
+    Fixed(u32),
+    /// A rule of the cores the target counts.
+    Rule(SizeRule),
 }
 
 impl Entry {
@@ -98,6 +114,34 @@ impl Entry {
         paths
             .iter()
             .find(|path| self.libraries.iter().any(|p| p.matches_path(path)))
+    }
+
+    /// Its default cap on a target that counts `cores` (unknown: a rule gives none).
+    pub fn default_here(&self, cores: Option<&UsableCores>) -> Option<DefaultHere> {
+        match &self.size {
+            Some(DefaultSize::Fixed(size)) => Some(DefaultHere {
+                size: *size,
+                counted: None,
+            }),
+            Some(DefaultSize::Rule(rule)) => rule.on(cores?),
+            None => None,
+        }
+    }
+
+    /// Whether its default cap on a target that counts `cores` is `seen` (connections, or
+    /// calls held at once), within the place's tolerance ([`crate::place::matches_limit`]).
+    /// An entry without a cap agrees with nothing.
+    pub fn agrees_with(&self, seen: f64, cores: Option<&UsableCores>) -> bool {
+        self.default_here(cores)
+            .is_some_and(|d| crate::place::matches_limit(seen, f64::from(d.size)))
+    }
+
+    /// Its setting, with its default cap on a target that counts `cores`.
+    pub fn setting_on(&self, cores: Option<&UsableCores>) -> Setting {
+        Setting {
+            default_here: self.default_here(cores),
+            ..self.setting.clone()
+        }
     }
 
     /// The patterns as written: names, frames, then libraries.
@@ -178,19 +222,23 @@ impl Catalogue {
     /// without its counter (`ForkJoinPool.commonPool-worker`, or `ForkJoinPool.co` cut at 15
     /// bytes), or a process name (`php-fpm8.2`).
     pub fn setting_for(&self, pool: &str) -> Option<Setting> {
-        self.entries
-            .iter()
-            .find(|e| e.matches_pool(pool))
-            .map(|e| e.setting.clone())
+        self.entry_for(pool).map(|e| e.setting.clone())
+    }
+
+    /// The entry that knows `pool` (see [`Catalogue::setting_for`]).
+    pub fn entry_for(&self, pool: &str) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.matches_pool(pool))
     }
 
     /// The setting behind a pool whose waiting threads stand in one of `frames` (a connection
     /// pool's `getConnection`), when an entry knows it.
     pub fn setting_for_frames(&self, frames: &[String]) -> Option<Setting> {
-        self.entries
-            .iter()
-            .find(|e| e.matches_frames(frames))
-            .map(|e| e.setting.clone())
+        self.entry_for_frames(frames).map(|e| e.setting.clone())
+    }
+
+    /// The entry that knows one of `frames` (see [`Catalogue::setting_for_frames`]).
+    pub fn entry_for_frames(&self, frames: &[String]) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.matches_frames(frames))
     }
 
     /// Of `paths` (the files a process has open or mapped), those some entry names as its
@@ -208,18 +256,20 @@ impl Catalogue {
     }
 
     /// The connection pool a process shows, by one of `libraries` or one of its thread
-    /// `pools`, whose default cap `agrees` with the connections seen: its setting, and what
-    /// showed it (the library file, or the pool's name). An entry with no fixed default cap
-    /// (unlimited, or sized from the cores) is never named this way: nothing would back it.
+    /// `pools`, whose default cap on a target that counts `cores` is the `connections` seen:
+    /// its setting, and what showed it (the library file, or the pool's name). An entry with
+    /// no default cap (unlimited), or a rule of cores not known, is never named this way:
+    /// nothing would back it.
     pub fn connection_pool(
         &self,
         libraries: &[String],
         pools: &[&str],
-        agrees: impl Fn(f64) -> bool,
+        connections: f64,
+        cores: Option<&UsableCores>,
     ) -> Option<(Setting, String)> {
         self.entries
             .iter()
-            .filter(|e| e.kind == EntryKind::ConnectionPool && e.size.is_some_and(&agrees))
+            .filter(|e| e.kind == EntryKind::ConnectionPool && e.agrees_with(connections, cores))
             .find_map(|e| {
                 let shown_by = e.library_in(libraries).cloned().or_else(|| {
                     pools
@@ -227,7 +277,7 @@ impl Catalogue {
                         .find(|pool| e.matches_pool(pool))
                         .map(|pool| format!("threads `{pool}`"))
                 })?;
-                Some((e.setting.clone(), shown_by))
+                Some((e.setting_on(cores), shown_by))
             })
     }
 
@@ -262,15 +312,26 @@ fn checked(entry: EntryText) -> Result<Entry, String> {
                 .to_string(),
         );
     }
-    if entry
-        .size
-        .is_some_and(|size| !(size >= 1.0 && size.is_finite()))
-    {
-        return Err(format!(
-            "its size {:?} is not a number of connections (1 or more): leave it out when the default is unlimited",
-            entry.size
-        ));
-    }
+    let size = match (entry.size, &entry.size_rule) {
+        (Some(_), Some(_)) => {
+            return Err(
+                "both size and size_rule: a fixed default is `size = N`, one that follows the cores `size_rule = \"...\"`"
+                    .to_string(),
+            )
+        }
+        (Some(size), None) if size >= 1.0 && size.fract() == 0.0 && size <= f64::from(u32::MAX) => {
+            Some(DefaultSize::Fixed(size as u32))
+        }
+        (Some(size), None) => {
+            return Err(format!(
+                "its size {size} is not a number of connections (a whole number, 1 or more): leave it out when the default is unlimited"
+            ))
+        }
+        (None, Some(rule)) => Some(DefaultSize::Rule(
+            SizeRule::parse(rule).map_err(|e| format!("its size_rule {rule:?}: {e}"))?,
+        )),
+        (None, None) => None,
+    };
     let compile = |patterns: &[String]| -> Result<Vec<Pattern>, String> {
         patterns.iter().map(|p| Pattern::new(p)).collect()
     };
@@ -281,13 +342,18 @@ fn checked(entry: EntryText) -> Result<Entry, String> {
         frames: compile(&entry.frames)?,
         libraries: compile(&entry.libraries)?,
         kind: entry.kind,
-        size: entry.size,
         setting: Setting {
             framework: entry.framework.trim().to_string(),
             setting: entry.setting.trim().to_string(),
             default: entry.default.trim().to_string(),
             source: entry.source.trim().to_string(),
+            size_rule: match &size {
+                Some(DefaultSize::Rule(rule)) => Some(rule.as_str().to_string()),
+                _ => None,
+            },
+            default_here: None,
         },
+        size,
     })
 }
 
@@ -298,6 +364,7 @@ fn one_line(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::size_rule::UsableCores;
 
     #[test]
     fn every_built_in_entry_parses_and_cites_a_pinned_source() {
@@ -423,6 +490,146 @@ mod tests {
             catalogue.setting_for_frames(&["java.net.http.HttpClient.send".to_string()]),
             None
         );
+    }
+
+    #[test]
+    fn pgxpools_default_agrees_with_the_cap_its_cpus_give_and_no_other() {
+        let pgxpool = Catalogue::built_in()
+            .entry_for_frames(&[
+                "golang.org/x/sync/semaphore.(*Weighted).Acquire".to_string(),
+                "github.com/jackc/pgx/v5/pgxpool.(*Pool).Exec".to_string(),
+            ])
+            .expect("pgxpool's entry, by the pool's call the service made");
+        assert_eq!(
+            Catalogue::built_in()
+                .entry_for_frames(&["golang.org/x/sync/semaphore.(*Weighted).Acquire".to_string()]),
+            None,
+            "a semaphore alone is not pgxpool's"
+        );
+        assert_eq!(pgxpool.setting.size_rule.as_deref(), Some("max(4, cpus)"));
+        // (the target's CPUs, its CPU quota, the measured cap that is pgxpool's default there).
+        let table = [
+            (2, None, 4.0),
+            (16, None, 16.0),
+            (64, None, 64.0),
+            // runtime.NumCPU() reads the CPUs it may run on, not the quota.
+            (64, Some(2.0), 64.0),
+            (16, Some(0.5), 16.0),
+        ];
+        let measured = [1.0, 2.0, 4.0, 8.0, 10.0, 16.0, 32.0, 64.0, 100.0];
+        for (cpus, quota, truth) in table {
+            let cores = UsableCores { cpus, quota };
+            for seen in measured {
+                assert_eq!(
+                    pgxpool.agrees_with(seen, Some(&cores)),
+                    seen == truth,
+                    "{cores:?}: {seen} connections"
+                );
+            }
+            let here = pgxpool.setting_on(Some(&cores)).default_here.unwrap();
+            assert_eq!(f64::from(here.size), truth, "{cores:?}");
+        }
+        // Within the place's tolerance of 15%: 4.5 held on 2 CPUs is the 4, 17 on 16 the 16.
+        let two = UsableCores {
+            cpus: 2,
+            quota: None,
+        };
+        assert!(pgxpool.agrees_with(4.5, Some(&two)));
+        assert!(!pgxpool.agrees_with(5.5, Some(&two)));
+        // The CPUs unknown: a rule backs nothing.
+        assert!(!pgxpool.agrees_with(4.0, None));
+        assert_eq!(pgxpool.setting_on(None).default_here, None);
+        // A fixed cap needs no cores: HikariCP's 10 wherever it runs.
+        let hikari = Catalogue::built_in()
+            .entry_for_frames(&["com.zaxxer.hikari.pool.HikariPool.getConnection".to_string()])
+            .unwrap();
+        assert!(hikari.agrees_with(10.0, None));
+        assert!(!hikari.agrees_with(4.0, Some(&two)));
+    }
+
+    #[test]
+    fn a_rule_entry_is_named_from_its_pool_only_where_the_rule_gives_the_connections_seen() {
+        let user = Catalogue::parse(
+            r#"
+            [[pool]]
+            framework = "our driver's pool"
+            threads = ["ourdb-conn-#"]
+            setting = "ourdb.max_conns"
+            default = "2 × the cores"
+            size_rule = "2 * cores"
+            kind = "connection-pool"
+            source = "docs/ourdb.md"
+            "#,
+        )
+        .unwrap();
+        let pools = ["ourdb-conn"];
+        // (CPUs, quota, connections seen, named).
+        let table = [
+            (2, None, 4.0, true),
+            (16, None, 32.0, true),
+            (64, None, 128.0, true),
+            (64, Some(4.0), 8.0, true),
+            (64, Some(4.0), 128.0, false),
+            (2, None, 10.0, false),
+            (16, None, 4.0, false),
+        ];
+        for (cpus, quota, connections, named) in table {
+            let cores = UsableCores { cpus, quota };
+            let found = user.connection_pool(&[], &pools, connections, Some(&cores));
+            assert_eq!(found.is_some(), named, "{cores:?} {connections}");
+            if let Some((setting, shown_by)) = found {
+                assert_eq!(shown_by, "threads `ourdb-conn`");
+                let here = setting.default_here.unwrap();
+                assert_eq!(f64::from(here.size), connections);
+                assert_eq!(
+                    here.counted,
+                    Some((
+                        chokepoint_result::CoreCount::Cores,
+                        cores.count(chokepoint_result::CoreCount::Cores)
+                    ))
+                );
+            }
+        }
+        assert_eq!(user.connection_pool(&[], &pools, 4.0, None), None);
+    }
+
+    #[test]
+    fn a_malformed_size_rule_or_one_beside_a_size_is_refused_in_one_line() {
+        let entry = |size: &str| {
+            format!(
+                r#"
+                [[pool]]
+                framework = "x"
+                threads = ["xpool-#"]
+                setting = "x.size"
+                default = "4"
+                kind = "connection-pool"
+                source = "a"
+                {size}
+                "#
+            )
+        };
+        // (the size lines, what the refusal says).
+        let table = [
+            (
+                "size_rule = \"max(4, cores\"",
+                "its size_rule \"max(4, cores\": `)` expected at the end",
+            ),
+            (
+                "size_rule = \"4\"",
+                "no `cpus` or `cores` in it: a fixed default is `size = N`",
+            ),
+            ("size_rule = \"threads\"", "`threads` is not"),
+            ("size = 4\nsize_rule = \"cores\"", "both size and size_rule"),
+            ("size = 4.5", "its size 4.5 is not a number of connections"),
+        ];
+        for (size, says) in table {
+            let err = Catalogue::parse(&entry(size)).unwrap_err().to_string();
+            assert!(err.starts_with("entry 1 (\"x\"): "), "{err}");
+            assert!(err.contains(says), "{size}: {err}");
+            assert!(!err.contains('\n'), "{err}");
+        }
+        assert!(Catalogue::parse(&entry("size_rule = \"max(1, cores - 1)\"")).is_ok());
     }
 
     #[test]

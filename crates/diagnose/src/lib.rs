@@ -93,6 +93,7 @@ pub mod saturation;
 mod search;
 mod settle;
 mod size;
+pub mod size_rule;
 mod stalls;
 mod summary;
 pub mod warmup;

@@ -26,7 +26,9 @@ pub use observed::{
 };
 mod overload;
 mod place;
-pub use place::{Place, PlaceKind, PlaceSource, PlaceUnclearWhy, PoolSeen, Setting};
+pub use place::{
+    CoreCount, DefaultHere, Place, PlaceKind, PlaceSource, PlaceUnclearWhy, PoolSeen, Setting,
+};
 mod stacks;
 pub use overload::{Overload, Peak};
 pub use stacks::{PoolStacks, SharedStack, StackEvidence, StackSource, WaitKind};

@@ -139,4 +139,34 @@ pub struct Setting {
     pub default: String,
     /// Where the default is documented (the project's docs or code).
     pub source: String,
+    /// The default as a rule of the cores, as the catalogue writes it (`max(4, cpus)`), when
+    /// it follows them; `None` for a fixed or an unlimited default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_rule: Option<String>,
+    /// The default cap on the target: the fixed size, or the rule at the cores the target
+    /// counts; `None` when unlimited, a thread pool's (not checked), or the cores are unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_here: Option<DefaultHere>,
+}
+
+/// A default cap as it comes out on the target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DefaultHere {
+    /// The cap.
+    pub size: u32,
+    /// What the rule counted, and how many; `None` for a fixed size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted: Option<(CoreCount, u32)>,
+}
+
+/// What a size rule counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CoreCount {
+    /// The CPUs the process may run on, whatever its CPU quota (Go's `runtime.NumCPU()`:
+    /// `sched_getaffinity`).
+    Cpus,
+    /// The cores it may use: its CPU quota's, rounded up, when it has one (at most its CPUs),
+    /// else its CPUs (the JDK's `availableProcessors()` in a container).
+    Cores,
 }

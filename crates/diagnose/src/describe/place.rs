@@ -7,8 +7,8 @@ use super::Teller;
 use crate::finding::Finding;
 use chokepoint_result::format::{clients, concurrency, count};
 use chokepoint_result::{
-    Fact, Kind, Place, PlaceKind, PlaceSource, PlaceUnclearWhy, PoolSeen, Setting, StackSource,
-    WaitKind,
+    CoreCount, DefaultHere, Fact, Kind, Place, PlaceKind, PlaceSource, PlaceUnclearWhy, PoolSeen,
+    Setting, StackSource, WaitKind,
 };
 
 /// The words of the place's facts; their key line comes right after a kind's headline.
@@ -30,10 +30,55 @@ pub fn attribution(place: &Place) -> String {
     if let Some(setting) = &place.setting {
         line.push_str(&format!(
             "; its size: `{}` (default {})",
-            setting.setting, setting.default
+            setting.setting,
+            default_told(setting)
         ));
     }
     line
+}
+
+/// A setting's default as told: its rule with what it gives on the target (`max(4, cpus) = 4
+/// on 2 CPUs`) when it follows the cores, else its words from the catalogue.
+fn default_told(setting: &Setting) -> String {
+    match (&setting.size_rule, setting.default_here) {
+        (
+            Some(rule),
+            Some(DefaultHere {
+                size,
+                counted: Some((what, n)),
+            }),
+        ) => {
+            let what = match what {
+                CoreCount::Cpus => "CPUs",
+                CoreCount::Cores => "cores",
+            };
+            format!("{rule} = {size} on {n} {what}")
+        }
+        (Some(rule), _) => format!("{rule}, the target's cores unknown"),
+        (None, _) => setting.default.clone(),
+    }
+}
+
+/// When a connection pool's default here is not the cap seen: " — not the 4 seen here, so it was
+/// set (`pool_max_conns=N ...`)"; empty when it agrees, or nothing gives it.
+fn default_disagrees(place: &Place, setting: &Setting) -> String {
+    let seen = match place.source {
+        Some(PlaceSource::Connections) => place.size,
+        _ => place.held,
+    };
+    match (setting.default_here, seen) {
+        (Some(here), Some(seen))
+            if place.kind == Some(PlaceKind::ConnectionPool)
+                && !crate::place::matches_limit(seen, f64::from(here.size)) =>
+        {
+            format!(
+                "; that is not the {} held here, so the service sets `{}` itself",
+                count(seen),
+                setting.setting
+            )
+        }
+        _ => String::new(),
+    }
 }
 
 /// Whether the place says more than the finding's other facts already do: a CPU place
@@ -309,20 +354,35 @@ fn setting_sentence(place: &Place, setting: &Setting) -> String {
         (Some(PlaceSource::Connections), Some(n), None) => {
             format!("; it held {} connections here", count(n))
         }
+        // Threads queued for a connection: the pool they queue for holds the calls in flight.
+        (_, _, _) if queued_for_connections(place) => place
+            .held
+            .map(|n| format!("; {} connections were in use here", count(n)))
+            .unwrap_or_default(),
         (_, Some(n), _) => format!("; it had {} threads here", count(n)),
         (_, None, _) => String::new(),
     };
-    format!(
-        "The catalogue knows {}: {}, sized by `{}` (default {}; {}){here}.",
+    let known = if queued_for_connections(place) {
+        "the pool they queue for".to_string()
+    } else {
         place
             .pool
             .as_deref()
-            .map_or("it".to_string(), |p| format!("`{p}`")),
+            .map_or("it".to_string(), |p| format!("`{p}`"))
+    };
+    format!(
+        "The catalogue knows {known}: {}, sized by `{}` (default {}; {}){here}{}.",
         setting.framework,
         setting.setting,
-        setting.default,
+        default_told(setting),
         setting.source,
+        default_disagrees(place, setting),
     )
+}
+
+/// Whether the place is a connection pool its threads were seen queueing for (the stacks).
+fn queued_for_connections(place: &Place) -> bool {
+    place.kind == Some(PlaceKind::ConnectionPool) && place.queued.is_some()
 }
 
 /// Why the pool's own setting is not named: its size is not what stops at the limit.

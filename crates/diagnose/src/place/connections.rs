@@ -60,11 +60,12 @@ pub(super) fn known_connection_pool(
         .filter_map(|s| s.threads_by_pool.as_ref())
         .flat_map(|t| t.pools.iter().map(|p| p.pool.as_str()))
         .collect();
-    let (setting, shown_by) = known
-        .catalogue
-        .connection_pool(known.libraries, &pools, |size| {
-            matches_limit(f64::from(connections), size)
-        })?;
+    let (setting, shown_by) = known.catalogue.connection_pool(
+        known.libraries,
+        &pools,
+        f64::from(connections),
+        known.cores.as_ref(),
+    )?;
     Some(Place {
         kind: Some(PlaceKind::ConnectionPool),
         size: Some(f64::from(connections)),

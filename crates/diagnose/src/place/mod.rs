@@ -45,6 +45,7 @@ mod connections;
 use crate::catalogue::Catalogue;
 use crate::evidence::Evidence;
 use crate::finding::Finding;
+use crate::size_rule::UsableCores;
 use chokepoint_result::{
     Fact, Kind, Place, PlaceKind, PlaceSource, PlaceUnclearWhy, PoolSeen, PoolStacks, Setting,
     SharedStack, Step, WaitKind,
@@ -82,23 +83,58 @@ pub(crate) fn with_place(mut finding: Finding, evidence: &Evidence<'_>) -> Findi
     let known = Known {
         catalogue: evidence.catalogue,
         libraries: &evidence.context.target_libraries,
+        cores: usable_cores(evidence),
     };
     let place = facts(evidence.steps, &finding, &known);
     finding.facts.extend(place);
     finding
 }
 
-/// What names a place's setting: the catalogue, and the library files the target had open or
-/// mapped that it knows.
+/// What names a place's setting: the catalogue, the library files the target had open or
+/// mapped that it knows, and the cores it counts (a default that follows them is evaluated
+/// with them).
 pub(crate) struct Known<'a> {
     pub(crate) catalogue: &'a Catalogue,
     pub(crate) libraries: &'a [String],
+    pub(crate) cores: Option<UsableCores>,
+}
+
+impl Known<'_> {
+    /// The setting of the pool named `pool`, with its default here.
+    fn setting_for(&self, pool: &str) -> Option<Setting> {
+        Some(
+            self.catalogue
+                .entry_for(pool)?
+                .setting_on(self.cores.as_ref()),
+        )
+    }
+
+    /// The setting of the pool one of whose frames is in `frames`, with its default here.
+    fn setting_for_frames(&self, frames: &[String]) -> Option<Setting> {
+        Some(
+            self.catalogue
+                .entry_for_frames(frames)?
+                .setting_on(self.cores.as_ref()),
+        )
+    }
+}
+
+/// The cores the target counts: the sweep's count of the CPUs, and the smallest CPU quota its
+/// group had at a step; `None` when the sweep did not count the CPUs.
+fn usable_cores(evidence: &Evidence<'_>) -> Option<UsableCores> {
+    Some(UsableCores {
+        cpus: evidence.context.cores?,
+        quota: evidence
+            .steps
+            .iter()
+            .filter_map(|s| s.cpu_quota.as_ref().map(|q| q.cores))
+            .reduce(f64::min),
+    })
 }
 
 /// The place fact of a finding: none when the kind has no place or the steps past the knee
 /// carry no evidence. Settings come from `known`.
 pub(crate) fn facts(steps: &[Step], finding: &Finding, known: &Known<'_>) -> Vec<Fact> {
-    let catalogue = known.catalogue;
     let Some(knee) = finding.knee_clients else {
         return Vec::new();
     };
@@ -113,8 +149,8 @@ pub(crate) fn facts(steps: &[Step], finding: &Finding, known: &Known<'_>) -> Vec
             held_pool(&plateau, &before, limit, known)
         }
         (Kind::ConnectionLimit, _) => connection_pool(&plateau).map(place),
-        (Kind::GrowingPool, _) => growing_pool(finding, catalogue).map(place),
-        (Kind::CpuBound, _) => cpu(&plateau, finding, catalogue).map(place),
+        (Kind::GrowingPool, _) => growing_pool(finding, known).map(place),
+        (Kind::CpuBound, _) => cpu(&plateau, finding, known).map(place),
         _ => None,
     };
     fact.into_iter().collect()
@@ -159,12 +195,12 @@ impl Held {
     /// or by the frames its threads wait in. With threads queued in front of a resource, the
     /// limit is that resource (a connection pool, a semaphore), not the pool of threads that
     /// queue for it: its frames are asked first.
-    fn into_place(self, catalogue: &Catalogue) -> Place {
-        let by_queue = || catalogue.setting_for_frames(&self.queued.as_ref()?.frames);
+    fn into_place(self, known: &Known<'_>) -> Place {
+        let by_queue = || known.setting_for_frames(&self.queued.as_ref()?.frames);
         let by_pool = || {
-            catalogue
+            known
                 .setting_for(&self.seen.pool)
-                .or_else(|| catalogue.setting_for_frames(&self.seen.frames))
+                .or_else(|| known.setting_for_frames(&self.seen.frames))
         };
         // A pool's own setting is the knob only when nothing else holds its threads back.
         // Threads queued for a resource beside the held ones (the stacks' `queued`) make the
@@ -177,7 +213,13 @@ impl Held {
         // Raising a pool whose threads queue elsewhere adds threads that wait too: a wrong
         // knob, worse than none.
         let (setting, not_sized_by) = match self.queued {
-            Some(_) => (by_queue(), by_pool()),
+            // The held ones' frames may name the same pool (pgxpool's Exec around both the
+            // query and the wait for a connection): then it is the knob, not one to leave.
+            Some(_) => {
+                let setting = by_queue();
+                let pool = by_pool().filter(|pool| Some(pool) != setting.as_ref());
+                (setting, pool)
+            }
             None if !self.parked_beside() => (by_pool(), None),
             None => (None, by_pool()),
         };
@@ -442,7 +484,6 @@ fn grew_until_the_knee(name: &str, plateau: &[&Step], before: &[&Step]) -> bool 
 
 /// A pool held at about the limit: from the stacks when they name one, else from `/proc`.
 fn held_pool(plateau: &[&Step], before: &[&Step], limit: f64, known: &Known<'_>) -> Option<Fact> {
-    let catalogue = known.catalogue;
     let observed = plateau
         .iter()
         .any(|s| s.stacks.is_some() || s.threads_by_pool.is_some());
@@ -485,10 +526,10 @@ fn held_pool(plateau: &[&Step], before: &[&Step], limit: f64, known: &Known<'_>)
                 let place = match known_connection_pool(plateau, limit, known) {
                     Some(mut pool) => {
                         pool.queued_threads = Some(one.seen.clone());
-                        pool.not_sized_by = catalogue.setting_for(&one.seen.pool);
+                        pool.not_sized_by = known.setting_for(&one.seen.pool);
                         pool
                     }
-                    None => (*one).clone().into_place(catalogue),
+                    None => (*one).clone().into_place(known),
                 };
                 return Some(Fact::Place {
                     place: Box::new(place),
@@ -496,7 +537,7 @@ fn held_pool(plateau: &[&Step], before: &[&Step], limit: f64, known: &Known<'_>)
             }
             [one] => {
                 return Some(Fact::Place {
-                    place: Box::new((*one).clone().into_place(catalogue)),
+                    place: Box::new((*one).clone().into_place(known)),
                 })
             }
             several => {
@@ -554,7 +595,7 @@ fn unclear(plateau: &[&Step], limit: f64, why: PlaceUnclearWhy, held: Vec<Held>)
 
 /// The pool that grew instead of queueing, at its largest step, as the growing-pool rule read
 /// it from `/proc`.
-fn growing_pool(finding: &Finding, catalogue: &Catalogue) -> Option<Place> {
+fn growing_pool(finding: &Finding, known: &Known<'_>) -> Option<Place> {
     finding.facts.iter().find_map(|fact| match fact {
         Fact::GrowingPool {
             pool,
@@ -567,7 +608,7 @@ fn growing_pool(finding: &Finding, catalogue: &Catalogue) -> Option<Place> {
             size: threads.last().copied(),
             clients: clients.last().copied().unwrap_or(0),
             source: Some(PlaceSource::Proc),
-            setting: catalogue.setting_for(pool),
+            setting: known.setting_for(pool),
             ..Place::default()
         }),
         _ => None,
@@ -597,7 +638,7 @@ fn running(plateau: &[&Step]) -> Vec<Held> {
 }
 
 /// The CPU, with the busiest pool when one clearly leads.
-fn cpu(plateau: &[&Step], finding: &Finding, catalogue: &Catalogue) -> Option<Place> {
+fn cpu(plateau: &[&Step], finding: &Finding, known: &Known<'_>) -> Option<Place> {
     let cpu_pct = plateau_cpu(finding);
     let pools = running(plateau);
     let busiest = match pools.as_slice() {
@@ -616,7 +657,7 @@ fn cpu(plateau: &[&Step], finding: &Finding, catalogue: &Catalogue) -> Option<Pl
     }
     let from = plateau.first()?.clients;
     let mut place = match busiest {
-        Some(held) => held.into_place(catalogue),
+        Some(held) => held.into_place(known),
         None => Place {
             clients: from,
             source: Some(PlaceSource::Proc),
@@ -642,6 +683,7 @@ fn quota_setting() -> Setting {
         setting: "docker run --cpus N; Kubernetes resources.limits.cpu; the group's cpu.max (v2) or cpu.cfs_quota_us (v1)".into(),
         default: "no quota".into(),
         source: "https://github.com/torvalds/linux/blob/9d7da69a1e85db2cdbbaae78dd7eda4eeaa1eb1c/Documentation/scheduler/sched-bwc.rst".into(),
+        ..Setting::default()
     }
 }
 

@@ -9,6 +9,12 @@ use crate::describe::place::attribution;
 use chokepoint_result::StackSource;
 use shapes::*;
 
+/// The machine the place tests' targets ran on.
+const TWO_CPUS: UsableCores = UsableCores {
+    cpus: 2,
+    quota: None,
+};
+
 /// The place facts with the built-in catalogue.
 fn facts(steps: &[Step], finding: &Finding) -> Vec<Fact> {
     facts_with(steps, finding, &[])
@@ -19,8 +25,75 @@ fn facts_with(steps: &[Step], finding: &Finding, libraries: &[String]) -> Vec<Fa
     let known = Known {
         catalogue: Catalogue::built_in(),
         libraries,
+        cores: Some(TWO_CPUS),
     };
     super::facts(steps, finding, &known)
+}
+
+#[test]
+fn pgxpools_queue_names_pool_max_conns_with_its_default_on_the_targets_cpus() {
+    // (the target's CPUs, the pool's cap, whether that cap is pgxpool's default there).
+    let table = [
+        (2, 4, true),
+        (16, 16, true),
+        (64, 64, true),
+        (2, 10, false),
+        (16, 4, false),
+        (64, 16, false),
+    ];
+    for (cpus, cap, default) in table {
+        let steps: Vec<Step> = [cap / 2, cap, 2 * cap, 4 * cap]
+            .map(|c| go_pgxpool(c, cap))
+            .to_vec();
+        let found = finding(Kind::BlockingPool, f64::from(cap), cap);
+        let known = Known {
+            catalogue: Catalogue::built_in(),
+            libraries: &[],
+            cores: Some(UsableCores { cpus, quota: None }),
+        };
+        let place = match super::facts(&steps, &found, &known).as_slice() {
+            [Fact::Place { place }] => place.as_ref().clone(),
+            other => panic!("{cpus} CPUs, cap {cap}: {other:?}"),
+        };
+        assert_eq!(place.kind, Some(PlaceKind::ConnectionPool), "{cpus} {cap}");
+        assert_eq!(place.held, Some(f64::from(cap)));
+        // The goroutines queue in pgxpool's Acquire: its knob, whatever its value.
+        let setting = place.setting.clone().expect("pgxpool's entry");
+        assert!(
+            setting.setting.starts_with("pool_max_conns=N"),
+            "{setting:?}"
+        );
+        let here = setting.default_here.expect("the rule on the target's CPUs");
+        assert_eq!(here.size, 4.max(cpus), "{cpus} CPUs");
+        let line = attribution(&place);
+        assert!(
+            line.ends_with(&format!(
+                "(default max(4, cpus) = {} on {cpus} CPUs)",
+                4.max(cpus)
+            )),
+            "{line}"
+        );
+        let said = crate::describe::place::sentence(
+            &Fact::Place {
+                place: Box::new(place.clone()),
+            },
+            &found,
+        )
+        .unwrap_or_default();
+        assert_eq!(
+            said.contains("so the service sets `pool_max_conns=N"),
+            !default,
+            "{cpus} CPUs, cap {cap}: {said}"
+        );
+        assert!(
+            said.contains("The catalogue knows the pool they queue for: pgx's pgxpool")
+                && said.contains(&format!("; {cap} connections were in use here")),
+            "{said}"
+        );
+        // The handlers' frames name pgxpool too: it is not also the knob to leave alone.
+        assert_eq!(place.not_sized_by, None, "{said}");
+        assert!(!said.contains("Not `pool_max_conns"), "{said}");
+    }
 }
 
 #[test]
@@ -492,6 +565,7 @@ fn a_known_pool_says_its_setting_beside_its_measured_size() {
         setting: "--actors".into(),
         default: "20".into(),
         source: "examples/jvm/BlockingDemo.java".into(),
+        ..Default::default()
     });
     assert!(
         attribution(&place)
@@ -800,6 +874,7 @@ fn connection_facts(steps: &[Step], finding: &Finding, libraries: &[&str]) -> Ve
     let known = Known {
         catalogue: &catalogue,
         libraries: &libraries,
+        cores: Some(TWO_CPUS),
     };
     super::facts(steps, finding, &known)
 }

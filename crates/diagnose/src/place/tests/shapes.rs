@@ -295,3 +295,38 @@ pub(super) fn go_semaphore(clients: u32, with_pprof: bool) -> Step {
         Some(held as u32),
     )
 }
+
+/// A Go service whose handlers each hold one of pgxpool's `cap` connections for a query,
+/// the others queued in puddle's `Acquire`, with the frames chokepoint kept of them in a run of
+/// tests/targets/go-pgxpool (the wait, the library call the service made, its own frame).
+pub(super) fn go_pgxpool(clients: u32, cap: u32) -> Step {
+    let held = f64::from(clients.min(cap));
+    let queued = f64::from(clients) - held;
+    let pprof = stacks(
+        StackSource::Pprof,
+        vec![stack_pool(
+            "net/http.(*Server).Serve",
+            &[
+                (
+                    WaitKind::Downstream,
+                    held,
+                    &[
+                        "net.(*netFD).Read",
+                        "github.com/jackc/pgx/v5/pgxpool.(*Pool).Exec",
+                        "main.main.func1 (main.go:53)",
+                    ],
+                ),
+                (
+                    WaitKind::PoolAcquire,
+                    queued,
+                    &[
+                        "golang.org/x/sync/semaphore.(*Weighted).Acquire",
+                        "github.com/jackc/pgx/v5/pgxpool.(*Pool).Exec",
+                        "main.main.func1 (main.go:53)",
+                    ],
+                ),
+            ],
+        )],
+    );
+    step(clients, Vec::new(), Some(pprof), None)
+}
