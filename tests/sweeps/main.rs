@@ -10,6 +10,7 @@ mod database_pools;
 mod forwarders;
 mod frameworks;
 mod growing_pool;
+mod namespaces;
 mod observer_netns;
 mod place;
 mod process_trees;
