@@ -228,8 +228,8 @@ pub fn go_follows_quota(version: &str, default_godebug: &str, env_godebug: &str)
     let setting = |godebug: &str| {
         godebug
             .split(',')
-            .filter_map(|kv| kv.trim().strip_prefix("containermaxprocs="))
-            .last()
+            .rev()
+            .find_map(|kv| kv.trim().strip_prefix("containermaxprocs="))
             .map(str::to_string)
     };
     setting(env_godebug)

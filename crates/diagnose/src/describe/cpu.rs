@@ -369,7 +369,7 @@ fn runtime_sized(runtime: &RuntimeCores, quota_cores: f64) -> String {
     };
     let (sized, from) = match (&runtime.runtime, &runtime.source) {
         (_, RuntimeCoresSource::GomaxprocsEnv) => (
-            format!("Go runs {cores} at once (GOMAXPROCS)"),
+            format!("Go runs goroutines on {cores} at once (GOMAXPROCS)"),
             "its environment sets GOMAXPROCS".to_string(),
         ),
         (
@@ -379,7 +379,7 @@ fn runtime_sized(runtime: &RuntimeCores, quota_cores: f64) -> String {
                 follows_quota,
             },
         ) => (
-            format!("Go runs {cores} at once (GOMAXPROCS)"),
+            format!("Go runs goroutines on {cores} at once (GOMAXPROCS)"),
             if *follows_quota {
                 format!("{version}'s default: the quota rounded up, 2 at least")
             } else {
