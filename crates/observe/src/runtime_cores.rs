@@ -128,7 +128,7 @@ fn read(pid: i32) -> Reading {
 /// active 1)`).
 pub fn jvm_initial_active(vm_info: &str) -> Option<u32> {
     vm_info.lines().find_map(|line| {
-        // `CPU: total 2` from JDK 9, `CPU:total 2` in JDK 8.
+        // `CPU: total 2` (JDK 17), and `CPU:total 2` as older JDKs printed it.
         let rest = line.trim_start().strip_prefix("CPU:")?.trim_start();
         let rest = rest.strip_prefix("total ")?;
         let (_, after) = rest.split_once("(initial active ")?;

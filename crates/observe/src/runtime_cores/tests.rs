@@ -9,7 +9,7 @@ fn a_jvms_initial_active_count_is_read_from_vm_info() {
             Some(1),
         ),
         ("CPU: total 64 (initial active 64) (32 cores per cpu, 2 threads per core)", Some(64)),
-        // JDK 8's spelling.
+        // Read without a space after `CPU:` too (older JDKs printed `CPU:total`).
         ("CPU:total 16 (initial active 16) (8 cores per cpu, 2 threads per core)", Some(16)),
         // The container section's `active_processor_count` is today's, not the start's.
         ("active_processor_count: 1\n", None),
