@@ -26,6 +26,7 @@ fi
 # tests/cli/cli_tls.rs: a real TLS server (nginx is in /usr/sbin, often not on PATH).
 [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || need_apt+=(nginx-light)
 command -v taskset >/dev/null 2>&1 || need_apt+=(util-linux)
+command -v unshare >/dev/null 2>&1 || need_apt+=(util-linux) # tests/sweeps/namespaces.rs
 # tests/sweeps/observer_netns.rs: a network namespace and a veth pair (`ip netns`, `ip link`).
 command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)
 # tests/sweeps/forwarders.rs: socat on the URL's port, a forwarder in front of a real target.

@@ -15,7 +15,7 @@ use common::*;
 use std::process::Command;
 use std::time::Duration;
 
-fn require(tool: &str, version_arg: &str) {
+pub(crate) fn require(tool: &str, version_arg: &str) {
     assert!(
         toolchain_present(tool, version_arg),
         "`{tool}` is needed by this test: install it (.ci/run does)"
@@ -33,7 +33,7 @@ pub(crate) fn sweep_from_proc(
 }
 
 /// The sweep of `url` with `--pid auto`, the runtime's stacks on or off, over `clients`.
-fn sweep_auto(
+pub(crate) fn sweep_auto(
     name: &str,
     url: &str,
     clients: Vec<u32>,
@@ -174,7 +174,7 @@ fn go_goroutines_are_not_placed_from_proc_and_the_finding_says_what_it_saw() {
 }
 
 /// The place of a finding read from the runtime's stacks, printed.
-fn stacks_place(name: &str, result: &SweepResult) -> chokepoint_result::Place {
+pub(crate) fn stacks_place(name: &str, result: &SweepResult) -> chokepoint_result::Place {
     let diagnosis = assert_kind(name, result, Kind::BlockingPool);
     println!(
         "{name}: {}",

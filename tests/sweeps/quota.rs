@@ -2,10 +2,12 @@
 //! that hashes on every core) in a cgroup v1 `cpu` group made here with half a core's quota
 //! (cfs_quota_us 50000 per 100000), and the same service without one. Needs root and the v1
 //! `cpu` controller at /sys/fs/cgroup/cpu (this machine and CI have both; a machine without
-//! fails the test, as a missing tool does).
+//! fails the test, as a missing tool does). And what the runtime did with the core count it
+//! saw: Go's GOMAXPROCS from go-cpu's build info, and a JVM moved into a half-core group after it
+//! started, whose `jcmd VM.info` still says the machine's cores.
 use crate::common;
 
-use chokepoint_result::{Fact, Kind, PlaceKind};
+use chokepoint_result::{Fact, Kind, PlaceKind, Runtime, RuntimeCores, RuntimeCoresSource};
 use common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -78,6 +80,19 @@ fn a_go_service_in_a_half_core_group_is_cpu_bound_at_its_quota_and_says_so() {
     for step in &result.steps {
         println!("{} clients: quota {:?}", step.clients, step.cpu_quota);
     }
+    // go-cpu's go.mod says `go 1.19`: its build keeps `containermaxprocs=0`, and GOMAXPROCS is
+    // the machine's CPUs, read from the binary's build info and told beside the quota.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    let runtime = result
+        .steps
+        .iter()
+        .find_map(|s| s.cpu_quota.as_ref()?.runtime_cores.clone())
+        .expect("go-cpu's GOMAXPROCS");
+    assert_eq!((runtime.runtime, runtime.cores), (Runtime::Go, cpus));
+    assert!(
+        matches!(&runtime.source, RuntimeCoresSource::GoDefault { version, follows_quota: false } if version.starts_with("go1.")),
+        "{runtime:?}"
+    );
     assert_finding("go-cpu in half a core", &result, Kind::CpuBound, 0.5);
     let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
     assert!(
@@ -87,6 +102,13 @@ fn a_go_service_in_a_half_core_group_is_cpu_bound_at_its_quota_and_says_so() {
             .any(|f| matches!(f, Fact::CpuQuota { quota_cores, .. } if *quota_cores == 0.5)),
         "{:?}",
         diagnosis.evidence
+    );
+    let said = diagnosis.evidence.join(" ");
+    assert!(
+        said.contains(&format!(
+            "Go runs goroutines on {cpus} cores at once (GOMAXPROCS)"
+        )) && said.contains("GOMAXPROCS=1"),
+        "{said}"
     );
     let place = diagnosis.place.as_ref().expect("a place");
     assert_eq!(place.kind, Some(PlaceKind::Cpu));
@@ -118,5 +140,47 @@ fn the_same_service_without_a_quota_is_told_no_quota() {
         !diagnosis.summary.contains("quota"),
         "{}",
         diagnosis.summary
+    );
+}
+
+/// The JVM twin sized its threads for the cores it saw at its start (the machine's); moved into
+/// a half-core group after, it keeps them, and each step's quota says so from `jcmd VM.info`.
+#[test]
+fn a_jvm_moved_into_a_half_core_group_shows_the_cores_it_sized_itself_for() {
+    assert!(
+        toolchain_present("java", "-version") && toolchain_present("jcmd", "-h"),
+        "a JDK is needed (.ci/run installs it)"
+    );
+    let _one = one_at_a_time();
+    let mock = mock_with_delay();
+    let jvm = launch_jvm(&mock);
+    let group = QuotaGroup::new("cp-quota-jvm", 50_000, 100_000);
+    group.add(jvm.pid());
+    let mut config = chokepoint_experiment::SweepConfig::new(&jvm.url_of("/actors"))
+        .expect("a URL")
+        .with_target_pid(jvm.pid());
+    config.stacks.enabled = false;
+    let result = sweep_with(
+        "jvm in half a core",
+        config,
+        Some(vec![2]),
+        STEP,
+        2,
+        Some(&mock),
+    );
+    drop(jvm);
+    let quota = result.steps[0]
+        .cpu_quota
+        .as_ref()
+        .expect("the group's quota");
+    assert_eq!(quota.cores, 0.5);
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    assert_eq!(
+        quota.runtime_cores,
+        Some(RuntimeCores {
+            runtime: Runtime::Jvm,
+            cores: cpus,
+            source: RuntimeCoresSource::JcmdVmInfo,
+        })
     );
 }

@@ -282,6 +282,10 @@ impl Analysis<'_, '_> {
                 throttled_per_s,
                 group: first.group.clone(),
                 version: first.version,
+                runtime_cores: quotas
+                    .iter()
+                    .find_map(|q| q.runtime_cores.clone())
+                    .filter(|runtime| runtime.exceeds(first.cores)),
             }
         })
     }

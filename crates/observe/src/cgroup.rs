@@ -88,6 +88,7 @@ impl QuotaGroup {
             periods: now.periods.saturating_sub(start.periods),
             throttled_periods: now.throttled.saturating_sub(start.throttled),
             throttled_s: (now.throttled_s - start.throttled_s).max(0.0),
+            runtime_cores: None,
         }
     }
 }

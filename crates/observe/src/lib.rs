@@ -8,11 +8,15 @@
 //! - [`threads`]: each thread's pool (its name without the counter) and what it does or waits
 //!   on (running, a socket, a lock, an event loop...).
 //! - [`files`]: the library files the target has mapped or open (a jar, a C extension).
+//! - [`namespace`]: a target in a PID namespace of its own: its runtime's thread ids mapped to
+//!   the host's.
 //! - [`forward`]: a forwarder on the URL's port (docker-proxy, socat, nginx...) and the process
 //!   it passes connections on to.
 //! - [`sockets`]: the target's TCP connections, client side and downstream side, by state.
 //! - [`stacks`]: where the threads wait, from the runtime's own tools (`jcmd`, JFR, `py-spy`,
 //!   `pprof`), when the target's runtime has one.
+//! - [`runtime_cores`]: the core count the target's runtime sized itself for (a JVM's, Go's
+//!   GOMAXPROCS).
 //! - [`sampler`]: an [`Observer`] thread that samples all of it while a step runs and folds the
 //!   samples into the step's typed records (`chokepoint_result::observed`).
 //! - [`window`]: a step's measuring window: the [`Observer`] and the CPU meters, opened and
@@ -26,6 +30,8 @@ pub mod cgroup;
 pub mod cpu;
 pub mod files;
 pub mod forward;
+pub mod namespace;
+pub mod runtime_cores;
 pub mod sampler;
 pub mod sockets;
 pub mod stacks;

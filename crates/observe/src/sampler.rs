@@ -5,6 +5,7 @@
 //! Processes come and go between samples: the tree is listed again at every sample. A root
 //! process that is gone or unreadable becomes an [`ObservationNote`]; the step goes on.
 use crate::cgroup::{QuotaGroup, Throttling};
+use crate::runtime_cores;
 use crate::sockets::{count_connections, socket_inodes, socket_table, ConnectionSample};
 use crate::stacks::{tool_for, StackOptions};
 use crate::threads::{sample_threads, Activity, ThreadSample};
@@ -68,8 +69,8 @@ pub struct Observer {
     stop: mpsc::Sender<()>,
     thread: std::thread::JoinHandle<StepObservation>,
     stacks: Option<StacksWatch>,
-    /// The quota's group and its counters at the step's start.
-    quota: Option<(QuotaGroup, Throttling)>,
+    /// The quota's group and its counters at the step's start, and the root it is of.
+    quota: Option<(QuotaGroup, Throttling, i32)>,
 }
 
 /// The stack tool's thread for the step, or the note saying why there is none.
@@ -112,12 +113,11 @@ impl Observer {
     /// Starts sampling now and every `interval`. `None` when the thread cannot be started.
     pub fn start(spec: TargetSpec, interval: Duration) -> Option<Observer> {
         let stacks = StacksWatch::start(&spec);
-        let quota = spec
-            .roots
-            .first()
-            .and_then(|&root| QuotaGroup::of(root))
-            .and_then(|group| Some((group.throttling()?, group)))
-            .map(|(start, group)| (group, start));
+        let quota = spec.roots.first().and_then(|&root| {
+            let group = QuotaGroup::of(root)?;
+            Some((group.throttling()?, group, root))
+        });
+        let quota = quota.map(|(start, group, root)| (group, start, root));
         let (stop, stopped) = mpsc::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("cp-observe".into())
@@ -146,7 +146,11 @@ impl Observer {
     pub fn finish(self) -> StepObservation {
         let _ = self.stop.send(());
         let mut observation = self.thread.join().unwrap_or_default();
-        observation.cpu_quota = self.quota.map(|(group, start)| group.since(start));
+        observation.cpu_quota = self.quota.map(|(group, start, root)| {
+            let mut quota = group.since(start);
+            quota.runtime_cores = runtime_cores::of(root, quota.cores);
+            quota
+        });
         if let Some(stacks) = self.stacks {
             let (evidence, notes) = stacks.finish();
             observation.stacks = evidence;

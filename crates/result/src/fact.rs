@@ -300,6 +300,10 @@ pub enum Fact {
         group: String,
         /// 1 or 2.
         version: u8,
+        /// The core count the target's runtime sized itself for, when it is more than the
+        /// quota lets it run ([`crate::RuntimeCores::exceeds`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        runtime_cores: Option<crate::RuntimeCores>,
     },
     /// The cores the target kept busy at the plateau: the size of a CPU limit.
     CoresBusy {

@@ -22,7 +22,8 @@ pub use shard::{LatencyHistograms, LoadResultFile, MergeInfo, MergedShard, Shard
 pub mod observed;
 pub use observed::{
     ConnectionCounts, Connections, CpuQuota, ObservationNote, PeerConnections, PoolThreads,
-    SocketCounts, ThreadCounts, ThreadsByPool, WaitReason,
+    Runtime, RuntimeCores, RuntimeCoresSource, SocketCounts, ThreadCounts, ThreadsByPool,
+    WaitReason,
 };
 mod overload;
 mod place;

@@ -217,6 +217,62 @@ pub struct CpuQuota {
     pub throttled_periods: u64,
     /// Time the group's threads were held back by throttling during the step, seconds.
     pub throttled_s: f64,
+    /// The core count the target's runtime sized itself for, when it could be read (a JVM's,
+    /// a Go program's GOMAXPROCS).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime_cores: Option<RuntimeCores>,
+}
+
+/// The core count a runtime saw and sized its own threads for: a JVM's GC, compiler and
+/// common-pool threads, Go's GOMAXPROCS (the goroutines that run at once).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RuntimeCores {
+    /// Which runtime.
+    pub runtime: Runtime,
+    /// The count.
+    pub cores: u32,
+    /// Where it was read, or how it was derived.
+    pub source: RuntimeCoresSource,
+}
+
+impl RuntimeCores {
+    /// Whether the runtime sized itself for more than a quota of `quota_cores` lets it run: more
+    /// than the quota rounded up (a runtime counts whole cores; one sized at the quota rounded
+    /// up did what it could). Threads beyond it take turns at the quota, each period used up
+    /// early and the rest of it waited out throttled.
+    pub fn exceeds(&self, quota_cores: f64) -> bool {
+        f64::from(self.cores) > quota_cores.ceil()
+    }
+}
+
+/// A runtime that sizes itself from the core count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Runtime {
+    /// A HotSpot JVM.
+    Jvm,
+    /// A Go program.
+    Go,
+}
+
+/// Where a [`RuntimeCores`] count comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "from")]
+pub enum RuntimeCoresSource {
+    /// `jcmd PID VM.info`'s `CPU: total N (initial active M)`: the JVM's active processor
+    /// count at its start, what `availableProcessors()` returned as it sized its threads.
+    JcmdVmInfo,
+    /// `GOMAXPROCS` in the process's environment (`/proc/PID/environ`).
+    GomaxprocsEnv,
+    /// Go's default for the toolchain that built the binary (its build info): the CPUs it may
+    /// run on, and from Go 1.25 (unless `containermaxprocs=0`) at most the quota rounded up,
+    /// 2 at least.
+    GoDefault {
+        /// The toolchain, `go1.24.3`.
+        version: String,
+        /// Whether that default follows the cgroup's quota.
+        follows_quota: bool,
+    },
 }
 
 impl CpuQuota {

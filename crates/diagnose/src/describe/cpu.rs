@@ -5,7 +5,7 @@
 use super::Teller;
 use crate::finding::Finding;
 use chokepoint_result::format::{clients, count, percent, rate};
-use chokepoint_result::{Fact, Kind};
+use chokepoint_result::{Fact, Kind, Runtime, RuntimeCores, RuntimeCoresSource};
 
 /// The words of the CPU's facts.
 pub(super) const TELLER: Teller = Teller {
@@ -91,14 +91,22 @@ fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
             throttled_per_s,
             group,
             version,
+            runtime_cores,
             ..
-        } => format!(
-            "The target's CPU quota stops it: its control group `{group}` (cgroup v{version}) may use {} of a core's time, it kept {} busy, and the kernel throttled it in {} of the CFS periods ({:.2} s held back per second) while the machine's {machine_cores} cores had room. It is the container's `--cpus` or the pod's `resources.limits.cpu` (the group's `cpu.max` or `cpu.cfs_quota_us`).",
-            count(*quota_cores),
-            count(*cores_busy),
-            percent(*throttled_share),
-            throttled_per_s
-        ),
+        } => {
+            let mut said = format!(
+                "The target's CPU quota stops it: its control group `{group}` (cgroup v{version}) may use {} of a core's time, it kept {} busy, and the kernel throttled it in {} of the CFS periods ({:.2} s held back per second) while the machine's {machine_cores} cores had room. It is the container's `--cpus` or the pod's `resources.limits.cpu` (the group's `cpu.max` or `cpu.cfs_quota_us`).",
+                count(*quota_cores),
+                count(*cores_busy),
+                percent(*throttled_share),
+                throttled_per_s
+            );
+            if let Some(runtime) = runtime_cores {
+                said.push(' ');
+                said.push_str(&runtime_sized(runtime, *quota_cores));
+            }
+            said
+        }
         Fact::CeilingOverCpu {
             clients: steps,
             in_flight,
@@ -351,4 +359,47 @@ fn rank(kind: Kind, fact: &Fact) -> Option<u8> {
         (_, Fact::GeneratorBusy { .. }) => Some(7),
         _ => None,
     }
+}
+
+/// What the runtime did with the core count it saw, beside a quota that gives less.
+fn runtime_sized(runtime: &RuntimeCores, quota_cores: f64) -> String {
+    let cores = match runtime.cores {
+        1 => "1 core".to_string(),
+        n => format!("{n} cores"),
+    };
+    let (sized, from) = match (&runtime.runtime, &runtime.source) {
+        (_, RuntimeCoresSource::GomaxprocsEnv) => (
+            format!("Go runs goroutines on {cores} at once (GOMAXPROCS)"),
+            "its environment sets GOMAXPROCS".to_string(),
+        ),
+        (
+            _,
+            RuntimeCoresSource::GoDefault {
+                version,
+                follows_quota,
+            },
+        ) => (
+            format!("Go runs goroutines on {cores} at once (GOMAXPROCS)"),
+            if *follows_quota {
+                format!("{version}'s default: the quota rounded up, 2 at least")
+            } else {
+                format!(
+                    "{version}'s default for this build: the machine's CPUs, the quota not followed (Go before 1.25, or a go.mod older than 1.25)"
+                )
+            },
+        ),
+        (_, RuntimeCoresSource::JcmdVmInfo) => (
+            format!("The JVM sized its GC, compiler and common-pool threads for {cores}"),
+            "jcmd VM.info's initial active count".to_string(),
+        ),
+    };
+    format!(
+        "{sized} ({from}); the quota gives {}: its threads take turns at the quota, each period used up early and the rest waited out. Size it to the quota (`{}={}`) or raise the quota.",
+        count(quota_cores),
+        match runtime.runtime {
+            Runtime::Jvm => "-XX:ActiveProcessorCount",
+            Runtime::Go => "GOMAXPROCS",
+        },
+        quota_cores.ceil()
+    )
 }

@@ -189,6 +189,11 @@ fn samples() -> Vec<Fact> {
             throttled_per_s: 0.4,
             group: "/docker/x".to_string(),
             version: 2,
+            runtime_cores: Some(chokepoint_result::RuntimeCores {
+                runtime: chokepoint_result::Runtime::Jvm,
+                cores: 2,
+                source: chokepoint_result::RuntimeCoresSource::JcmdVmInfo,
+            }),
         },
         Fact::CoresBusy {
             clients: steps(),

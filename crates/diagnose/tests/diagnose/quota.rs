@@ -4,7 +4,9 @@
 //! that changes it, on 2, 16 and 64 cores alike; the same service without a quota (or below it,
 //! unthrottled) is not told a quota.
 use crate::common;
-use chokepoint_result::{CpuQuota, Fact, Kind, PlaceKind, Step, SweepContext};
+use chokepoint_result::{
+    CpuQuota, Fact, Kind, PlaceKind, Runtime, RuntimeCores, RuntimeCoresSource, Step, SweepContext,
+};
 use common::*;
 
 /// A service whose requests each burn `cpu_ms` of one core, in a group allowed `quota` cores,
@@ -31,6 +33,7 @@ fn quota_steps(cores: u32, quota: Option<f64>, cpu_ms: f64) -> Vec<Step> {
                     periods: 50,
                     throttled_periods: throttled,
                     throttled_s: if wanted > cap { 2.4 } else { 0.0 },
+                    runtime_cores: None,
                 }
             });
             s
@@ -86,4 +89,82 @@ fn without_a_quota_or_below_it_no_quota_is_told() {
     // never throttled.
     let d = diagnosed(&quota_steps(64, Some(32.0), 10.0), &context(64));
     assert!(!has(&d, |f| matches!(f, Fact::CpuQuota { .. })), "{d:#?}");
+}
+
+/// The steps of [`quota_steps`] with the target's runtime sized for `runtime`.
+fn with_runtime(mut steps: Vec<Step>, runtime: &RuntimeCores) -> Vec<Step> {
+    for step in &mut steps {
+        if let Some(quota) = step.cpu_quota.as_mut() {
+            quota.runtime_cores = Some(runtime.clone());
+        }
+    }
+    steps
+}
+
+fn runtime(runtime: Runtime, cores: u32, source: RuntimeCoresSource) -> RuntimeCores {
+    RuntimeCores {
+        runtime,
+        cores,
+        source,
+    }
+}
+
+#[test]
+fn a_runtime_sized_for_more_cores_than_the_quota_gives_is_told_with_its_setting() {
+    let go_default = |follows_quota| RuntimeCoresSource::GoDefault {
+        version: "go1.26.8".into(),
+        follows_quota,
+    };
+    for cores in [2u32, 16, 64] {
+        // (the runtime, whether the finding tells it, words it says)
+        for (sized, told, words) in [
+            // A JVM started before its group was capped, or with container support off.
+            (
+                runtime(Runtime::Jvm, cores, RuntimeCoresSource::JcmdVmInfo),
+                true,
+                "-XX:ActiveProcessorCount=1",
+            ),
+            // A JVM started in the half-core group: JDK 10+ rounds the quota up to 1.
+            (
+                runtime(Runtime::Jvm, 1, RuntimeCoresSource::JcmdVmInfo),
+                false,
+                "",
+            ),
+            // Go 1.25+'s default: the quota rounded up, 2 at least.
+            (
+                runtime(Runtime::Go, 2, go_default(true)),
+                true,
+                "GOMAXPROCS=1",
+            ),
+            // A go.mod before 1.25: the machine's CPUs.
+            (
+                runtime(Runtime::Go, cores, go_default(false)),
+                true,
+                "the quota not followed",
+            ),
+            (
+                runtime(Runtime::Go, 1, RuntimeCoresSource::GomaxprocsEnv),
+                false,
+                "",
+            ),
+        ] {
+            let steps = with_runtime(quota_steps(cores, Some(0.5), 10.0), &sized);
+            // Not `diagnosed`: prose.jsonl keys steps without the runtime, whose words are new
+            // and checked here.
+            let d = chokepoint_diagnose::diagnose(&steps, &context(cores));
+            let fact = d.facts.iter().find_map(|f| match f {
+                Fact::CpuQuota { runtime_cores, .. } => Some(runtime_cores.clone()),
+                _ => None,
+            });
+            let fact = fact.unwrap_or_else(|| panic!("{cores} cores: a quota fact: {d:#?}"));
+            assert_eq!(fact.is_some(), told, "{cores} cores, {sized:?}");
+            let evidence = d.clone().into_diagnosis().evidence.join(" ");
+            assert_eq!(
+                evidence.contains("the quota gives 0.5"),
+                told,
+                "{cores} cores, {sized:?}: {evidence}"
+            );
+            assert!(evidence.contains(words), "{evidence}");
+        }
+    }
 }

@@ -24,6 +24,7 @@ use super::java_frames::read_stack;
 use super::jvm::{jcmd, run_tool, ThreadDumps, JCMD_LIMIT};
 use super::snapshots::find_on_path;
 use super::StackTool;
+use crate::namespace::HostThreadIds;
 use crate::threads::pool_name;
 use chokepoint_result::{
     ObservationNote, PoolStacks, SharedStack, StackEvidence, StackSource, WaitKind,
@@ -166,7 +167,10 @@ impl StackTool for JfrRecording {
         }
         match self.record(stop) {
             Ok((json, from, to)) => match parse_recording(&json, from, to) {
-                Ok(evidence) => (Some(evidence), Vec::new()),
+                Ok(mut evidence) => {
+                    HostThreadIds::of(self.pid).to_host(&mut evidence);
+                    (Some(evidence), Vec::new())
+                }
                 Err(why) => (None, vec![failed(why)]),
             },
             Err(why) => {

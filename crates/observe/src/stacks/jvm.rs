@@ -22,6 +22,7 @@
 use super::java_frames::read_stack;
 use super::snapshots::{find_on_path, run_bounded, step_result, take_until_stopped, Schedule};
 use super::{StackOptions, StackTool, ThreadStack};
+use crate::namespace::{nspid, HostThreadIds};
 use chokepoint_result::{ObservationNote, StackEvidence, StackSource};
 use std::process::Command;
 use std::sync::mpsc;
@@ -133,9 +134,14 @@ pub fn jcmd(pid: i32, command: &[&str], limit: Duration) -> Result<String, Strin
     let ran = run_tool(&mut jcmd, command.first().copied().unwrap_or("jcmd"), limit);
     if ran.is_err() {
         // A jcmd killed while attaching leaves its empty trigger file in the JVM's working
-        // folder (or /tmp): it is ours to remove.
-        for folder in [format!("/proc/{pid}/cwd"), "/tmp".to_string()] {
-            let trigger = std::path::Path::new(&folder).join(format!(".attach_pid{pid}"));
+        // folder (or its /tmp): it is ours to remove. It is named by the JVM's own PID, its
+        // namespace's (JDK's VirtualMachineImpl reads the innermost of `NSpid`).
+        let own_pid = std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .ok()
+            .and_then(|status| nspid(&status).last().copied())
+            .unwrap_or(pid);
+        for folder in [format!("/proc/{pid}/cwd"), format!("/proc/{pid}/root/tmp")] {
+            let trigger = std::path::Path::new(&folder).join(format!(".attach_pid{own_pid}"));
             if std::fs::metadata(&trigger).is_ok_and(|m| m.is_file() && m.len() == 0) {
                 let _ = std::fs::remove_file(trigger);
             }
@@ -179,7 +185,12 @@ impl ThreadDumps {
     fn dump(&self) -> Result<Vec<ThreadStack>, String> {
         let text = jcmd(self.pid, &["Thread.print"], JCMD_LIMIT)
             .map_err(|why| format!("{why} (JVM {})", self.pid))?;
-        let threads = parse_thread_dump(&text);
+        let mut threads = parse_thread_dump(&text);
+        // A JVM in a PID namespace of its own gives its namespace's thread ids as `nid`.
+        let ids = HostThreadIds::of(self.pid);
+        for thread in &mut threads {
+            thread.tid = thread.tid.and_then(|tid| ids.host(tid));
+        }
         if threads.is_empty() {
             let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
             return Err(format!(

@@ -16,6 +16,7 @@ use super::snapshots::{
     find_on_path, run_bounded, step_result, take_until_stopped, A_FEW_PER_STEP,
 };
 use super::{StackTool, ThreadStack};
+use crate::namespace::HostThreadIds;
 use crate::threads::{classify as classify_syscall, parse_syscall, Activity};
 use crate::tree::process_tree;
 use chokepoint_result::{ObservationNote, StackEvidence, StackSource, WaitKind};
@@ -135,10 +136,18 @@ fn dump(pid: i32, pre_fork: bool) -> Result<Vec<ThreadStack>, String> {
         .then(|| std::fs::read_to_string(format!("/proc/{pid}/comm")).ok())
         .flatten()
         .map(|comm| comm.trim_end().to_string());
+    let ids = HostThreadIds::of(pid);
     Ok(threads
-        .iter()
-        .map(|thread| {
+        .into_iter()
+        .map(|mut thread| {
+            // In a PID namespace of its own, py-spy gives the namespace's thread id and read
+            // "active" from the host's thread of that id: the right thread's state replaces it.
+            thread.os_thread_id = thread.os_thread_id.and_then(|tid| ids.host(tid));
             let activity = thread.os_thread_id.and_then(|tid| os_activity(pid, tid));
+            if let (true, Some(activity)) = (ids.namespaced(), activity) {
+                thread.active = activity == Activity::Running;
+            }
+            let thread = &thread;
             let mut stack = thread_stack(thread, activity);
             if let Some(name) = process_name.as_ref().filter(|_| is_main(thread, pid)) {
                 stack.name = name.clone();
