@@ -94,6 +94,7 @@ mod search;
 mod settle;
 mod size;
 mod stalls;
+mod stream_cap;
 mod summary;
 pub mod warmup;
 pub mod what_if;
