@@ -92,6 +92,10 @@ done
 # golang.org/x/net (the Go module proxy) for crates/mock/tests/fixtures/go-h2-streams, the Go
 # HTTP/2 client of crates/mock/tests/suite/h2.rs, which builds it offline from the module cache.
 (cd crates/mock/tests/fixtures/go-h2-streams && GOTOOLCHAIN=local go mod download)
+# google.golang.org/grpc (the Go module proxy) for tests/targets/go-grpc-channel, a net/http
+# service calling the mock's gRPC stub through one ClientConn (tests/sweeps/stream_cap.rs),
+# built offline from the module cache.
+(cd tests/targets/go-grpc-channel && GOTOOLCHAIN=local go mod download)
 # WireMock's Python admin client (PyPI `wiremock`), which drives the mock in
 # crates/mock/tests/wiremock.rs; the test fails without it.
 if ! python3 -c 'import wiremock.client' >/dev/null 2>&1; then

@@ -230,7 +230,7 @@ fn connections_that_change_name_no_stream_cap() {
                 ds.h2_connections += 1;
             }
         };
-        let changes: [&dyn Fn(bool, &mut Step); 2] = [&reopened, &grew];
+        let changes: [fn(bool, &mut Step); 2] = [reopened, grew];
         for change in changes {
             let clients = clients_around(streams.allowed());
             let steps: Vec<Step> = clients
