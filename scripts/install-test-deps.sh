@@ -96,6 +96,10 @@ done
 # pgx v5 (the Go module proxy) for tests/targets/go-pgxpool, a service whose limit is pgxpool's
 # default size, max(4, runtime.NumCPU()) (tests/sweeps/database_pools.rs builds it offline).
 (cd tests/targets/go-pgxpool && GOTOOLCHAIN=local go mod download)
+# google.golang.org/grpc (the Go module proxy) for tests/targets/go-grpc-channel, a net/http
+# service calling the mock's gRPC stub through one ClientConn (tests/sweeps/stream_cap.rs),
+# built offline from the module cache.
+(cd tests/targets/go-grpc-channel && GOTOOLCHAIN=local go mod download)
 # WireMock's Python admin client (PyPI `wiremock`), which drives the mock in
 # crates/mock/tests/wiremock.rs; the test fails without it.
 if ! python3 -c 'import wiremock.client' >/dev/null 2>&1; then

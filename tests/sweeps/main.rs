@@ -18,5 +18,6 @@ mod process_trees;
 mod quota;
 mod stacks_jvm;
 mod stacks_py_go;
+mod stream_cap;
 mod targets;
 mod what_if;

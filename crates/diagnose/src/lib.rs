@@ -95,6 +95,7 @@ mod settle;
 mod size;
 pub mod size_rule;
 mod stalls;
+mod stream_cap;
 mod summary;
 pub mod warmup;
 pub mod what_if;

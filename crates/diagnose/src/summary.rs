@@ -6,7 +6,7 @@
 use crate::describe::{cores_words, error_list, find, plateau_size, rank, service_words, short};
 use crate::finding::Finding;
 use chokepoint_result::format::{clients, count, parameter, percent, rate, whole_ms};
-use chokepoint_result::{CeilingReading, ErrorCounts, Fact, Kind, Overload};
+use chokepoint_result::{CeilingReading, ErrorCounts, Fact, Kind, Overload, PlaceKind};
 
 /// Most short lines of [`key_evidence`].
 const KEY_LINES: usize = 4;
@@ -162,6 +162,23 @@ pub(crate) fn summary(f: &Finding) -> String {
                 ),
                 _ => held,
             };
+            // The place a stream cap: the slots are the HTTP/2 streams the connections allow.
+            let streams = find(f, |fact| match fact {
+                Fact::Place { place } if place.kind == Some(PlaceKind::StreamCap) => {
+                    Some((place.h2_connections?, place.stream_cap?))
+                }
+                _ => None,
+            });
+            if let Some((connections, cap)) = streams {
+                return format!(
+                    "Throughput stops at {} req/s from {} on: the calls stop at the HTTP/2 streams the downstream allows on the {} the target keeps to it, {} × {cap} = {} at once, each held for {held}.",
+                    rate(px),
+                    clients(from),
+                    if connections == 1 { "1 connection".to_string() } else { format!("{connections} connections") },
+                    connections,
+                    connections * cap
+                );
+            }
             format!(
                 "Throughput stops at {} req/s from {} on: the service behaves like a pool of ~{} slots each held for {held}.",
                 rate(px),

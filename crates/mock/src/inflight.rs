@@ -57,6 +57,8 @@ pub struct InFlightSnapshot {
     pub h2_connections_open: u64,
     /// HTTP/2 connections opened in the window.
     pub h2_connections_accepted: u64,
+    /// The most HTTP/2 connections open at once in the window.
+    pub max_h2_connections_open: u64,
     /// The most requests (streams) in flight at once on one HTTP/2 connection in the window.
     pub max_streams_per_connection: u64,
 }
@@ -95,6 +97,7 @@ struct Window {
     connections_accepted: u64,
     h2_connections_open: u64,
     h2_connections_accepted: u64,
+    max_h2_connections_open: u64,
     max_streams_per_connection: u64,
 }
 
@@ -115,6 +118,7 @@ impl Window {
             connections_accepted: 0,
             h2_connections_open: h2_open,
             h2_connections_accepted: 0,
+            max_h2_connections_open: h2_open,
             max_streams_per_connection: 0,
         }
     }
@@ -209,6 +213,9 @@ impl InFlightMeter {
         let mut window = self.lock();
         window.h2_connections_accepted += 1;
         window.h2_connections_open += 1;
+        window.max_h2_connections_open = window
+            .max_h2_connections_open
+            .max(window.h2_connections_open);
         H2ConnectionGuard {
             meter: Arc::clone(self),
         }
@@ -285,6 +292,7 @@ impl InFlightMeter {
             connections_accepted: window.connections_accepted,
             h2_connections_open: window.h2_connections_open,
             h2_connections_accepted: window.h2_connections_accepted,
+            max_h2_connections_open: window.max_h2_connections_open,
             max_streams_per_connection: window.max_streams_per_connection,
         }
     }
@@ -429,6 +437,7 @@ mod tests {
             (snap.h2_connections_open, snap.h2_connections_accepted),
             (2, 2)
         );
+        assert_eq!(snap.max_h2_connections_open, 2);
         held.clear();
         assert_eq!((first.now(), second.now()), (0, 0));
         let plain = meter.request_started();
@@ -445,5 +454,11 @@ mod tests {
             (snap.h2_connections_open, snap.h2_connections_accepted),
             (2, 0)
         );
+        // The connections still open are the new window's starting level.
+        assert_eq!(snap.max_h2_connections_open, 2);
+        drop(_h2);
+        assert_eq!(meter.snapshot().max_h2_connections_open, 2);
+        meter.reset();
+        assert_eq!(meter.snapshot().max_h2_connections_open, 0);
     }
 }

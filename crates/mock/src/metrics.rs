@@ -79,6 +79,12 @@ pub(crate) fn prometheus(state: &MockState) -> String {
         stats.h2_connections_accepted.to_string(),
     );
     metric(
+        "max_h2_connections_open",
+        "gauge",
+        "The most HTTP/2 connections open at once in the window.",
+        stats.max_h2_connections_open.to_string(),
+    );
+    metric(
         "max_streams_per_connection",
         "gauge",
         "The most requests (streams) in flight at once on one HTTP/2 connection in the window.",

@@ -240,6 +240,7 @@ impl MockState {
             connections_accepted: snap.connections_accepted,
             h2_connections_open: snap.h2_connections_open,
             h2_connections_accepted: snap.h2_connections_accepted,
+            max_h2_connections_open: snap.max_h2_connections_open,
             max_streams_per_connection: snap.max_streams_per_connection,
             config: MockConfigView {
                 fixed_delay_ms: global.map(|d| d.as_secs_f64() * 1000.0),

@@ -231,6 +231,30 @@ pub enum Fact {
         /// Little's law over the whole request, which it replaces.
         little: f64,
     },
+    /// The downstream advertised an HTTP/2 stream cap (SETTINGS_MAX_CONCURRENT_STREAMS) and the
+    /// target called it over HTTP/2: the mock's most calls in flight at the plateau read against
+    /// the streams the target's connections allow (connections × cap, RFC 9113 §5.1.2). Told
+    /// whatever it reads; only [`StreamCapReading::AtCap`] names the cap as the place.
+    StreamCap {
+        /// The plateau steps read.
+        clients: Vec<u32>,
+        /// The cap each HTTP/2 connection advertised.
+        cap: u64,
+        /// The most HTTP/2 connections the target had open to the downstream, per step.
+        connections: Vec<u64>,
+        /// HTTP/2 connections the downstream accepted during those steps (0 for a client that
+        /// keeps its connections).
+        opened: u64,
+        /// The mock's most calls in flight, per step.
+        in_flight: Vec<u64>,
+        /// The most streams in flight on one connection over those steps.
+        streams_per_connection: u64,
+        /// The streams the connections allow (connections × cap) when the connections held one
+        /// count; `None` when they changed.
+        allowed: Option<u64>,
+        /// How the ceiling reads against them.
+        reading: StreamCapReading,
+    },
     /// The target's CPU at the plateau, saturated.
     CpuSaturated {
         /// The plateau steps.
@@ -619,6 +643,30 @@ pub enum CeilingReading {
     FullAtEveryStep,
     /// Neither: Little's law sizes the limit.
     Disagrees,
+}
+
+/// How the mock's in-flight ceiling reads against the HTTP/2 streams the target's connections
+/// allow ([`Fact::StreamCap`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StreamCapReading {
+    /// The same ceiling at every step, equal to connections × cap and to the finding's limit:
+    /// the calls in flight stopped at the streams the connections allow.
+    AtCap,
+    /// The ceiling stayed below connections × cap: something in front of the connections let
+    /// fewer calls out (a pool, a semaphore); the cap was not met.
+    BelowCap,
+    /// More calls in flight than the HTTP/2 streams allow: some came another way (HTTP/1.1, or
+    /// connections the count missed).
+    AboveCap,
+    /// The ceiling moved from step to step: no one count held the calls.
+    CeilingMoved,
+    /// The target's HTTP/2 connections changed in number, or new ones were opened, during the
+    /// steps: no one count of streams held.
+    ConnectionsChanged,
+    /// The ceiling was connections × cap, but the finding's limit is another number: the cap was
+    /// met and something else sized the plateau.
+    NotTheLimit,
 }
 
 /// Parallel or serial downstream calls.

@@ -15,7 +15,9 @@
 mod fact;
 mod finding;
 pub mod format;
-pub use fact::{CeilingReading, Fact, FanOutShape, Model, Plateau, Service, Span};
+pub use fact::{
+    CeilingReading, Fact, FanOutShape, Model, Plateau, Service, Span, StreamCapReading,
+};
 pub use finding::Finding;
 mod shard;
 pub use shard::{LatencyHistograms, LoadResultFile, MergeInfo, MergedShard, ShardInfo};

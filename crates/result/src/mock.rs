@@ -58,6 +58,9 @@ pub struct MockStats {
     /// Of the connections accepted in the window, those that spoke HTTP/2.
     #[serde(default)]
     pub h2_connections_accepted: u64,
+    /// The most HTTP/2 connections open at once in the window (those open when it began count).
+    #[serde(default)]
+    pub max_h2_connections_open: u64,
     /// The most requests (streams) in flight at once on one HTTP/2 connection in the window;
     /// 0 when none spoke HTTP/2. At `config.max_concurrent_streams` the client was held by the
     /// stream cap.
@@ -105,4 +108,25 @@ pub struct DownstreamStep {
     pub connections_accepted: u64,
     /// In-flight samples at the downstream during the step.
     pub in_flight_series: Vec<InFlightSample>,
+    /// The most HTTP/2 connections open at once at the downstream during the step (a client
+    /// that keeps its connections has them all open from the step's start); 0 when none spoke
+    /// HTTP/2.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub h2_connections: u64,
+    /// HTTP/2 connections the downstream accepted during the step (0 for a client that keeps
+    /// the ones it had).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub h2_connections_accepted: u64,
+    /// The most requests (streams) in flight at once on one HTTP/2 connection during the step.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub max_streams_per_connection: u64,
+    /// The SETTINGS_MAX_CONCURRENT_STREAMS the downstream advertised on each HTTP/2 connection
+    /// (the mock's `--max-concurrent-streams`); `None` when it advertised none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_concurrent_streams: Option<u64>,
+}
+
+/// Whether a count is 0: such HTTP/2 counts are left out of a step that spoke none.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -21,6 +21,10 @@ pub enum PlaceKind {
     GrowingPool,
     /// The CPU, with the busiest pool named.
     Cpu,
+    /// The HTTP/2 streams a downstream allows on the connections the target keeps to it
+    /// (connections × SETTINGS_MAX_CONCURRENT_STREAMS): past them, calls queue inside the
+    /// target's client.
+    StreamCap,
 }
 
 /// Where a place was read from.
@@ -33,6 +37,8 @@ pub enum PlaceSource {
     Connections,
     /// The runtime's stacks (the tool is named).
     Stacks(StackSource),
+    /// The mock's counts: calls in flight, HTTP/2 connections and streams on each.
+    Mock,
 }
 
 /// The limit's place in the target.
@@ -98,6 +104,16 @@ pub struct Place {
     /// For the CPU: the cores its control group's quota allows, when that is the limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_quota: Option<f64>,
+    /// For a stream cap: the HTTP/2 connections the target kept to the downstream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub h2_connections: Option<u64>,
+    /// For a stream cap: the SETTINGS_MAX_CONCURRENT_STREAMS the downstream advertised on each.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_cap: Option<u64>,
+    /// For a stream cap: the client's side of it, the connections (channels) it keeps to the
+    /// downstream (`setting` is then the downstream's cap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_setting: Option<Setting>,
 }
 
 /// Why the evidence pointed at no one place (`Fact::PlaceUnclear`).

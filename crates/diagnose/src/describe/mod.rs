@@ -8,7 +8,8 @@
 //! mock's ceiling, busy cores, a batch), [`cpu`] (generator, target, machine, threads),
 //! [`downstream`] (the mock's connections, fan-out, the pool waiting on it), [`overload`] (past
 //! the knee), [`place`] (where the limit sits, and the one-line `attribution`), [`growing`] (a
-//! pool that grows instead of queueing); [`models`] writes the fits' sentences after the facts.
+//! pool that grows instead of queueing), [`streams`] (the HTTP/2 streams a downstream allows);
+//! [`models`] writes the fits' sentences after the facts.
 //!
 //! A new [`Fact`] gets its words in its group's module (a new group: a module with a
 //! [`Teller`]) and a line in [`teller`], whose match names every fact and has no wildcard: a
@@ -23,6 +24,7 @@ mod models;
 mod overload;
 pub(crate) mod place;
 mod size;
+mod streams;
 #[cfg(test)]
 mod tests;
 
@@ -163,6 +165,7 @@ fn teller(fact: &Fact) -> &'static Teller {
         | Fact::FanOut { .. }
         | Fact::PoolWaiting { .. }
         | Fact::DownstreamConnections { .. } => &downstream::TELLER,
+        Fact::StreamCap { .. } => &streams::TELLER,
         Fact::Overload { .. } => &overload::TELLER,
         Fact::Place { .. } | Fact::PlaceUnclear { .. } => &place::TELLER,
         Fact::GrowingPool { .. } => &growing::TELLER,

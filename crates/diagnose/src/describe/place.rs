@@ -27,6 +27,13 @@ const FRAMES_TOLD: usize = 3;
 /// The one-line `attribution`: where the limit sits, with the setting when known.
 pub fn attribution(place: &Place) -> String {
     let mut line = where_line(place);
+    if let (Some(server), Some(client)) = (&place.setting, &place.client_setting) {
+        line.push_str(&format!(
+            "; its size: the downstream's streams per connection ({}) × the client's connections ({})",
+            server.default, client.default
+        ));
+        return line;
+    }
     if let Some(setting) = &place.setting {
         line.push_str(&format!(
             "; its size: `{}` (default {})",
@@ -116,11 +123,17 @@ pub(crate) fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
             if place.kind == Some(PlaceKind::ConnectionPool) && place.pool.is_none() {
                 s.push_str(&connection_owner(place, finding));
             }
-            if !matches!(place.kind, Some(PlaceKind::Cpu | PlaceKind::GrowingPool)) {
+            if !matches!(
+                place.kind,
+                Some(PlaceKind::Cpu | PlaceKind::GrowingPool | PlaceKind::StreamCap)
+            ) {
                 s.push_str(&format!(", at {}", clients(place.clients)));
             }
             s.push('.');
-            if let Some(setting) = &place.setting {
+            if let (Some(server), Some(client)) = (&place.setting, &place.client_setting) {
+                s.push(' ');
+                s.push_str(&both_sides_sentence(server, client));
+            } else if let Some(setting) = &place.setting {
                 s.push(' ');
                 s.push_str(&setting_sentence(place, setting));
             }
@@ -196,6 +209,18 @@ fn where_line(place: &Place) -> String {
                 None => cpu,
             }
         }
+        (Some(PlaceKind::StreamCap), _) => format!(
+            "the HTTP/2 streams the downstream allows on the connections the target keeps to it, \
+             {} × {} streams = {}, {} in flight at once at {} ({from})",
+            match place.h2_connections.unwrap_or(0) {
+                1 => "1 connection".to_string(),
+                n => format!("{n} connections"),
+            },
+            place.stream_cap.unwrap_or(0),
+            count(size),
+            count(held),
+            clients(place.clients)
+        ),
         (Some(PlaceKind::GrowingPool), _) => format!(
             "pool `{pool}`, grown to {} threads at {}, a thread per blocked call ({from})",
             count(size),
@@ -302,6 +327,7 @@ fn source_words(place: &Place) -> String {
     match place.source {
         Some(PlaceSource::Proc) | None => "/proc".to_string(),
         Some(PlaceSource::Connections) => "the target's connections, /proc".to_string(),
+        Some(PlaceSource::Mock) => "the mock's counts".to_string(),
         Some(PlaceSource::Stacks(tool)) => stacks_words(tool, place.snapshots, place.recording_s),
     }
 }
@@ -385,6 +411,22 @@ fn queued_for_connections(place: &Place) -> bool {
     place.kind == Some(PlaceKind::ConnectionPool) && place.queued.is_some()
 }
 
+/// A stream cap's two knobs, one on each side of the connections.
+fn both_sides_sentence(server: &Setting, client: &Setting) -> String {
+    format!(
+        "Its size is set on both sides, and raising either raises it: {}, {} (default {}; {}); \
+         and {}, {} (default {}; {}).",
+        server.framework,
+        server.setting,
+        server.default,
+        server.source,
+        client.framework,
+        client.setting,
+        client.default,
+        client.source
+    )
+}
+
 /// Why the pool's own setting is not named: its size is not what stops at the limit.
 fn not_the_knob_sentence(place: &Place, setting: &Setting) -> String {
     if let Some(threads) = &place.queued_threads {
@@ -424,6 +466,14 @@ fn names(seen: &[PoolSeen]) -> String {
 
 /// `` `pool` (6 of 71 threads blocked on the network, /proc) ``.
 fn seen_words(pool: &PoolSeen) -> String {
+    if pool.source == Some(PlaceSource::Mock) {
+        return format!(
+            "`{}` ({} in flight of the {} the connections allow, the mock's counts)",
+            pool.pool,
+            count(pool.held),
+            count(pool.threads)
+        );
+    }
     let wait = match (pool.source, pool.waiting) {
         (Some(PlaceSource::Proc), Some(WaitKind::Lock)) => "parked in `futex`",
         (Some(PlaceSource::Proc), Some(WaitKind::Running)) => "running",

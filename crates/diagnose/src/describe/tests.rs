@@ -6,7 +6,7 @@ use super::{fact_sentences, rank, short};
 use crate::finding::Finding;
 use chokepoint_result::{
     CeilingReading, ErrorCounts, Fact, FanOutShape, Kind, Model, Overload, Place, PlaceUnclearWhy,
-    PoolSeen, Service, Warmup,
+    PoolSeen, Service, StreamCapReading, Warmup,
 };
 
 /// Facts whose sentence is told in another's: the plateau in the knee's, the models' facts in
@@ -154,6 +154,16 @@ fn samples() -> Vec<Fact> {
             held_threads: 9.8,
             hold_ms: 102.0,
             little: 14.1,
+        },
+        Fact::StreamCap {
+            clients: steps(),
+            cap: 8,
+            connections: vec![1, 1],
+            opened: 0,
+            in_flight: vec![8, 8],
+            streams_per_connection: 8,
+            allowed: Some(8),
+            reading: StreamCapReading::AtCap,
         },
         Fact::CpuSaturated {
             clients: steps(),

@@ -146,7 +146,7 @@ pub(crate) fn facts(steps: &[Step], finding: &Finding, known: &Known<'_>) -> Vec
     };
     let fact = match (finding.kind, finding.limit) {
         (Kind::BlockingPool | Kind::ErrorBound, Some(limit)) if limit > 0.0 => {
-            held_pool(&plateau, &before, limit, known)
+            return with_streams(&plateau, &before, limit, known);
         }
         (Kind::ConnectionLimit, _) => connection_pool(&plateau).map(place),
         (Kind::GrowingPool, _) => growing_pool(finding, known).map(place),
@@ -155,6 +155,55 @@ pub(crate) fn facts(steps: &[Step], finding: &Finding, known: &Known<'_>) -> Vec
     };
     fact.into_iter().collect()
 }
+
+/// A held pool's place (below), after what the mock's HTTP/2 counts say of the stream cap
+/// ([`crate::stream_cap`]): the cap is the place when the calls stopped at the streams the
+/// target's connections allow and no pool's threads held the limit too; a pool held at the
+/// limit as well is direct evidence of its own, and the two name no one place.
+fn with_streams(plateau: &[&Step], before: &[&Step], limit: f64, known: &Known<'_>) -> Vec<Fact> {
+    let streams = crate::stream_cap::read(plateau, limit);
+    let mut told: Vec<Fact> = streams.iter().map(|s| s.fact()).collect();
+    let pool = held_pool(plateau, before, limit, known);
+    let cap = streams.as_ref().and_then(|s| s.place());
+    match (cap, pool) {
+        (Some(cap), Some(Fact::Place { place: pool })) => {
+            let seen = vec![seen_of(&pool), seen_of(&cap)];
+            told.push(Fact::PlaceUnclear {
+                clients: cap.clients,
+                limit,
+                why: PlaceUnclearWhy::SeveralMatch,
+                seen,
+                downstream_connections: most_downstream_connections(plateau).map(|(_, _, n)| n),
+                stacks: plateau
+                    .iter()
+                    .find_map(|s| s.stacks.as_ref().and_then(|st| st.source)),
+            });
+        }
+        (Some(cap), _) => told.push(Fact::Place {
+            place: Box::new(cap),
+        }),
+        (None, pool) => told.extend(pool),
+    }
+    told
+}
+
+/// A place as one of several seen to match the limit.
+fn seen_of(place: &Place) -> PoolSeen {
+    PoolSeen {
+        pool: match place.kind {
+            Some(PlaceKind::StreamCap) => STREAMS_SEEN.to_string(),
+            _ => place.pool.clone().unwrap_or_default(),
+        },
+        threads: place.size.unwrap_or(0.0),
+        held: place.held.unwrap_or(0.0),
+        waiting: place.waiting,
+        source: place.source,
+        frames: place.frames.clone(),
+    }
+}
+
+/// The name a stream cap goes by among places seen ([`PoolSeen::pool`]).
+pub(crate) const STREAMS_SEEN: &str = "HTTP/2 streams";
 
 /// A pool held at one step: what the decision compares with the limit.
 #[derive(Debug, Clone)]

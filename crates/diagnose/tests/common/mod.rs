@@ -94,6 +94,7 @@ pub fn with_mock(mut s: Step, delay_ms: f64, calls_per_request: f64, max_in_flig
         max_connections_open: max_in_flight,
         connections_accepted: max_in_flight,
         in_flight_series: Vec::new(),
+        ..DownstreamStep::default()
     });
     s
 }

@@ -16,6 +16,7 @@ mod recorded;
 mod search;
 mod seeds;
 mod settle;
+mod stream_cap;
 mod summaries;
 mod truth;
 mod waves;

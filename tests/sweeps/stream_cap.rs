@@ -1,0 +1,241 @@
+//! Stream-capped chains, found and named (`crates/diagnose/src/stream_cap.rs`): a service whose
+//! gRPC client keeps ONE connection to a downstream that allows 8 streams on it. The downstream
+//! is the mock with `--max-concurrent-streams 8` and a gRPC stub delayed 100 ms; the targets were
+//! built after the rule:
+//! - `tests/targets/py-grpc-channel`: a ThreadingHTTPServer front (a thread per connection)
+//!   calling through one `grpc.insecure_channel` (grpcio);
+//! - `tests/targets/go-grpc-channel`: a net/http front calling through one grpc-go
+//!   `ClientConn`.
+//!
+//! Truth by hand: 8 calls in flight at once, each held 100 ms: 8 / 0.1 s = 80 req/s, whatever
+//! the clients past 8; the mock sees 8 streams on 1 connection.
+//!
+//! The same chain with nginx as the capped server (`tests/targets/nginx-h2-grpc`:
+//! `http2_max_concurrent_streams 8`, `grpc_pass` to a mock with no cap) has the same truth, but
+//! the mock sees nginx's upstream connections, one call on each, and no cap: its counts cannot
+//! name nginx's setting, and the finding says the limit (8) without naming the stream cap.
+//!
+//! Each needs its tool (python3 with grpcio from PyPI; go with google.golang.org/grpc from the
+//! module proxy, in the module cache; Debian's nginx): scripts/install-test-deps.sh installs
+//! them, and a missing one fails the test.
+use crate::common;
+
+use chokepoint_mock::{MockConfig, RunningMock};
+use chokepoint_result::{Diagnosis, Fact, Kind, PlaceKind, PlaceSource, SweepResult};
+use common::*;
+use std::process::Command;
+use std::time::Duration;
+
+/// The streams the mock allows on each HTTP/2 connection.
+const CAP: u32 = 8;
+/// The delay of every call at the mock.
+const DELAY: Duration = Duration::from_millis(100);
+
+/// The mock as a stream-capped gRPC server: `/demo.Greeter/SayHello` answers `HelloReply{message:
+/// "hi"}` after [`DELAY`], `cap` streams per connection (none advertised: `None`).
+fn grpc_mock(cap: Option<u32>) -> RunningMock {
+    let mappings = chokepoint_mock::parse_mappings(
+        r#"{"mappings": [
+            {"request": {"method": "POST", "url": "/demo.Greeter/SayHello"},
+             "response": {"status": 200, "base64Body": "CgJoaQ==",
+                          "headers": {"Content-Type": "application/grpc"}}}
+        ]}"#,
+        "stream-cap sweeps",
+    )
+    .expect("the gRPC stub parses");
+    chokepoint_mock::start(
+        "127.0.0.1:0".parse().expect("a socket address"),
+        MockConfig {
+            mappings,
+            fixed_delay: Some(DELAY),
+            max_concurrent_streams: cap,
+            ..MockConfig::default()
+        },
+    )
+    .expect("the mock starts on a free port")
+}
+
+/// The sweep of `target` at clients below, at and past the cap (a few short steps).
+fn sweep_capped(target: &Target, mock: &RunningMock) -> SweepResult {
+    sweep_target(target, Some(vec![2, 4, 16, 32]), STEP, 32, Some(mock))
+}
+
+/// The finding's limit is the truth by hand: 8 in flight at the mock, 8 / 100 ms at the plateau.
+fn assert_truth<'r>(name: &str, result: &'r SweepResult) -> &'r Diagnosis {
+    let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
+    println!(
+        "{name}: {} {:?}; {}",
+        diagnosis.kind(),
+        diagnosis.limit(),
+        diagnosis.attribution.as_deref().unwrap_or("no place")
+    );
+    for line in &diagnosis.evidence {
+        println!("  {line}");
+    }
+    assert_eq!(
+        most_downstream_in_flight(result),
+        Some(u64::from(CAP)),
+        "the truth"
+    );
+    assert_finding(name, result, Kind::BlockingPool, f64::from(CAP));
+    // The plateau is 8 calls of 100 ms: 80 req/s (15%: the steps' own noise on a busy machine).
+    let plateau = diagnosis.plateau().expect("a plateau").throughput_rps;
+    let truth = f64::from(CAP) / DELAY.as_secs_f64();
+    assert!(
+        (plateau - truth).abs() <= 0.15 * truth,
+        "{name}: plateau {plateau:.1} req/s, truth {truth:.0}"
+    );
+    diagnosis
+}
+
+/// The finding names the stream cap: 8 in flight = 1 connection × 8 streams, both settings.
+fn assert_stream_cap(name: &str, result: &SweepResult) {
+    let diagnosis = assert_truth(name, result);
+    let place = diagnosis
+        .place
+        .as_ref()
+        .unwrap_or_else(|| panic!("{name}: no place: {:#?}", diagnosis.evidence));
+    assert_eq!(place.kind, Some(PlaceKind::StreamCap), "{name}");
+    assert_eq!(place.source, Some(PlaceSource::Mock), "{name}");
+    assert_eq!(
+        (place.h2_connections, place.stream_cap, place.size),
+        (Some(1), Some(u64::from(CAP)), Some(f64::from(CAP))),
+        "{name}"
+    );
+    let server = place.setting.as_ref().expect("the downstream's setting");
+    assert!(
+        server.setting.contains("--max-concurrent-streams"),
+        "{server:?}"
+    );
+    let client = place.client_setting.as_ref().expect("the client's setting");
+    assert!(client.default.starts_with("1 here"), "{client:?}");
+    // Every step past the cap: one connection, at the cap, none opened during the step.
+    for step in result.steps.iter().filter(|s| s.clients > CAP) {
+        let ds = step.downstream.as_ref().expect("the mock's view");
+        assert_eq!(
+            (ds.h2_connections, ds.h2_connections_accepted),
+            (1, 0),
+            "{name} at {}",
+            step.clients
+        );
+        assert_eq!(ds.max_streams_per_connection, u64::from(CAP));
+        assert_eq!(ds.max_concurrent_streams, Some(u64::from(CAP)));
+    }
+}
+
+#[test]
+fn a_python_grpc_channel_is_held_at_the_mocks_stream_cap() {
+    assert!(
+        Command::new("python3")
+            .args(["-c", "import grpc"])
+            .status()
+            .is_ok_and(|s| s.success()),
+        "python3 with grpcio is needed: pip install grpcio (scripts/install-test-deps.sh)"
+    );
+    let _one = one_at_a_time();
+    let mock = grpc_mock(Some(CAP));
+    let mut command = Command::new("python3");
+    command
+        .arg(targets_dir().join("py-grpc-channel/server.py"))
+        .args(["--port", "0", "--downstream", &mock.addr().to_string()]);
+    let target = Target::launch("py-grpc-channel", command);
+    let result = sweep_capped(&target, &mock);
+    drop(target);
+    assert_stream_cap("py-grpc-channel", &result);
+}
+
+#[test]
+fn a_go_grpc_clientconn_is_held_at_the_mocks_stream_cap() {
+    assert!(
+        toolchain_present("go", "version"),
+        "go is needed: install it (scripts/install-test-deps.sh)"
+    );
+    let binary = build_go_target("go-grpc-channel");
+    let _one = one_at_a_time();
+    let mock = grpc_mock(Some(CAP));
+    let mut command = Command::new(binary);
+    command.args(["-port", "0", "-downstream", &mock.addr().to_string()]);
+    let target = Target::launch("go-grpc-channel", command);
+    let result = sweep_capped(&target, &mock);
+    drop(target);
+    assert_stream_cap("go-grpc-channel", &result);
+}
+
+#[test]
+fn behind_nginx_the_limit_is_found_but_the_mock_cannot_name_nginxs_stream_cap() {
+    let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+        .expect("nginx is needed: apt-get install nginx-light (scripts/install-test-deps.sh)");
+    assert!(
+        Command::new("python3")
+            .args(["-c", "import grpc"])
+            .status()
+            .is_ok_and(|s| s.success()),
+        "python3 with grpcio is needed: pip install grpcio (scripts/install-test-deps.sh)"
+    );
+    let _one = one_at_a_time();
+    let mock = grpc_mock(None);
+    let dir = std::env::temp_dir().join(format!("cp-stream-cap-nginx-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    let template = std::fs::read_to_string(targets_dir().join("nginx-h2-grpc/nginx.conf"))
+        .expect("tests/targets/nginx-h2-grpc/nginx.conf");
+    let (server, port) = crate::catalogue_pools::start_quiet("nginx", |port| {
+        let conf = template
+            .replace("{DIR}", &dir.display().to_string())
+            .replace("{PORT}", &port.to_string())
+            .replace("{STREAMS}", &CAP.to_string())
+            .replace("{MOCK_PORT}", &mock.addr().port().to_string());
+        let path = dir.join("nginx.conf");
+        std::fs::write(&path, conf).expect("nginx.conf written");
+        let mut command = Command::new(nginx);
+        command
+            .arg("-c")
+            .arg(&path)
+            .arg("-p")
+            .arg(format!("{}/", dir.display()));
+        command
+    });
+    let mut command = Command::new("python3");
+    command
+        .arg(targets_dir().join("py-grpc-channel/server.py"))
+        .args(["--port", "0", "--downstream", &format!("127.0.0.1:{port}")]);
+    let target = Target::launch("py-grpc-channel behind nginx", command);
+    let result = sweep_capped(&target, &mock);
+    drop(target);
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+    let name = "py-grpc-channel behind nginx";
+    let diagnosis = assert_truth(name, &result);
+    // What differs: the mock sees nginx's own HTTP/2 connections upstream, one call on each at
+    // a time, and advertised no cap; so no stream cap is read, and none is named.
+    for step in result.steps.iter().filter(|s| s.clients > CAP) {
+        let ds = step.downstream.as_ref().expect("the mock's view");
+        println!(
+            "{name} at {}: the mock saw {} HTTP/2 connections at most, {} opened, {} stream(s) on one",
+            step.clients, ds.h2_connections, ds.h2_connections_accepted, ds.max_streams_per_connection
+        );
+        assert_eq!(
+            ds.max_streams_per_connection, 1,
+            "{name}: nginx passes one call per upstream connection"
+        );
+        assert_eq!(ds.max_concurrent_streams, None);
+    }
+    assert!(
+        !diagnosis
+            .facts()
+            .iter()
+            .any(|f| matches!(f, Fact::StreamCap { .. })),
+        "{name}: {:#?}",
+        diagnosis.evidence
+    );
+    assert!(
+        diagnosis
+            .place
+            .as_ref()
+            .is_none_or(|p| p.kind != Some(PlaceKind::StreamCap)),
+        "{name}: {:?}",
+        diagnosis.place
+    );
+}
