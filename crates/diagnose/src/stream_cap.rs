@@ -138,6 +138,8 @@ fn downstream_setting(cap: u64) -> Setting {
         setting: "its SETTINGS_MAX_CONCURRENT_STREAMS: the mock's --max-concurrent-streams; nginx http2_max_concurrent_streams; Go http2.Server.MaxConcurrentStreams; grpc-go grpc.MaxConcurrentStreams".into(),
         default: format!("{cap} here; nginx 128, Go 250"),
         source: "RFC 9113 §5.1.2 https://www.rfc-editor.org/rfc/rfc9113#section-5.1.2; nginx https://github.com/nginx/nginx/blob/b19bc2e0fa60100ee8170acf161bc9b8f01cce26/src/http/v2/ngx_http_v2_module.c (concurrent_streams, 128); Go https://github.com/golang/net/blob/eee95b58b3b259781fc1052ed6143a0aa9284e04/http2/server.go (defaultMaxStreams = 250)".into(),
+        size_rule: None,
+        default_here: None,
     }
 }
 
@@ -148,5 +150,7 @@ fn client_setting(connections: u64) -> Setting {
         setting: "the connections it keeps to the downstream: more gRPC channels (each with its own channel arguments, so that they do not share one connection) or a pool of them".into(),
         default: format!("{connections} here; one per host for a gRPC channel"),
         source: "https://github.com/grpc/grpc.io/blob/e98a6214300c735da9bdd30e7efb3b5de4d29407/content/en/docs/guides/performance.md".into(),
+        size_rule: None,
+        default_here: None,
     }
 }
