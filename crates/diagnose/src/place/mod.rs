@@ -345,13 +345,23 @@ fn frames_of(pool: &PoolStacks, kind: WaitKind) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Whether `stack` is another state inside the call whose frames are `call` (its innermost
+/// frames, with maybe one more inside: the GIL a thread waits for to go on).
+fn inside(stack: &SharedStack, call: &[String]) -> bool {
+    stack.waiting != Some(WaitKind::Downstream)
+        && !call.is_empty()
+        && stack.frames.ends_with(call)
+        && stack.frames.len() <= call.len() + 1
+}
+
 /// The largest group of `pool`'s threads waiting to get in beside the `held` ones: for a lock
 /// or a pool's resource, at least one thread and a tenth of the held ones (a thread passing
 /// through a lock is not a queue).
-fn queued(pool: &PoolStacks, held: f64) -> Option<SharedStack> {
+fn queued(pool: &PoolStacks, held: f64, call: &[String]) -> Option<SharedStack> {
     pool.stacks
         .iter()
         .filter(|s| matches!(s.waiting, Some(WaitKind::Lock | WaitKind::PoolAcquire)))
+        .filter(|s| !inside(s, call))
         .filter(|s| s.threads >= (QUEUED_SHARE * held).max(1.0))
         .max_by(|a, b| a.threads.total_cmp(&b.threads))
         .cloned()
@@ -361,7 +371,20 @@ fn queued(pool: &PoolStacks, held: f64) -> Option<SharedStack> {
 fn stacks_held(step: &Step, pool: &PoolStacks, kind: WaitKind) -> Held {
     let stacks = step.stacks.as_ref();
     let frames = frames_of(pool, kind);
-    let held = pool.threads_in(kind);
+    let in_call = |stack: &SharedStack| kind == WaitKind::Downstream && inside(stack, &frames);
+    // A slot is held from the call's start to its end: a dump that catches a thread inside the
+    // call on a CPU (reading the answer) or waiting for the GIL to go on with it still shows
+    // the slot held (py-threadpool's 6 workers read 5 in the socket and 1 on the GIL).
+    let held = pool.threads_in(kind)
+        + pool
+            .stacks
+            .iter()
+            .filter(|s| in_call(s))
+            .map(|s| s.threads)
+            .sum::<f64>();
+    let queued = (kind == WaitKind::Downstream)
+        .then(|| queued(pool, held, &frames))
+        .flatten();
     Held {
         clients: step.clients,
         seen: PoolSeen {
@@ -372,9 +395,7 @@ fn stacks_held(step: &Step, pool: &PoolStacks, kind: WaitKind) -> Held {
             source: stacks.and_then(|s| s.source).map(PlaceSource::Stacks),
             frames,
         },
-        queued: (kind == WaitKind::Downstream)
-            .then(|| queued(pool, held))
-            .flatten(),
+        queued,
         background: None,
         parked_elsewhere: 0.0,
         syscall: None,

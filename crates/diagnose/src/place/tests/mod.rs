@@ -209,6 +209,46 @@ fn a_python_thread_pool_is_named_by_py_spy_with_its_frame() {
 }
 
 #[test]
+fn workers_caught_inside_the_call_on_a_cpu_or_the_gil_still_hold_their_slots() {
+    // Two py-spy dumps at a plateau step of the pool of 6: one worker was reading the answer
+    // (running) in one dump, another waiting for the GIL to go on with it in the other. Their
+    // slots were held all the while: the pool still holds 6, and the GIL is no queue.
+    let call = ["http.client.HTTPResponse.begin", "server.call_downstream"];
+    let steps: Vec<Step> = [1, 4, 8, 24]
+        .map(|c| {
+            let mut step = py_threadpool(c, true);
+            if c >= 8 {
+                let pool = &mut step.stacks.as_mut().unwrap().pools[0];
+                pool.stacks[0].threads = 5.0;
+                let mut gil: Vec<String> = vec!["the GIL".into()];
+                gil.extend(call.iter().map(|f| f.to_string()));
+                for (waiting, frames, threads) in [
+                    (
+                        WaitKind::Running,
+                        call.iter().map(|f| f.to_string()).collect(),
+                        0.5,
+                    ),
+                    (WaitKind::Lock, gil, 0.5),
+                ] {
+                    pool.stacks.push(SharedStack {
+                        waiting: Some(waiting),
+                        frames,
+                        threads,
+                        seconds: None,
+                    });
+                }
+            }
+            step
+        })
+        .to_vec();
+    let place = place_of(&steps, &finding(Kind::BlockingPool, 5.8, 8));
+    assert_eq!(place.source, Some(PlaceSource::Stacks(StackSource::PySpy)));
+    assert_eq!(place.pool.as_deref(), Some("ThreadPoolExecutor-0"));
+    assert_eq!(place.held, Some(6.0));
+    assert_eq!(place.queued, None, "the GIL inside the call is no queue");
+}
+
+#[test]
 fn a_python_thread_pool_is_told_from_proc_by_its_held_threads_less_the_accept_loop() {
     let steps: Vec<Step> = [1, 4, 8, 24].map(|c| py_threadpool(c, false)).to_vec();
     let place = place_of(&steps, &finding(Kind::BlockingPool, 5.8, 8));
