@@ -6,7 +6,7 @@
 //! pool, held threads and tool, and the pool's thread ids the host's. Needs root (CI runs as
 //! root), `unshare` (util-linux), python3 with py-spy, and a JDK.
 use crate::common::*;
-use crate::place::{require, stacks_place, sweep_auto};
+use crate::place::{assert_py_spy_place_of_py_threadpool, require, stacks_place, sweep_auto};
 
 use chokepoint_experiment::SweepConfig;
 use chokepoint_result::{PlaceKind, PlaceSource, StackSource, SweepResult};
@@ -83,20 +83,7 @@ fn a_namespaced_python_thread_pool_is_placed_by_py_spy_as_on_the_host() {
     assert_host_tids(name, &result, "worker", python);
     drop(target);
     print_stacks(name, &result);
-    let place = stacks_place(name, &result);
-    assert_eq!(place.source, Some(PlaceSource::Stacks(StackSource::PySpy)));
-    assert_eq!(place.pool.as_deref(), Some("worker"));
-    assert_eq!(place.kind, Some(PlaceKind::ThreadPool));
-    let held = place.held.unwrap_or(0.0);
-    assert!((5.0..=7.0).contains(&held), "{held} of the 6 workers held");
-    assert!(
-        place
-            .frames
-            .last()
-            .is_some_and(|f| f.starts_with("call_downstream (server.py:")),
-        "{:?}",
-        place.frames
-    );
+    assert_py_spy_place_of_py_threadpool(name, &result);
 }
 
 #[test]

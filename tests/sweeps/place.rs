@@ -206,12 +206,17 @@ fn a_python_thread_pool_is_placed_in_its_workers_and_their_frame_by_py_spy() {
     );
     drop(target);
     print_stacks("py-threadpool", &result);
-    let place = stacks_place("py-threadpool", &result);
+    assert_py_spy_place_of_py_threadpool("py-threadpool", &result);
+}
+
+/// py-threadpool's place as py-spy gives it: ThreadPoolExecutor's 6 workers, pooled by
+/// py-spy's thread names, in the service's call (here and in its namespaced twin).
+pub(crate) fn assert_py_spy_place_of_py_threadpool(name: &str, result: &SweepResult) {
+    let place = stacks_place(name, result);
     assert_eq!(
         place.source,
         Some(PlaceSource::Stacks(chokepoint_result::StackSource::PySpy))
     );
-    // ThreadPoolExecutor's workers, pooled by py-spy's thread names, in the service's call.
     assert_eq!(place.pool.as_deref(), Some("worker"));
     assert_eq!(place.kind, Some(PlaceKind::ThreadPool));
     let held = place.held.unwrap_or(0.0);
