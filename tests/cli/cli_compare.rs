@@ -116,6 +116,42 @@ fn a_sweep_compared_with_itself_shows_no_difference_anywhere() {
     assert!(stdout(&output).contains("0 better, 0 worse, 13 no difference"));
 }
 
+/// Two real sweeps of one configuration (`pool-20b`: the demo service restarted at `--actors
+/// 20` and swept as `pool-20` was): nothing changed, so nothing may be called. Four figures (p50
+/// at every client count, p99 at 40) differ by a fraction of a millisecond that the tests alone
+/// would call; the 5 % floor (DESIGN.md, "Before and after") holds them back, and says so.
+#[test]
+fn the_same_configuration_swept_twice_shows_no_difference_anywhere() {
+    let dir = TempDir::new("compare-twice");
+    let out = dir.0.join("comparison.json");
+    let output = chokepoint(&[
+        fixture("pool-20").as_os_str(),
+        fixture("pool-20b").as_os_str(),
+        "--json".as_ref(),
+        out.as_os_str(),
+        "--fail-on".as_ref(),
+        "worse".as_ref(),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let text = stdout(&output);
+    assert!(
+        text.contains("finding: blocking-pool, limit 20, pool actor-pool → blocking-pool, limit 20, pool actor-pool"),
+        "{text}"
+    );
+    let c = json(&out);
+    let all = figures(&c);
+    assert_eq!(all.len(), 1 + 3 * 4);
+    for figure in &all {
+        assert_eq!(figure["verdict"], "no-difference", "{figure}");
+    }
+    let held_by_the_floor = all.iter().filter(|f| f["no_call"] == "small").count();
+    assert!(held_by_the_floor >= 1, "{c}");
+    assert!(
+        text.contains("0 better, 0 worse, 13 no difference"),
+        "{text}"
+    );
+}
+
 #[test]
 fn fail_on_worse_exits_1_when_the_change_made_it_worse() {
     let output = chokepoint(&[

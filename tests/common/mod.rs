@@ -7,6 +7,7 @@ pub mod postgres;
 
 use chokepoint_experiment::{sweep, SweepConfig, SweepEvent};
 use chokepoint_mock::{MockConfig, RunningMock};
+use chokepoint_observe::CpuScope;
 use chokepoint_result::{Diagnosis, Kind, PoolStacks, Step, SweepResult};
 use chokepoint_testkit::Server;
 use std::io::{BufRead, BufReader};
@@ -218,8 +219,41 @@ pub fn sweep_target(
 }
 
 /// The sweep of `config` (its URL and its observed processes as given) with the tests' step
-/// settings; prints each step as it ends.
+/// settings, cold unless the target runs a JIT ([`runs_a_jit`]); prints each step as it ends.
 pub fn sweep_with(
+    name: &str,
+    mut config: SweepConfig,
+    clients: Option<Vec<u32>>,
+    step: Duration,
+    max_clients: u32,
+    mock: Option<&RunningMock>,
+) -> SweepResult {
+    if !runs_a_jit(&config) {
+        config.warmup_limit = Duration::ZERO;
+    }
+    sweep_as_configured(name, config, clients, step, max_clients, mock)
+}
+
+/// Whether an observed process of `config` is a JVM or Node. The product's warm-up waits for a
+/// JIT's hot paths (DESIGN.md, "Warm-up"), at least two one-second windows; a target without a
+/// JIT answers its first requests as it answers the rest, so the tests sweep it cold and each
+/// such sweep saves that time. The warm-up itself is tested where it matters: on every JVM and
+/// Node target, and on py-warmup ([`sweep_as_configured`]), whose test is the warm-up's own.
+pub fn runs_a_jit(config: &SweepConfig) -> bool {
+    let roots = match &config.target_cpu {
+        Some(CpuScope::Tree(roots)) => roots.clone(),
+        Some(CpuScope::Process(pid)) | Some(CpuScope::Threads { pid, .. }) => vec![*pid],
+        _ => return true,
+    };
+    roots.iter().any(|pid| {
+        std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .map(|comm| matches!(comm.trim(), "java" | "node"))
+            .unwrap_or(true)
+    })
+}
+
+/// [`sweep_with`] with the configuration's own warm-up, whatever the target.
+pub fn sweep_as_configured(
     name: &str,
     mut config: SweepConfig,
     clients: Option<Vec<u32>>,

@@ -74,7 +74,17 @@ fn a_service_warming_up_in_front_of_a_pool_of_12_is_warmed_first_and_a_pool_of_1
         .args(["--port", "0", "--pool", "12", "--downstream"])
         .arg(format!("{}/", mock.url()));
     let target = Target::launch("py-warmup --pool 12", command);
-    let result = sweep_target(&target, None, ADAPTIVE_STEP, 128, Some(&mock));
+    let config = SweepConfig::new(&target.url())
+        .expect("a valid target URL")
+        .with_target_pid(target.pid());
+    let result = sweep_as_configured(
+        "py-warmup --pool 12",
+        config,
+        None,
+        ADAPTIVE_STEP,
+        128,
+        Some(&mock),
+    );
     drop(target);
     let warmup = result
         .context
