@@ -9,7 +9,11 @@
 # each, and the ratios chokepoint/ghz.
 # ghz's -c N --connections C is chokepoint's -c N --connections C.
 #
-# Usage: flock /tmp/measure.lock bench/grpc-ratio.sh [connections=1] [in-flight=32] [seconds=10]
+# SERVER=go puts a real gRPC server in the mock's place: bench/go-grpc-server (grpc-go, the same
+# method answered at once, built offline from the module cache that scripts/install-test-deps.sh
+# fills); it needs a core of its own, so the calls/s are the server's as much as the tools'.
+#
+# Usage: flock /tmp/measure.lock [SERVER=mock|go] bench/grpc-ratio.sh [connections=1] [in-flight=32] [seconds=10]
 # Needs ghz on PATH or in ~/go/bin: go install github.com/bojand/ghz/cmd/ghz@v0.93.0 (it builds
 # with Go 1.26 here), and python3 -m grpc_tools (pip grpcio-tools, scripts/install-test-deps.sh).
 set -euo pipefail
@@ -43,8 +47,21 @@ cat > "$WORK/mappings/work.json" <<'JSON'
               "base64Body": "CgJoaQ=="}}
 JSON
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-PORT=$(free_port)
-"$CP" mock --port "$PORT" --mappings "$WORK/mappings/work.json" > "$WORK/mock.out" 2>&1 & PIDS+=($!)
+SERVER=${SERVER:-mock}
+case $SERVER in
+  mock)
+    PORT=$(free_port)
+    "$CP" mock --port "$PORT" --mappings "$WORK/mappings/work.json" > "$WORK/server.out" 2>&1 & PIDS+=($!)
+    SERVER_NAME="chokepoint mock's gRPC stub" ;;
+  go)
+    (cd bench/go-grpc-server && GOTOOLCHAIN=local GOFLAGS=-mod=mod GOPROXY=off \
+      go build -o "$WORK/go-grpc-server" .)
+    "$WORK/go-grpc-server" -port 0 > "$WORK/server.out" 2>&1 & PIDS+=($!)
+    for _ in $(seq 50); do grep -q 'listening on' "$WORK/server.out" && break; sleep 0.1; done
+    PORT=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\)$/\1/p' "$WORK/server.out")
+    SERVER_NAME="bench/go-grpc-server (grpc-go $(awk '/google.golang.org\/grpc /{print $NF; exit}' bench/go-grpc-server/go.mod))" ;;
+  *) echo "SERVER=$SERVER: expected mock or go" >&2; exit 2 ;;
+esac
 for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/$PORT) 2>/dev/null && break; sleep 0.1; done
 
 # Runs a command and prints the user+sys CPU seconds it took.
@@ -73,7 +90,7 @@ run_tool() { # tool -> prints "rps calls cpu_s failed"
   echo "$rps $calls $cpu $failed"
 }
 
-echo "# gRPC unary over h2c, $CONNS connection(s), $INFLIGHT calls in flight, ${SECS}s each, two rounds interleaved, $(nproc) cores, chokepoint mock's gRPC stub"
+echo "# gRPC unary over h2c, $CONNS connection(s), $INFLIGHT calls in flight, ${SECS}s each, two rounds interleaved, $(nproc) cores, $SERVER_NAME"
 printf '%-11s %5s %12s %10s %14s %7s\n' tool round calls/s calls cpu-us/call failed
 declare -A RPS=() CPU=()
 for round in 1 2; do
