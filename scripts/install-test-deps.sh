@@ -96,6 +96,8 @@ done
 # pgx v5 (the Go module proxy) for tests/targets/go-pgxpool, a service whose limit is pgxpool's
 # default size, max(4, runtime.NumCPU()) (tests/sweeps/database_pools.rs builds it offline).
 (cd tests/targets/go-pgxpool && GOTOOLCHAIN=local go mod download)
+# The same pgx v5 for tests/targets/go-database-sql (database/sql on pgx's stdlib driver).
+(cd tests/targets/go-database-sql && GOTOOLCHAIN=local go mod download)
 # google.golang.org/grpc (the Go module proxy) for tests/targets/go-grpc-channel, a net/http
 # service calling the mock's gRPC stub through one ClientConn (tests/sweeps/stream_cap.rs),
 # built offline from the module cache.

@@ -15,6 +15,10 @@
 //!   follows the CPUs: max(4, runtime.NumCPU()), built after the catalogue's `size_rule`. Truth
 //!   by hand on this 2-core machine: 4 connections × 100 ms = 40 req/s; past 4 in flight the
 //!   handlers' goroutines wait in puddle's `Acquire`, which pprof shows (`-pprof`).
+//! - `tests/targets/go-database-sql`: Go's net/http, database/sql on pgx's stdlib driver, capped
+//!   by the service with `db.SetMaxOpenConns(6)` (database/sql's own default is no cap), built
+//!   after the catalogue's entry. Truth by hand: 6 connections × 100 ms = 60 req/s; past 6 in
+//!   flight the handlers wait in `database/sql.(*DB).conn`, which pprof shows.
 //! - `tests/targets/node-pg`: one Node.js event loop, node-postgres's `Pool` at its defaults
 //!   (`max` 10, opened on demand). Truth by hand: 100 req/s as above. Node's modules are read,
 //!   never mapped, and it runs no pool thread: nothing in `/proc` names the pool, so the place
@@ -294,4 +298,62 @@ fn a_pgxpool_sized_by_the_cpus_is_named_by_pprof_with_its_rule_on_this_machine()
         attribution.ends_with(&format!("(default max(4, cpus) = {cap} on {cpus} CPUs)")),
         "{attribution}"
     );
+}
+
+/// Go's database/sql with the cap a service sets, `db.SetMaxOpenConns(6)` (the target was built
+/// after the catalogue's database/sql entry): past 6 queries in flight the handlers wait inside
+/// `database/sql.(*DB).conn` for a connection to be put back, which pprof shows.
+#[test]
+fn a_database_sql_pool_capped_by_set_max_open_conns_is_named_by_pprof() {
+    assert!(
+        toolchain_present("go", "version"),
+        "go is needed: install it (.ci/run does)"
+    );
+    let _one = one_at_a_time();
+    let database = Postgres::start();
+    let mut command = Command::new(build_go_target("go-database-sql"));
+    command.args([
+        "-port",
+        "0",
+        "-dsn",
+        &database.dsn(),
+        "-max-open",
+        "6",
+        "-sleep",
+        "0.1",
+        "-pprof",
+    ]);
+    let target = Target::launch("go-database-sql", command);
+    let result =
+        sweep_without_mock_stacks("go-database-sql", &target.url(), vec![1, 3, 12, 24], true);
+    drop(target);
+    assert_eq!(
+        most_connections_to(&result, database.port()),
+        Some(6),
+        "the truth: SetMaxOpenConns(6) connections to PostgreSQL"
+    );
+    assert_finding("go-database-sql", &result, Kind::BlockingPool, 6.0);
+    let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
+    let attribution = diagnosis.attribution.as_deref().unwrap_or("no place");
+    println!("go-database-sql: {attribution}");
+    let place = diagnosis
+        .place
+        .clone()
+        .unwrap_or_else(|| panic!("go-database-sql: no place: {:#?}", diagnosis.evidence));
+    assert_eq!(place.kind, Some(PlaceKind::ConnectionPool));
+    assert_eq!(
+        place.source,
+        Some(PlaceSource::Stacks(chokepoint_result::StackSource::Pprof))
+    );
+    let queued = place
+        .queued
+        .as_ref()
+        .expect("handlers queued for a connection");
+    assert!(
+        queued.frames.iter().any(|f| f == "database/sql.(*DB).conn"),
+        "{:?}",
+        queued.frames
+    );
+    let setting = place.setting.as_ref().expect("database/sql's entry");
+    assert_eq!(setting.setting, "db.SetMaxOpenConns(N)", "{setting:?}");
 }

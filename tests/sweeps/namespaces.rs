@@ -4,7 +4,7 @@
 //! is in a `/tmp` the host cannot see by that name. Swept from the host with `--pid auto` and
 //! stacks on, it must be placed as the same target on the host is (`place.rs`): the same kind,
 //! pool, held threads and tool, and the pool's thread ids the host's. Needs root (CI runs as
-//! root), `unshare` (util-linux), python3 with py-spy, and a JDK.
+//! root), `unshare` (util-linux), python3 with py-spy, a JDK, and Go (pprof).
 use crate::common::*;
 use crate::place::{assert_py_spy_place_of_py_threadpool, require, stacks_place, sweep_auto};
 
@@ -133,5 +133,37 @@ fn a_namespaced_jvm_with_its_own_tmp_is_placed_by_its_thread_dumps_as_on_the_hos
             "java.net.HttpURLConnection.getResponseCode",
             "BlockingDemo.blockingCall"
         ]
+    );
+}
+
+/// Go in namespaces of its own: pprof answers over the shared network, and the process found
+/// listening on the port is the namespaced server (its goroutines carry no thread ids to map).
+/// Placed as `place.rs`'s host test places go-semaphore: 12 handlers in the downstream call
+/// holding a slot of its channel, the others waiting to send into it.
+#[test]
+fn a_namespaced_go_semaphore_is_placed_by_pprof_as_on_the_host() {
+    require("unshare", "--version");
+    require("go", "version");
+    let _one = one_at_a_time();
+    let mock = mock_with_delay();
+    let binary = build_go_target("go-semaphore");
+    let command = in_own_namespaces(
+        binary.to_str().expect("a UTF-8 path"),
+        &["-port", "0", "-downstream", &mock.url(), "-pprof"],
+    );
+    let target = Target::launch("go-semaphore in namespaces", command);
+    namespaced_listener(&target.url());
+    let name = "namespaced go-semaphore";
+    let result = sweep_auto(name, &target.url(), vec![3, 6, 24, 48], &mock, true);
+    drop(target);
+    let place = stacks_place(name, &result);
+    assert_eq!(place.source, Some(PlaceSource::Stacks(StackSource::Pprof)));
+    assert_eq!(place.kind, Some(PlaceKind::Semaphore));
+    let held = place.held.unwrap_or(0.0);
+    assert!((10.5..=13.5).contains(&held), "{held} of the 12 slots held");
+    assert!(
+        place.frames.iter().any(|f| f == "net/http.(*Client).Get"),
+        "{:?}",
+        place.frames
     );
 }

@@ -4,7 +4,8 @@
 //! `cpu` controller at /sys/fs/cgroup/cpu (this machine and CI have both; a machine without
 //! fails the test, as a missing tool does). And what the runtime did with the core count it
 //! saw: Go's GOMAXPROCS from go-cpu's build info, and a JVM moved into a half-core group after it
-//! started, whose `jcmd VM.info` still says the machine's cores.
+//! started, whose `jcmd VM.info` still says the machine's cores, beside one started inside it
+//! (1: the quota rounded up).
 use crate::common;
 
 use chokepoint_result::{Fact, Kind, PlaceKind, Runtime, RuntimeCores, RuntimeCoresSource};
@@ -160,6 +161,8 @@ fn a_jvm_moved_into_a_half_core_group_shows_the_cores_it_sized_itself_for() {
         .expect("a URL")
         .with_target_pid(jvm.pid());
     config.stacks.enabled = false;
+    // One step at 2 clients reads the quota and jcmd; the JIT's warm-up would only add time.
+    config.warmup_limit = std::time::Duration::ZERO;
     let result = sweep_with(
         "jvm in half a core",
         config,
@@ -180,6 +183,58 @@ fn a_jvm_moved_into_a_half_core_group_shows_the_cores_it_sized_itself_for() {
         Some(RuntimeCores {
             runtime: Runtime::Jvm,
             cores: cpus,
+            source: RuntimeCoresSource::JcmdVmInfo,
+        })
+    );
+}
+
+/// The JVM twin started inside a half-core group: JDK 17 sizes itself for the quota rounded up
+/// (container support, JDK-8146115: `ceil(cfs_quota_us / cfs_period_us)` active processors), so
+/// `jcmd VM.info` says 1 where the twin moved in after its start says the machine's cores.
+#[test]
+fn a_jvm_started_inside_a_half_core_group_sized_itself_for_one_core() {
+    assert!(
+        toolchain_present("java", "-version") && toolchain_present("jcmd", "-h"),
+        "a JDK is needed (.ci/run installs it)"
+    );
+    let _one = one_at_a_time();
+    let mock = mock_with_delay();
+    let group = QuotaGroup::new("cp-quota-jvm-start", 50_000, 100_000);
+    // The shell joins the group, then becomes the JVM (same PID): the JVM starts inside it.
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg(r#"echo $$ > "$0/cgroup.procs" && exec java "$@""#)
+        .arg(&group.0)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jvm/BlockingDemo.java"))
+        .args(["--port", "0", "--downstream", &mock.url()])
+        .args(["--actors", "20", "--dispatcher", "16"]);
+    let jvm = Target::launch("jvm started in half a core", command);
+    let mut config = chokepoint_experiment::SweepConfig::new(&jvm.url_of("/actors"))
+        .expect("a URL")
+        .with_target_pid(jvm.pid());
+    config.stacks.enabled = false;
+    // One step at 2 clients reads the quota and jcmd; the JIT's warm-up would only add time.
+    config.warmup_limit = std::time::Duration::ZERO;
+    let result = sweep_with(
+        "jvm started in half a core",
+        config,
+        Some(vec![2]),
+        STEP,
+        2,
+        Some(&mock),
+    );
+    drop(jvm);
+    let quota = result.steps[0]
+        .cpu_quota
+        .as_ref()
+        .expect("the group's quota");
+    assert_eq!(quota.cores, 0.5);
+    assert_eq!(
+        quota.runtime_cores,
+        Some(RuntimeCores {
+            runtime: Runtime::Jvm,
+            cores: 1,
             source: RuntimeCoresSource::JcmdVmInfo,
         })
     );

@@ -637,9 +637,9 @@ pub enum CeilingReading {
     /// The very same ceiling at every plateau step, above Little's estimate by at most 1.5×: the
     /// pool, with slots left idle.
     SameAtEveryStep,
-    /// The very same ceiling at every plateau step with every slot held all the time (the
-    /// mock's mean near it), below Little's estimate over the whole request: the pool, and each
-    /// request spends part of its time outside its slot.
+    /// The very same ceiling at every plateau step with its slots busy most of the time (the
+    /// mock's mean at least 1/1.5 of it), below Little's estimate over the whole request: the
+    /// pool, and each request spends part of its time outside its slot.
     FullAtEveryStep,
     /// Neither: Little's law sizes the limit.
     Disagrees,

@@ -86,8 +86,9 @@ fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
                 ),
                 CeilingReading::FullAtEveryStep => format!(
                     "The mock saw exactly {} calls in flight at each of the {steps} plateau steps, {} on average: \
-                     every slot held all the time, so that ceiling is the pool. Little's law over the whole request \
-                     gives more ({} req/s × {} = {}): each request spends part of its time outside its slot.",
+                     a ceiling that does not move while the clients grow, its slots busy most of the time, is the pool. \
+                     Little's law over the whole request gives more ({} req/s × {} = {}): each request spends part of \
+                     its time outside its slot.",
                     count(*m),
                     count(*mean_in_flight),
                     rate(x),

@@ -184,3 +184,65 @@ fn a_full_ceiling_at_every_step_is_the_pool_when_requests_spend_time_outside_the
         d.facts
     );
 }
+
+#[test]
+fn a_ceiling_held_at_every_step_is_the_pool_though_a_starved_machine_leaves_its_slots_idle_a_while() {
+    // tests/targets/py-warmup --pool 12 in bench/flake-hunt.sh's first round (one core burnt):
+    // its warm-up settled at 86 ms, so Little's law over the request (218 req/s × 78 ms) says 17,
+    // while the mock held exactly 12 at every plateau step, 10.3 to 11.4 on average (the gap
+    // between one call's end and the next waiter's start grows on a starved machine).
+    let steps = outside_the_slot(&[
+        (1, 12.2, 81.0, 1, 0.6),
+        (2, 25.3, 77.5, 2, 1.3),
+        (8, 99.6, 79.1, 8, 5.3),
+        (14, 185.0, 75.5, 12, 9.5),
+        (15, 197.8, 75.3, 12, 10.3),
+        (17, 216.2, 78.3, 12, 11.2),
+        (20, 217.3, 91.5, 12, 10.3),
+        (32, 218.9, 144.9, 12, 10.3),
+        (68, 220.5, 197.8, 12, 11.4),
+    ]);
+    let d = diagnosed(&steps, &mock_context(DELAY_MS));
+    assert_eq!((d.kind, d.limit), (Kind::BlockingPool, Some(12.0)), "{:#?}", d.facts);
+    // The same shape scaled: a pool of 100 on 16 cores and one of 400 on 64, their slots busy
+    // 85% of the time.
+    for (cores, pool) in [(16, 100u64), (64, 400)] {
+        let p = pool as f64;
+        let x = 0.85 * p / 0.050;
+        let steps = outside_the_slot(&[
+            (pool as u32 / 4, p / 4.0 / 0.078, 78.0, pool / 4, 0.16 * p),
+            (pool as u32 / 2, p / 2.0 / 0.078, 78.0, pool / 2, 0.32 * p),
+            (2 * pool as u32, x, 2.0 * p / x * 1000.0, pool, 0.86 * p),
+            (4 * pool as u32, x, 4.0 * p / x * 1000.0, pool, 0.84 * p),
+            (8 * pool as u32, x, 8.0 * p / x * 1000.0, pool, 0.85 * p),
+        ]);
+        let d = diagnosed(&steps, &context(cores));
+        assert_eq!(
+            (d.kind, d.limit),
+            (Kind::BlockingPool, Some(p)),
+            "{cores} cores: {:#?}",
+            d.facts
+        );
+    }
+    // Slots idle half the time are no such evidence: the ceiling is not shown to be what
+    // stops the calls, and Little's law keeps the size.
+    let idle = outside_the_slot(&[
+        (1, 12.2, 81.0, 1, 0.6),
+        (8, 99.6, 79.1, 8, 5.3),
+        (17, 216.2, 78.3, 12, 6.0),
+        (32, 218.9, 144.9, 12, 5.8),
+        (68, 220.5, 197.8, 12, 6.1),
+    ]);
+    let d = diagnosed(&idle, &mock_context(DELAY_MS));
+    assert!(
+        !has(&d, |f| matches!(
+            f,
+            Fact::MockCeiling {
+                reading: chokepoint_result::CeilingReading::FullAtEveryStep,
+                ..
+            }
+        )),
+        "{:#?}",
+        d.facts
+    );
+}
