@@ -317,6 +317,21 @@ fn assert_target_cpu_in_evidence(name: &str, result: &SweepResult) {
     );
 }
 
+/// CPU-bound at one core or what the machine left of one: the GIL lets one thread run Python at
+/// a time, so the target never uses more than a core (+10% for the sampling), and on a busy
+/// machine (bench/flake-hunt.sh burns one of the two cores) the rest of the run — the
+/// generator, the mock, the observer — takes part of the other, which the flake hunt saw at
+/// 0.82–0.89: the same floor of 0.8 as go-cpu's.
+fn assert_gil_bound(name: &str, result: &SweepResult) {
+    let diagnosis = assert_kind(name, result, Kind::CpuBound);
+    let found = diagnosis.limit().unwrap_or(0.0);
+    assert!(
+        (0.8..=1.1).contains(&found),
+        "{name}: limit {found:.2} is outside 0.8..=1.1 (summary: {})",
+        diagnosis.summary
+    );
+}
+
 #[test]
 fn python_threads_doing_cpu_work_under_the_gil_are_cpu_bound_at_1_with_an_idle_mock() {
     if !toolchain_present("python3", "--version") {
@@ -330,7 +345,7 @@ fn python_threads_doing_cpu_work_under_the_gil_are_cpu_bound_at_1_with_an_idle_m
     let result = sweep_target(&target, Some(vec![1, 2, 4, 8, 16]), STEP, 16, Some(&mock));
     drop(target);
     assert!(result.context.mock_present, "swept with the mock given");
-    assert_finding("py-cpu-gil (idle mock)", &result, Kind::CpuBound, 1.0);
+    assert_gil_bound("py-cpu-gil (idle mock)", &result);
     assert_target_cpu_in_evidence("py-cpu-gil (idle mock)", &result);
     let most_in_flight = most_downstream_in_flight(&result);
     assert_eq!(
@@ -353,7 +368,7 @@ fn python_threads_doing_cpu_work_under_the_gil_are_cpu_bound_at_1_without_a_mock
         !result.context.mock_present,
         "swept from the client side alone"
     );
-    assert_finding("py-cpu-gil (no mock)", &result, Kind::CpuBound, 1.0);
+    assert_gil_bound("py-cpu-gil (no mock)", &result);
     assert_target_cpu_in_evidence("py-cpu-gil (no mock)", &result);
 }
 
