@@ -186,7 +186,8 @@ fn a_full_ceiling_at_every_step_is_the_pool_when_requests_spend_time_outside_the
 }
 
 #[test]
-fn a_ceiling_held_at_every_step_is_the_pool_though_a_starved_machine_leaves_its_slots_idle_a_while() {
+fn a_ceiling_held_at_every_step_is_the_pool_though_a_starved_machine_leaves_its_slots_idle_a_while()
+{
     // tests/targets/py-warmup --pool 12 in bench/flake-hunt.sh's first round (one core burnt):
     // its warm-up settled at 86 ms, so Little's law over the request (218 req/s × 78 ms) says 17,
     // while the mock held exactly 12 at every plateau step, 10.3 to 11.4 on average (the gap
@@ -203,7 +204,12 @@ fn a_ceiling_held_at_every_step_is_the_pool_though_a_starved_machine_leaves_its_
         (68, 220.5, 197.8, 12, 11.4),
     ]);
     let d = diagnosed(&steps, &mock_context(DELAY_MS));
-    assert_eq!((d.kind, d.limit), (Kind::BlockingPool, Some(12.0)), "{:#?}", d.facts);
+    assert_eq!(
+        (d.kind, d.limit),
+        (Kind::BlockingPool, Some(12.0)),
+        "{:#?}",
+        d.facts
+    );
     // The same shape scaled: a pool of 100 on 16 cores and one of 400 on 64, their slots busy
     // 85% of the time.
     for (cores, pool) in [(16, 100u64), (64, 400)] {
