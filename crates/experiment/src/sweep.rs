@@ -627,6 +627,7 @@ fn context_from(stats: Option<&MockStats>, config: &SweepConfig) -> SweepContext
             .as_ref()
             .map(|remote| remote.url().to_string()),
         forwarder: config.forwarder.clone(),
+        h2_peers: Vec::new(),
     }
 }
 
