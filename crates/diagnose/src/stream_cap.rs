@@ -341,20 +341,20 @@ fn mock_setting(cap: u64) -> Setting {
 fn peer_setting(cap: u64, addr: SocketAddr, program: Option<&str>) -> Setting {
     let (framework, setting, default, source) = match program {
         Some("nginx") => (
-            format!("nginx (the HTTP/2 server at {addr})"),
+            format!("nginx at {addr}"),
             "http2_max_concurrent_streams",
-            format!("{cap} here; 128 by default"),
+            format!("{cap} here; nginx's default 128"),
             NGINX_SOURCE,
         ),
         Some(other) => (
-            format!("the downstream's HTTP/2 server at {addr} ({other})"),
-            "its SETTINGS_MAX_CONCURRENT_STREAMS",
+            format!("{other} at {addr}"),
+            "SETTINGS_MAX_CONCURRENT_STREAMS",
             format!("{cap} here"),
             SERVERS_SOURCE,
         ),
         None => (
-            format!("the downstream's HTTP/2 server at {addr}"),
-            "its SETTINGS_MAX_CONCURRENT_STREAMS",
+            format!("the HTTP/2 server at {addr}"),
+            "SETTINGS_MAX_CONCURRENT_STREAMS",
             format!("{cap} here"),
             SERVERS_SOURCE,
         ),

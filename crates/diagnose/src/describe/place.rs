@@ -28,8 +28,15 @@ const FRAMES_TOLD: usize = 3;
 pub fn attribution(place: &Place) -> String {
     let mut line = where_line(place);
     if let (Some(server), Some(client)) = (&place.setting, &place.client_setting) {
+        // A peer asked for its SETTINGS is named with its own setting; the mock's lists many.
+        let streams = match place.source {
+            Some(PlaceSource::PeerSettings) => {
+                format!("`{}` of {}", server.setting, server.framework)
+            }
+            _ => "the downstream's streams per connection".to_string(),
+        };
         line.push_str(&format!(
-            "; its size: the downstream's streams per connection ({}) × the client's connections ({})",
+            "; its size: {streams} ({}) × the client's connections ({})",
             server.default, client.default
         ));
         return line;
