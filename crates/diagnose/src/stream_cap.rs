@@ -256,9 +256,7 @@ pub fn multiplexed_peers(steps: &[Step], finding: &Finding) -> Vec<SocketAddr> {
             let steady = plateau
                 .iter()
                 .all(|step| connections_to(step, addr) == Some(kept));
-            let fewer = kept > 0
-                && limit > kept as f64
-                && !matches_limit(kept as f64, limit);
+            let fewer = kept > 0 && limit > kept as f64 && !matches_limit(kept as f64, limit);
             (steady && fewer).then_some(addr)
         })
         .collect()

@@ -109,7 +109,9 @@ fn in_our_netns(pid: i32) -> bool {
 /// The program (`comm`) of the topmost process listening on `port` here; `None` when none
 /// this user may read.
 fn program_listening_on(port: u16) -> Option<String> {
-    let pid = *chokepoint_observe::listening_processes(port).ok()?.first()?;
+    let pid = *chokepoint_observe::listening_processes(port)
+        .ok()?
+        .first()?;
     let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
     Some(comm.trim().to_string())
 }
@@ -171,7 +173,11 @@ mod tests {
         let table = [
             (at([127, 0, 0, 1], 8443), None, true),
             (at([127, 0, 0, 1], 8443), Some("nginx"), true),
-            (SocketAddr::from(([0, 0, 0, 0, 0, 0, 0, 1], 50051)), Some("envoy"), true),
+            (
+                SocketAddr::from(([0, 0, 0, 0, 0, 0, 0, 1], 50051)),
+                Some("envoy"),
+                true,
+            ),
             (at([10, 0, 0, 5], 8443), None, false), // not this machine's loopback
             (at([127, 0, 0, 1], 6379), None, false), // Redis's port
             (at([127, 0, 0, 1], 5432), Some("postgres"), false),
@@ -220,17 +226,21 @@ mod tests {
         };
         let mut settings = vec![0, 3];
         settings.extend(cap.to_be_bytes());
-        tcp.write_all(&frame(4, 0, &settings)).await.expect("SETTINGS sent");
+        tcp.write_all(&frame(4, 0, &settings))
+            .await
+            .expect("SETTINGS sent");
         let mut received = Vec::new();
         let mut header = [0u8; 9];
         while tcp.read_exact(&mut header).await.is_ok() {
             let length = u32::from_be_bytes([0, header[0], header[1], header[2]]) as usize;
             let (kind, flags) = (header[3], header[4]);
             let mut payload = vec![0u8; length];
-            tcp.read_exact(&mut payload).await.expect("a frame's payload");
+            tcp.read_exact(&mut payload)
+                .await
+                .expect("a frame's payload");
             received.push(kind);
             let reply = match (kind, flags & 1) {
-                (4, 0) => Some(frame(4, 1, &[])),       // SETTINGS: ACK
+                (4, 0) => Some(frame(4, 1, &[])),      // SETTINGS: ACK
                 (6, 0) => Some(frame(6, 1, &payload)), // PING: its ACK
                 _ => None,
             };
@@ -259,7 +269,10 @@ mod tests {
         let received = runtime.block_on(server).expect("the server's task");
         const HEADERS: u8 = 1;
         const GOAWAY: u8 = 7;
-        assert!(!received.contains(&HEADERS), "a request was sent: {received:?}");
+        assert!(
+            !received.contains(&HEADERS),
+            "a request was sent: {received:?}"
+        );
         assert_eq!(received.last(), Some(&GOAWAY), "{received:?}");
     }
 

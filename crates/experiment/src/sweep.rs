@@ -327,7 +327,10 @@ pub fn sweep(
     let mut finding =
         chokepoint_diagnose::diagnose_with(&result.steps, &result.context, &config.catalogue);
     if !result.interrupted {
-        let roots = config.target_spec().map(|spec| spec.roots).unwrap_or_default();
+        let roots = config
+            .target_spec()
+            .map(|spec| spec.roots)
+            .unwrap_or_default();
         let here = config.observer.is_none();
         result.context.h2_peers = crate::h2_peers::ask(&result.steps, &finding, &roots, here);
         if !result.context.h2_peers.is_empty() {

@@ -108,24 +108,20 @@ pub fn socket_table(pids: &[i32]) -> Vec<Socket> {
 fn sockets(
     tables: [procfs::ProcResult<Vec<procfs::net::TcpNetEntry>>; 2],
 ) -> impl Iterator<Item = Socket> {
-    tables
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|entry| Socket {
-            local_port: entry.local_address.port(),
-            remote_port: entry.remote_address.port(),
-            remote_ip: entry.remote_address.ip().to_canonical(),
-            state: match entry.state {
-                TcpState::Listen => SocketState::Listen,
-                TcpState::Established => SocketState::Established,
-                TcpState::TimeWait => SocketState::TimeWait,
-                TcpState::CloseWait => SocketState::CloseWait,
-                _ => SocketState::Other,
-            },
-            inode: entry.inode,
-            rx_queue: entry.rx_queue,
-        })
+    tables.into_iter().flatten().flatten().map(|entry| Socket {
+        local_port: entry.local_address.port(),
+        remote_port: entry.remote_address.port(),
+        remote_ip: entry.remote_address.ip().to_canonical(),
+        state: match entry.state {
+            TcpState::Listen => SocketState::Listen,
+            TcpState::Established => SocketState::Established,
+            TcpState::TimeWait => SocketState::TimeWait,
+            TcpState::CloseWait => SocketState::CloseWait,
+            _ => SocketState::Other,
+        },
+        inode: entry.inode,
+        rx_queue: entry.rx_queue,
+    })
 }
 
 /// The socket inodes process `pid` holds.
@@ -259,7 +255,10 @@ mod tests {
                 ..StateCounts::default()
             })
         );
-        assert_eq!(sample.downstream.get(&local(5432)).map(|c| c.established), Some(1));
+        assert_eq!(
+            sample.downstream.get(&local(5432)).map(|c| c.established),
+            Some(1)
+        );
         assert_eq!(sample.downstream.len(), 2, "{:?}", sample.downstream);
     }
 

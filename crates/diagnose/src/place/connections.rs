@@ -6,13 +6,16 @@ use super::{matches_limit, Known, MATCH_SHARE};
 use chokepoint_result::{Place, PlaceKind, PlaceSource, Step};
 use std::net::SocketAddr;
 
+/// A peer: its port, and its address when recorded.
+type Peer = (u16, Option<SocketAddr>);
+
 /// The one downstream peer (by its address, or its port in older results) whose connections
 /// from the target stayed at about the limit at every plateau step that saw it, with more clients than that at the largest step (requests
 /// queued beyond them): its port, the most connections one sample saw, and that step's
 /// clients. Two peers held so (or none) give none: the connections alone cannot choose.
 fn connections_at_limit(plateau: &[&Step], limit: f64) -> Option<(u16, u32, u32)> {
     let largest = plateau.last()?.clients;
-    let mut by_peer: Vec<((u16, Option<SocketAddr>), Vec<(u32, u32)>)> = Vec::new();
+    let mut by_peer: Vec<(Peer, Vec<(u32, u32)>)> = Vec::new();
     for step in plateau {
         let Some(connections) = &step.connections else {
             continue;

@@ -437,7 +437,9 @@ fn proxy_context(cores: u32, peer: H2Peer) -> SweepContext {
     }
 }
 
-fn stream_cap_source(finding: &chokepoint_diagnose::Finding) -> Option<Option<std::net::SocketAddr>> {
+fn stream_cap_source(
+    finding: &chokepoint_diagnose::Finding,
+) -> Option<Option<std::net::SocketAddr>> {
     finding.facts.iter().find_map(|f| match f {
         Fact::StreamCap { peer, .. } => Some(*peer),
         _ => None,
@@ -453,9 +455,18 @@ fn a_proxys_cap_read_from_its_settings_names_the_cap_on_2_16_and_64_cores() {
         let allowed = streams.allowed() as f64;
         // Before the proxy is asked: the limit, and the proxy as the one peer to ask.
         let before = diagnosed(&steps, &context(cores));
-        assert_eq!(before.limit, Some(allowed), "{cores} cores: {:#?}", before.facts);
+        assert_eq!(
+            before.limit,
+            Some(allowed),
+            "{cores} cores: {:#?}",
+            before.facts
+        );
         assert_eq!(reading(&before), None, "{cores} cores");
-        assert_eq!(multiplexed_peers(&steps, &before), vec![proxy()], "{cores} cores");
+        assert_eq!(
+            multiplexed_peers(&steps, &before),
+            vec![proxy()],
+            "{cores} cores"
+        );
         // nginx answered with its cap: its own directive is the setting.
         for (program, setting) in [
             (Some("nginx"), "http2_max_concurrent_streams"),
@@ -517,10 +528,20 @@ fn only_a_peer_whose_connections_carry_several_calls_at_once_is_asked() {
             let at_knee: Vec<u64> = steps
                 .iter()
                 .filter(|s| u64::from(s.clients) >= limit)
-                .map(|s| s.connections.as_ref().unwrap().downstream[0].counts.most.established.into())
+                .map(|s| {
+                    s.connections.as_ref().unwrap().downstream[0]
+                        .counts
+                        .most
+                        .established
+                        .into()
+                })
                 .collect();
             assert!(at_knee.iter().all(|n| *n + short == limit), "{at_knee:?}");
-            assert_eq!(multiplexed_peers(&steps, &finding(&steps)), Vec::new(), "{cores} cores, {short} short");
+            assert_eq!(
+                multiplexed_peers(&steps, &finding(&steps)),
+                Vec::new(),
+                "{cores} cores, {short} short"
+            );
         }
         // Connections to the proxy that change from step to step: no one count to read.
         let steps: Vec<Step> = clients
@@ -532,7 +553,11 @@ fn only_a_peer_whose_connections_carry_several_calls_at_once_is_asked() {
                 s
             })
             .to_vec();
-        assert_eq!(multiplexed_peers(&steps, &finding(&steps)), Vec::new(), "{cores} cores");
+        assert_eq!(
+            multiplexed_peers(&steps, &finding(&steps)),
+            Vec::new(),
+            "{cores} cores"
+        );
         // The mock is never asked: its own counts say its streams.
         let steps: Vec<Step> = clients
             .map(|c| {
@@ -543,7 +568,11 @@ fn only_a_peer_whose_connections_carry_several_calls_at_once_is_asked() {
                 s
             })
             .to_vec();
-        assert_eq!(multiplexed_peers(&steps, &finding(&steps)), Vec::new(), "{cores} cores");
+        assert_eq!(
+            multiplexed_peers(&steps, &finding(&steps)),
+            Vec::new(),
+            "{cores} cores"
+        );
     }
 }
 
@@ -559,7 +588,11 @@ fn behind_a_proxy_a_pool_in_front_or_connections_that_change_name_no_cap() {
             .to_vec();
         let d = chokepoint_diagnose::diagnose(&steps, &context);
         assert_eq!(d.limit, Some(gate as f64), "{cores} cores");
-        assert_eq!(reading(&d), Some(StreamCapReading::BelowCap), "{cores} cores");
+        assert_eq!(
+            reading(&d),
+            Some(StreamCapReading::BelowCap),
+            "{cores} cores"
+        );
         let place = d.into_diagnosis().place;
         assert!(place.is_none_or(|p| p.kind != Some(PlaceKind::StreamCap)));
         // One connection more at the last step.
@@ -647,7 +680,12 @@ fn without_a_mock_the_limit_is_read_against_the_proxys_cap() {
         assert_eq!(d.kind, Kind::BlockingPool, "{cores} cores: {:#?}", d.facts);
         let limit = d.limit.expect("a limit");
         assert_near(limit, streams.allowed() as f64, 0.05);
-        assert_eq!(reading(&d), Some(StreamCapReading::AtCap), "{cores} cores: {:#?}", d.facts);
+        assert_eq!(
+            reading(&d),
+            Some(StreamCapReading::AtCap),
+            "{cores} cores: {:#?}",
+            d.facts
+        );
         let place = d.into_diagnosis().place.expect("a place");
         assert_eq!(place.source, Some(PlaceSource::PeerSettings));
         assert_eq!(place.held, Some(limit));
