@@ -23,9 +23,9 @@
 //! win when both exist: they count each connection opened and the streams on each, where
 //! `/proc` samples, and its cap is the one it enforced. From the steps at or past the knee
 //! ([`StreamCapReading`]):
-//! - the connections must be one count at every step, none opened during them (the mock's
-//!   count; `/proc` cannot count them) (else `connections-changed`: no one number of streams
-//!   held);
+//! - the connections must be one count at every step, none opened during them as far as the
+//!   source counts them (the mock does; `/proc` samples, and cannot) (else
+//!   `connections-changed`: no one number of streams held);
 //! - the ceiling (the mock's most in flight; without a mock's count, the finding's limit) must
 //!   be the same at every step (else `ceiling-moved`), and is then read against C × N: below
 //!   it something in front of the connections let fewer calls out (`below-cap`: a pool of 6 in
