@@ -13,7 +13,11 @@
 //! The same chain with nginx as the capped server (`tests/targets/nginx-h2-grpc`:
 //! `http2_max_concurrent_streams 8`, `grpc_pass` to a mock with no cap) has the same truth, but
 //! the mock sees nginx's upstream connections, one call on each, and no cap: its counts cannot
-//! name nginx's setting, and the finding says the limit (8) without naming the stream cap.
+//! name nginx's setting. The sweep does, from the target's one connection to nginx (`/proc`) and
+//! the SETTINGS nginx sends when asked after the steps (`crates/experiment/src/h2_peers.rs`,
+//! built after the rule). With a pool of 6 in front of the channel (`--pool 6`) the calls stop
+//! below the cap, nginx is asked all the same (6 calls on 1 connection), and the cap names
+//! nothing.
 //!
 //! Each needs its tool (python3 with grpcio from PyPI; go with google.golang.org/grpc from the
 //! module proxy, in the module cache; Debian's nginx): scripts/install-test-deps.sh installs
@@ -21,8 +25,11 @@
 use crate::common;
 
 use chokepoint_mock::{MockConfig, RunningMock};
-use chokepoint_result::{Diagnosis, Fact, Kind, PlaceKind, PlaceSource, SweepResult};
+use chokepoint_result::{
+    Diagnosis, Fact, H2Answer, Kind, PlaceKind, PlaceSource, StreamCapReading, SweepResult,
+};
 use common::*;
+use std::net::SocketAddr;
 use std::process::Command;
 use std::time::Duration;
 
@@ -62,6 +69,11 @@ fn sweep_capped(target: &Target, mock: &RunningMock) -> SweepResult {
 
 /// The finding's limit is the truth by hand: 8 in flight at the mock, 8 / 100 ms at the plateau.
 fn assert_truth<'r>(name: &str, result: &'r SweepResult) -> &'r Diagnosis {
+    assert_truth_of(name, result, CAP)
+}
+
+/// The finding's limit is `limit` calls in flight at the mock, `limit` / 100 ms at the plateau.
+fn assert_truth_of<'r>(name: &str, result: &'r SweepResult, limit: u32) -> &'r Diagnosis {
     let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
     println!(
         "{name}: {} {:?}; {}",
@@ -74,13 +86,13 @@ fn assert_truth<'r>(name: &str, result: &'r SweepResult) -> &'r Diagnosis {
     }
     assert_eq!(
         most_downstream_in_flight(result),
-        Some(u64::from(CAP)),
+        Some(u64::from(limit)),
         "the truth"
     );
-    assert_finding(name, result, Kind::BlockingPool, f64::from(CAP));
+    assert_finding(name, result, Kind::BlockingPool, f64::from(limit));
     // The plateau is 8 calls of 100 ms: 80 req/s (15%: the steps' own noise on a busy machine).
     let plateau = diagnosis.plateau().expect("a plateau").throughput_rps;
-    let truth = f64::from(CAP) / DELAY.as_secs_f64();
+    let truth = f64::from(limit) / DELAY.as_secs_f64();
     assert!(
         (plateau - truth).abs() <= 0.15 * truth,
         "{name}: plateau {plateau:.1} req/s, truth {truth:.0}"
@@ -161,8 +173,10 @@ fn a_go_grpc_clientconn_is_held_at_the_mocks_stream_cap() {
     assert_stream_cap("go-grpc-channel", &result);
 }
 
-#[test]
-fn behind_nginx_the_limit_is_found_but_the_mock_cannot_name_nginxs_stream_cap() {
+/// The sweep of `py-grpc-channel` (with `--pool N` when `pool` is given) calling the mock
+/// through nginx, which allows [`CAP`] streams on each connection and passes each call on to a
+/// mock that advertises none.
+fn sweep_behind_nginx(name: &'static str, pool: Option<u32>) -> SweepResult {
     let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"]
         .into_iter()
         .find(|p| std::path::Path::new(p).exists())
@@ -176,7 +190,11 @@ fn behind_nginx_the_limit_is_found_but_the_mock_cannot_name_nginxs_stream_cap() 
     );
     let _one = one_at_a_time();
     let mock = grpc_mock(None);
-    let dir = std::env::temp_dir().join(format!("cp-stream-cap-nginx-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!(
+        "cp-stream-cap-nginx-{}-{}",
+        std::process::id(),
+        pool.unwrap_or(0)
+    ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("a scratch folder");
     let template = std::fs::read_to_string(targets_dir().join("nginx-h2-grpc/nginx.conf"))
@@ -201,15 +219,16 @@ fn behind_nginx_the_limit_is_found_but_the_mock_cannot_name_nginxs_stream_cap() 
     command
         .arg(targets_dir().join("py-grpc-channel/server.py"))
         .args(["--port", "0", "--downstream", &format!("127.0.0.1:{port}")]);
-    let target = Target::launch("py-grpc-channel behind nginx", command);
+    if let Some(pool) = pool {
+        command.args(["--pool", &pool.to_string()]);
+    }
+    let target = Target::launch(name, command);
     let result = sweep_capped(&target, &mock);
     drop(target);
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);
-    let name = "py-grpc-channel behind nginx";
-    let diagnosis = assert_truth(name, &result);
-    // What differs: the mock sees nginx's own HTTP/2 connections upstream, one call on each at
-    // a time, and advertised no cap; so no stream cap is read, and none is named.
+    // What the mock sees: nginx's own HTTP/2 connections upstream, one call on each at a time,
+    // and no cap advertised; so its counts read no stream cap, whatever the finding names.
     for step in result.steps.iter().filter(|s| s.clients > CAP) {
         let ds = step.downstream.as_ref().expect("the mock's view");
         println!(
@@ -222,14 +241,81 @@ fn behind_nginx_the_limit_is_found_but_the_mock_cannot_name_nginxs_stream_cap() 
         );
         assert_eq!(ds.max_concurrent_streams, None);
     }
-    assert!(
-        !diagnosis
-            .facts()
-            .iter()
-            .any(|f| matches!(f, Fact::StreamCap { .. })),
-        "{name}: {:#?}",
+    // nginx was asked (the calls in flight outnumbered the target's connections to it), as
+    // nginx, and answered its cap.
+    let asked: Vec<(u16, Option<&str>, &H2Answer)> = result
+        .context
+        .h2_peers
+        .iter()
+        .map(|peer| (peer.addr.port(), peer.program.as_deref(), &peer.answer))
+        .collect();
+    assert_eq!(
+        asked,
+        vec![(
+            port,
+            Some("nginx"),
+            &H2Answer::Settings {
+                max_concurrent_streams: Some(u64::from(CAP))
+            }
+        )],
+        "{name}"
+    );
+    result
+}
+
+/// The stream-cap fact's reading and the peer it was read from.
+fn stream_cap_read(diagnosis: &Diagnosis) -> Option<(StreamCapReading, Option<SocketAddr>)> {
+    diagnosis.facts().iter().find_map(|f| match f {
+        Fact::StreamCap { reading, peer, .. } => Some((*reading, *peer)),
+        _ => None,
+    })
+}
+
+#[test]
+fn behind_nginx_the_stream_cap_is_named_from_the_connection_to_nginx_and_its_settings() {
+    let name = "py-grpc-channel behind nginx";
+    let result = sweep_behind_nginx(name, None);
+    let diagnosis = assert_truth(name, &result);
+    let (reading, peer) = stream_cap_read(diagnosis).expect("a stream-cap reading");
+    assert_eq!(
+        reading,
+        StreamCapReading::AtCap,
+        "{:#?}",
         diagnosis.evidence
     );
+    let place = diagnosis
+        .place
+        .as_ref()
+        .unwrap_or_else(|| panic!("{name}: no place: {:#?}", diagnosis.evidence));
+    assert_eq!(place.kind, Some(PlaceKind::StreamCap), "{name}");
+    assert_eq!(place.source, Some(PlaceSource::PeerSettings), "{name}");
+    assert_eq!(place.peer_port, peer.map(|p| p.port()));
+    // 8 = 1 connection to nginx × its 8 streams.
+    assert_eq!(
+        (place.h2_connections, place.stream_cap, place.size),
+        (Some(1), Some(u64::from(CAP)), Some(f64::from(CAP))),
+        "{name}"
+    );
+    let server = place.setting.as_ref().expect("nginx's setting");
+    assert_eq!(server.setting, "http2_max_concurrent_streams", "{server:?}");
+    let client = place.client_setting.as_ref().expect("the client's setting");
+    assert!(client.default.starts_with("1 here"), "{client:?}");
+}
+
+#[test]
+fn behind_nginx_a_pool_of_6_in_front_of_the_channel_leaves_the_cap_unnamed() {
+    let name = "py-grpc-channel --pool 6 behind nginx";
+    let result = sweep_behind_nginx(name, Some(6));
+    let diagnosis = assert_truth_of(name, &result, 6);
+    // nginx allows 8 on the one connection; 6 were in flight: below the cap, which names nothing.
+    let (reading, peer) = stream_cap_read(diagnosis).expect("a stream-cap reading");
+    assert_eq!(
+        reading,
+        StreamCapReading::BelowCap,
+        "{:#?}",
+        diagnosis.evidence
+    );
+    assert!(peer.is_some());
     assert!(
         diagnosis
             .place

@@ -113,6 +113,7 @@ pub use gates::{check_gates, Gate, GateError};
 pub use overload::{overload, peak};
 pub use search::{next_clients, next_step};
 pub use settle::{assess, SettleRule, Settling};
+pub use stream_cap::multiplexed_peers;
 
 #[doc(no_inline)]
 pub use chokepoint_result::{Diagnosis, Fact, Step, SweepContext};

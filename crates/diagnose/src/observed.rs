@@ -128,6 +128,7 @@ mod tests {
                 client_side: ConnectionCounts::default(),
                 downstream: vec![PeerConnections {
                     peer_port: 9090,
+                    peer_addr: None,
                     mock: true,
                     counts: ConnectionCounts {
                         most: SocketCounts {

@@ -10,6 +10,10 @@
 //! (`chokepoint-remote`) instead of this machine's `/proc` (`watch`: one window per step).
 //! While a step runs the sweep reports its [`progress`] as typed figures; the caller renders them.
 //!
+//! When the finding's calls multiplexed on fewer connections to a peer than were in flight, the
+//! sweep asks that peer for its HTTP/2 SETTINGS ([`h2_peers`], on loopback only) and diagnoses
+//! again with its answer, so that a stream cap held by a proxy can be named.
+//!
 //! With [`SweepConfig::what_if`] set, the finished sweep runs a what-if (`what_if`): a step or
 //! two with the mock's delay scaled so that the pool found serves as a pool of another size,
 //! the delay put back after, and the prediction in `diagnosis.what_if`.
@@ -19,6 +23,7 @@
 pub mod demo;
 pub mod downstream;
 mod forwarder;
+pub mod h2_peers;
 pub mod progress;
 pub mod sweep;
 mod warmup;

@@ -324,10 +324,24 @@ pub fn sweep(
     result.load_s = result.steps.iter().map(|s| s.measured_s).sum();
     result.context.downstream_delay_ms = downstream_delay_ms(&result.steps, first_stats.as_ref());
     result.context.target_libraries = config.target_libraries();
-    result.diagnosis = Some(
-        chokepoint_diagnose::diagnose_with(&result.steps, &result.context, &config.catalogue)
-            .into_diagnosis(),
-    );
+    let mut finding =
+        chokepoint_diagnose::diagnose_with(&result.steps, &result.context, &config.catalogue);
+    if !result.interrupted {
+        let roots = config
+            .target_spec()
+            .map(|spec| spec.roots)
+            .unwrap_or_default();
+        let here = config.observer.is_none();
+        result.context.h2_peers = crate::h2_peers::ask(&result.steps, &finding, &roots, here);
+        if !result.context.h2_peers.is_empty() {
+            finding = chokepoint_diagnose::diagnose_with(
+                &result.steps,
+                &result.context,
+                &config.catalogue,
+            );
+        }
+    }
+    result.diagnosis = Some(finding.into_diagnosis());
     if let Some(size) = config.what_if.filter(|_| !result.interrupted) {
         let ran = crate::what_if::run(config, size, mock.as_ref(), &mut result, &cancel, on_event);
         failure = failure.or(ran.err());
@@ -627,6 +641,7 @@ fn context_from(stats: Option<&MockStats>, config: &SweepConfig) -> SweepContext
             .as_ref()
             .map(|remote| remote.url().to_string()),
         forwarder: config.forwarder.clone(),
+        h2_peers: Vec::new(),
     }
 }
 

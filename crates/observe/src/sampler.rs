@@ -15,6 +15,7 @@ use chokepoint_result::{
     SocketCounts, StackEvidence, ThreadCounts, ThreadsByPool, WaitReason,
 };
 use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::net::SocketAddr;
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -212,10 +213,11 @@ fn sample(spec: &TargetSpec, notes: &mut Vec<ObservationNote>) -> Sample {
             Err(_) => {}
         }
     }
+    let pids: Vec<i32> = pids.into_iter().collect();
     let connections =
-        sockets_read.then(|| count_connections(&socket_table(), &owned, spec.listen_port));
+        sockets_read.then(|| count_connections(&socket_table(&pids), &owned, spec.listen_port));
     Sample {
-        pids: pids.into_iter().collect(),
+        pids,
         threads,
         connections,
     }
@@ -351,9 +353,9 @@ fn socket_counts(most: &mut SocketCounts, one: &crate::sockets::StateCounts) {
     most.unserved = most.unserved.max(one.unserved);
 }
 
-/// Connections over the samples: per side and peer port, the most in each state in one
-/// sample and the mean established. Peer ports sorted by most established (the mock's first
-/// on a tie), at most [`PEER_PORTS_KEPT`] besides the mock's.
+/// Connections over the samples: per side and peer address, the most in each state in one
+/// sample and the mean established. Peers sorted by most established (the mock's first on a
+/// tie), at most [`PEER_PORTS_KEPT`] besides the mock's (named by its port: any address).
 pub fn connections(
     samples: &[&ConnectionSample],
     listen_port: Option<u16>,
@@ -362,12 +364,12 @@ pub fn connections(
 ) -> Connections {
     let n = samples.len().max(1) as f64;
     let mut client_side = ConnectionCounts::default();
-    let mut peers: BTreeMap<u16, ConnectionCounts> = BTreeMap::new();
+    let mut peers: BTreeMap<SocketAddr, ConnectionCounts> = BTreeMap::new();
     for sample in samples {
         socket_counts(&mut client_side.most, &sample.client_side);
         client_side.mean_established += sample.client_side.established as f64 / n;
-        for (port, counts) in &sample.downstream {
-            let peer = peers.entry(*port).or_default();
+        for (addr, counts) in &sample.downstream {
+            let peer = peers.entry(*addr).or_default();
             socket_counts(&mut peer.most, counts);
             peer.mean_established += counts.established as f64 / n;
             peer.most_served = peer
@@ -375,17 +377,23 @@ pub fn connections(
                 .max(counts.established.saturating_sub(counts.unserved));
         }
     }
-    if let Some(mock) = mock_port {
-        peers.entry(mock).or_default();
-    }
     let mut downstream: Vec<PeerConnections> = peers
         .into_iter()
-        .map(|(peer_port, counts)| PeerConnections {
-            peer_port,
-            mock: Some(peer_port) == mock_port,
+        .map(|(addr, counts)| PeerConnections {
+            peer_port: addr.port(),
+            peer_addr: Some(addr),
+            mock: Some(addr.port()) == mock_port,
             counts,
         })
         .collect();
+    if let Some(mock) = mock_port.filter(|_| !downstream.iter().any(|peer| peer.mock)) {
+        downstream.push(PeerConnections {
+            peer_port: mock,
+            peer_addr: None,
+            mock: true,
+            counts: ConnectionCounts::default(),
+        });
+    }
     downstream.sort_by(|a, b| {
         b.counts
             .most
@@ -393,6 +401,7 @@ pub fn connections(
             .cmp(&a.counts.most.established)
             .then(b.mock.cmp(&a.mock))
             .then(a.peer_port.cmp(&b.peer_port))
+            .then(a.peer_addr.cmp(&b.peer_addr))
     });
     let mut kept = 0;
     downstream.retain(|peer| {
@@ -467,6 +476,10 @@ mod tests {
         assert_eq!(dispatcher.mean.event_wait, 0.5);
     }
 
+    fn local(port: u16) -> SocketAddr {
+        SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), port)
+    }
+
     #[test]
     fn connections_keep_the_most_per_state_and_name_the_mock() {
         let sample = |client: u32, mock: u32, db: u32| ConnectionSample {
@@ -476,7 +489,7 @@ mod tests {
             },
             downstream: [
                 (
-                    9090,
+                    local(9090),
                     StateCounts {
                         established: mock,
                         time_wait: mock / 2,
@@ -485,7 +498,7 @@ mod tests {
                     },
                 ),
                 (
-                    5432,
+                    local(5432),
                     StateCounts {
                         established: db,
                         ..StateCounts::default()
@@ -500,6 +513,7 @@ mod tests {
         assert_eq!(seen.client_side.most.established, 20);
         assert_eq!(seen.client_side.mean_established, 15.0);
         assert_eq!(seen.downstream[0].peer_port, 9090);
+        assert_eq!(seen.downstream[0].peer_addr, Some(local(9090)));
         assert!(seen.downstream[0].mock);
         assert_eq!(seen.downstream[0].counts.most.established, 10);
         assert_eq!(seen.downstream[0].counts.most.time_wait, 5);

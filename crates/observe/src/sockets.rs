@@ -1,9 +1,11 @@
-//! The target's TCP connections, from `/proc/net/tcp{,6}` and the sockets its processes hold
-//! (`/proc/PID/fd` → `socket:[inode]`): the client side (on the port it listens on) and the
-//! downstream side (its own outgoing connections, by the peer's port), by state.
+//! The target's TCP connections, from its own network namespace's `/proc/PID/net/tcp{,6}` and
+//! the sockets its processes hold (`/proc/PID/fd` → `socket:[inode]`): the client side (on the
+//! port it listens on) and the downstream side (its own outgoing connections, by the peer's
+//! address), by state.
 use procfs::net::TcpState;
 use procfs::process::{FDTarget, Process};
 use std::collections::{BTreeMap, HashSet};
+use std::net::{IpAddr, SocketAddr};
 
 /// One socket of the machine's TCP table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -12,12 +14,21 @@ pub struct Socket {
     pub local_port: u16,
     /// The peer's port (0 for a listening socket).
     pub remote_port: u16,
+    /// The peer's IP address (an IPv4-mapped IPv6 one as IPv4).
+    pub remote_ip: IpAddr,
     /// Its state.
     pub state: SocketState,
     /// The socket's inode (0 while no process holds it: TIME_WAIT, or not yet accepted).
     pub inode: u64,
     /// Bytes received and not yet read by the process that holds it.
     pub rx_queue: u32,
+}
+
+impl Socket {
+    /// The peer's address.
+    pub fn remote(&self) -> SocketAddr {
+        SocketAddr::new(self.remote_ip, self.remote_port)
+    }
 }
 
 /// The TCP states that matter here.
@@ -69,31 +80,48 @@ impl StateCounts {
 pub struct ConnectionSample {
     /// On the listening port.
     pub client_side: StateCounts,
-    /// The target's outgoing connections by the peer's port.
-    pub downstream: BTreeMap<u16, StateCounts>,
+    /// The target's outgoing connections by the peer's address.
+    pub downstream: BTreeMap<SocketAddr, StateCounts>,
 }
 
-/// Every TCP socket of this network namespace (IPv4 and IPv6).
-pub fn socket_table() -> Vec<Socket> {
-    let tables = [procfs::net::tcp(), procfs::net::tcp6()];
-    tables
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|entry| Socket {
-            local_port: entry.local_address.port(),
-            remote_port: entry.remote_address.port(),
-            state: match entry.state {
-                TcpState::Listen => SocketState::Listen,
-                TcpState::Established => SocketState::Established,
-                TcpState::TimeWait => SocketState::TimeWait,
-                TcpState::CloseWait => SocketState::CloseWait,
-                _ => SocketState::Other,
-            },
-            inode: entry.inode,
-            rx_queue: entry.rx_queue,
-        })
-        .collect()
+/// Every TCP socket (IPv4 and IPv6) of the network namespaces `pids` are in, each namespace's
+/// table read once, from the first of its processes (`/proc/PID/net/tcp{,6}`): a target in a
+/// container of its own has its sockets in its own namespace's table, not in this one's.
+pub fn socket_table(pids: &[i32]) -> Vec<Socket> {
+    let mut namespaces = HashSet::new();
+    let mut table = Vec::new();
+    for &pid in pids {
+        let Ok(namespace) = std::fs::read_link(format!("/proc/{pid}/ns/net")) else {
+            continue;
+        };
+        if !namespaces.insert(namespace) {
+            continue;
+        }
+        let Ok(process) = Process::new(pid) else {
+            continue;
+        };
+        table.extend(sockets([process.tcp(), process.tcp6()]));
+    }
+    table
+}
+
+fn sockets(
+    tables: [procfs::ProcResult<Vec<procfs::net::TcpNetEntry>>; 2],
+) -> impl Iterator<Item = Socket> {
+    tables.into_iter().flatten().flatten().map(|entry| Socket {
+        local_port: entry.local_address.port(),
+        remote_port: entry.remote_address.port(),
+        remote_ip: entry.remote_address.ip().to_canonical(),
+        state: match entry.state {
+            TcpState::Listen => SocketState::Listen,
+            TcpState::Established => SocketState::Established,
+            TcpState::TimeWait => SocketState::TimeWait,
+            TcpState::CloseWait => SocketState::CloseWait,
+            _ => SocketState::Other,
+        },
+        inode: entry.inode,
+        rx_queue: entry.rx_queue,
+    })
 }
 
 /// The socket inodes process `pid` holds.
@@ -111,8 +139,8 @@ pub fn socket_inodes(pid: i32) -> Result<HashSet<u64>, procfs::ProcError> {
 /// The target's connections in `table`: the client side is every socket on `listen_port`
 /// (whoever holds it: TIME_WAIT sockets belong to no process); the downstream side is every
 /// socket the target holds (`owned` inodes) that is not on a port the target listens on and
-/// not to `listen_port` (an in-process target shares its process with the load generator), plus
-/// the TIME_WAIT sockets to the peer ports found so.
+/// not to `listen_port` (an in-process target shares its process with the load generator), by
+/// the peer's address, plus the TIME_WAIT sockets to the peer addresses found so.
 pub fn count_connections(
     table: &[Socket],
     owned: &HashSet<u64>,
@@ -138,7 +166,7 @@ pub fn count_connections(
             && !target_listens.contains(&socket.local_port)
             && Some(socket.remote_port) != listen_port
         {
-            let counts = sample.downstream.entry(socket.remote_port).or_default();
+            let counts = sample.downstream.entry(socket.remote()).or_default();
             counts.add(socket.state);
             let other_end = ends.get(&(socket.remote_port, socket.local_port));
             let unserved = other_end.is_some_and(|end| end.inode == 0 || end.rx_queue > 0);
@@ -148,7 +176,7 @@ pub fn count_connections(
         }
     }
     for socket in table.iter().filter(|s| s.state == SocketState::TimeWait) {
-        if let Some(counts) = sample.downstream.get_mut(&socket.remote_port) {
+        if let Some(counts) = sample.downstream.get_mut(&socket.remote()) {
             counts.time_wait += 1;
         }
     }
@@ -158,12 +186,19 @@ pub fn count_connections(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::net::Ipv4Addr;
     use SocketState::*;
+
+    /// A peer on loopback.
+    fn local(port: u16) -> SocketAddr {
+        SocketAddr::new(Ipv4Addr::LOCALHOST.into(), port)
+    }
 
     fn socket(local_port: u16, remote_port: u16, state: SocketState, inode: u64) -> Socket {
         Socket {
             local_port,
             remote_port,
+            remote_ip: Ipv4Addr::LOCALHOST.into(),
             state,
             inode,
             rx_queue: 0,
@@ -212,7 +247,7 @@ mod tests {
             }
         );
         assert_eq!(
-            sample.downstream.get(&9090),
+            sample.downstream.get(&local(9090)),
             Some(&StateCounts {
                 established: 4,
                 time_wait: 1,
@@ -220,7 +255,10 @@ mod tests {
                 ..StateCounts::default()
             })
         );
-        assert_eq!(sample.downstream.get(&5432).map(|c| c.established), Some(1));
+        assert_eq!(
+            sample.downstream.get(&local(5432)).map(|c| c.established),
+            Some(1)
+        );
         assert_eq!(sample.downstream.len(), 2, "{:?}", sample.downstream);
     }
 
@@ -240,8 +278,31 @@ mod tests {
         assert_eq!(sample.client_side.established, 1);
         assert_eq!(
             sample.downstream.keys().copied().collect::<Vec<_>>(),
-            vec![9090]
+            vec![local(9090)]
         );
-        assert_eq!(sample.downstream[&9090].established, 1);
+        assert_eq!(sample.downstream[&local(9090)].established, 1);
+    }
+
+    #[test]
+    fn two_peers_on_one_port_are_two_addresses() {
+        // The target (1..=99) keeps one HTTP/2 connection to a proxy on this machine and two
+        // to a server elsewhere, both on port 8443; a closed one to the proxy waits in TIME_WAIT.
+        let elsewhere: IpAddr = Ipv4Addr::new(10, 0, 0, 5).into();
+        let to = |local_port: u16, ip: IpAddr, state: SocketState, inode: u64| Socket {
+            remote_ip: ip,
+            ..socket(local_port, 8443, state, inode)
+        };
+        let table = [
+            to(50001, Ipv4Addr::LOCALHOST.into(), Established, 10),
+            to(50002, elsewhere, Established, 11),
+            to(50003, elsewhere, Established, 12),
+            to(50004, Ipv4Addr::LOCALHOST.into(), TimeWait, 0),
+        ];
+        let owned: HashSet<u64> = (1..=99).collect();
+        let sample = count_connections(&table, &owned, Some(8080));
+        let proxy = &sample.downstream[&local(8443)];
+        assert_eq!((proxy.established, proxy.time_wait), (1, 1));
+        let remote = &sample.downstream[&SocketAddr::new(elsewhere, 8443)];
+        assert_eq!((remote.established, remote.time_wait), (2, 0));
     }
 }

@@ -232,28 +232,41 @@ pub enum Fact {
         little: f64,
     },
     /// The downstream advertised an HTTP/2 stream cap (SETTINGS_MAX_CONCURRENT_STREAMS) and the
-    /// target called it over HTTP/2: the mock's most calls in flight at the plateau read against
-    /// the streams the target's connections allow (connections × cap, RFC 9113 §5.1.2). Told
-    /// whatever it reads; only [`StreamCapReading::AtCap`] names the cap as the place.
+    /// target called it over HTTP/2: the calls in flight at the plateau read against the
+    /// streams the target's connections allow (connections × cap, RFC 9113 §5.1.2). Read from
+    /// the mock's counts, or (`peer` set) from the target's connections to a peer in `/proc` and
+    /// the SETTINGS that peer sent when asked. Told whatever it reads; only
+    /// [`StreamCapReading::AtCap`] names the cap as the place.
     StreamCap {
         /// The plateau steps read.
         clients: Vec<u32>,
         /// The cap each HTTP/2 connection advertised.
         cap: u64,
-        /// The most HTTP/2 connections the target had open to the downstream, per step.
+        /// The most HTTP/2 connections the target had open to the downstream at once, per step.
         connections: Vec<u64>,
         /// HTTP/2 connections the downstream accepted during those steps (0 for a client that
-        /// keeps its connections).
-        opened: u64,
-        /// The mock's most calls in flight, per step.
+        /// keeps its connections); the mock's count, `None` for a peer.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        opened: Option<u64>,
+        /// The mock's most calls in flight, per step (empty when no mock counted them: the
+        /// finding's limit is then the ceiling).
         in_flight: Vec<u64>,
-        /// The most streams in flight on one connection over those steps.
-        streams_per_connection: u64,
+        /// The most streams in flight on one connection over those steps; the mock's count,
+        /// `None` for a peer.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        streams_per_connection: Option<u64>,
         /// The streams the connections allow (connections × cap) when the connections held one
         /// count; `None` when they changed.
         allowed: Option<u64>,
         /// How the ceiling reads against them.
         reading: StreamCapReading,
+        /// The peer asked for its SETTINGS, when the cap is a peer's (a proxy between the target
+        /// and the mock); `None` when the mock's counts were read.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        peer: Option<std::net::SocketAddr>,
+        /// The program listening at `peer` (`nginx`), when it runs on this machine.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        peer_program: Option<String>,
     },
     /// The target's CPU at the plateau, saturated.
     CpuSaturated {
@@ -645,8 +658,8 @@ pub enum CeilingReading {
     Disagrees,
 }
 
-/// How the mock's in-flight ceiling reads against the HTTP/2 streams the target's connections
-/// allow ([`Fact::StreamCap`]).
+/// How the ceiling (the mock's most calls in flight; without them, the finding's limit) reads
+/// against the HTTP/2 streams the target's connections allow ([`Fact::StreamCap`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum StreamCapReading {

@@ -72,7 +72,7 @@ pub struct Connections {
     pub listen_port: Option<u16>,
     /// The client side: connections on the listening port.
     pub client_side: ConnectionCounts,
-    /// The downstream side: the target's own outgoing connections, by the peer's port, the
+    /// The downstream side: the target's own outgoing connections, by the peer's address, the
     /// most connections first (the mock's port always kept).
     pub downstream: Vec<PeerConnections>,
 }
@@ -84,11 +84,15 @@ impl Connections {
     }
 }
 
-/// Connections to one peer port.
+/// Connections to one peer address.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PeerConnections {
     /// The peer's port.
     pub peer_port: u16,
+    /// The peer's address (ip:port); `None` for the mock's entry kept when the target held no
+    /// connection to it, and in results from before addresses were recorded (grouped by port).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer_addr: Option<std::net::SocketAddr>,
     /// Whether the peer is the sweep's mock.
     pub mock: bool,
     /// The counts.

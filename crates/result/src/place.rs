@@ -39,6 +39,10 @@ pub enum PlaceSource {
     Stacks(StackSource),
     /// The mock's counts: calls in flight, HTTP/2 connections and streams on each.
     Mock,
+    /// The target's connections to a downstream peer (`/proc`) and the HTTP/2 SETTINGS that
+    /// peer sent when the sweep asked it: a stream cap held by a peer the mock cannot see (a
+    /// proxy in front of it).
+    PeerSettings,
 }
 
 /// The limit's place in the target.

@@ -183,6 +183,53 @@ pub struct SweepContext {
     /// both observed as the target (`--pid auto`); `None` when the port's process serves itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forwarder: Option<Forwarder>,
+    /// The downstream peers the sweep asked for their HTTP/2 SETTINGS after the steps, because
+    /// the target kept fewer connections to them than the calls it had in flight (see
+    /// DESIGN.md, "A stream cap"). Empty when none was asked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub h2_peers: Vec<H2Peer>,
+}
+
+/// A downstream peer asked for its HTTP/2 SETTINGS: one connection, the client preface and an
+/// empty SETTINGS, its first SETTINGS read, then GOAWAY.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct H2Peer {
+    /// Its address, as the target's connections to it show it.
+    pub addr: std::net::SocketAddr,
+    /// The program listening there (its `comm`), when it runs on this machine and is readable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<String>,
+    /// What it answered.
+    pub answer: H2Answer,
+}
+
+/// What a peer asked for its HTTP/2 SETTINGS answered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum H2Answer {
+    /// It spoke HTTP/2: its SETTINGS_MAX_CONCURRENT_STREAMS (`None`: it set none, unlimited
+    /// by RFC 9113 §6.5.2).
+    Settings {
+        /// The streams it allows on each connection.
+        max_concurrent_streams: Option<u64>,
+    },
+    /// It did not answer as an HTTP/2 server with prior knowledge (h2c) in time: why.
+    NotH2 {
+        /// The error, or the timeout.
+        why: String,
+    },
+}
+
+impl H2Peer {
+    /// The streams it allows on each connection, when it answered with a cap.
+    pub fn stream_cap(&self) -> Option<u64> {
+        match self.answer {
+            H2Answer::Settings {
+                max_concurrent_streams,
+            } => max_concurrent_streams,
+            H2Answer::NotH2 { .. } => None,
+        }
+    }
 }
 
 /// A forwarder on the URL's port, followed to the process it passes connections on to.

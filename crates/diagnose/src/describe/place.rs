@@ -28,8 +28,15 @@ const FRAMES_TOLD: usize = 3;
 pub fn attribution(place: &Place) -> String {
     let mut line = where_line(place);
     if let (Some(server), Some(client)) = (&place.setting, &place.client_setting) {
+        // A peer asked for its SETTINGS is named with its own setting; the mock's lists many.
+        let streams = match place.source {
+            Some(PlaceSource::PeerSettings) => {
+                format!("`{}` of {}", server.setting, server.framework)
+            }
+            _ => "the downstream's streams per connection".to_string(),
+        };
         line.push_str(&format!(
-            "; its size: the downstream's streams per connection ({}) × the client's connections ({})",
+            "; its size: {streams} ({}) × the client's connections ({})",
             server.default, client.default
         ));
         return line;
@@ -328,6 +335,9 @@ fn source_words(place: &Place) -> String {
         Some(PlaceSource::Proc) | None => "/proc".to_string(),
         Some(PlaceSource::Connections) => "the target's connections, /proc".to_string(),
         Some(PlaceSource::Mock) => "the mock's counts".to_string(),
+        Some(PlaceSource::PeerSettings) => {
+            "the target's connections, /proc, and the downstream's HTTP/2 SETTINGS".to_string()
+        }
         Some(PlaceSource::Stacks(tool)) => stacks_words(tool, place.snapshots, place.recording_s),
     }
 }
@@ -466,12 +476,16 @@ fn names(seen: &[PoolSeen]) -> String {
 
 /// `` `pool` (6 of 71 threads blocked on the network, /proc) ``.
 fn seen_words(pool: &PoolSeen) -> String {
-    if pool.source == Some(PlaceSource::Mock) {
+    if let Some(PlaceSource::Mock | PlaceSource::PeerSettings) = pool.source {
         return format!(
-            "`{}` ({} in flight of the {} the connections allow, the mock's counts)",
+            "`{}` ({} in flight of the {} the connections allow, {})",
             pool.pool,
             count(pool.held),
-            count(pool.threads)
+            count(pool.threads),
+            match pool.source {
+                Some(PlaceSource::Mock) => "the mock's counts",
+                _ => "the target's connections and the downstream's SETTINGS",
+            }
         );
     }
     let wait = match (pool.source, pool.waiting) {

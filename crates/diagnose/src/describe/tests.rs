@@ -159,11 +159,13 @@ fn samples() -> Vec<Fact> {
             clients: steps(),
             cap: 8,
             connections: vec![1, 1],
-            opened: 0,
+            opened: Some(0),
             in_flight: vec![8, 8],
-            streams_per_connection: 8,
+            streams_per_connection: Some(8),
             allowed: Some(8),
             reading: StreamCapReading::AtCap,
+            peer: None,
+            peer_program: None,
         },
         Fact::CpuSaturated {
             clients: steps(),
@@ -402,4 +404,37 @@ fn every_fact_has_a_sentence_a_key_line_and_a_rank() {
             );
         }
     }
+}
+
+#[test]
+fn a_peers_stream_cap_names_the_peer_its_program_and_the_limit_without_a_mock() {
+    // nginx in front, asked for its SETTINGS; no mock counted the calls: the limit is the ceiling.
+    let fact = Fact::StreamCap {
+        clients: vec![20, 40],
+        cap: 8,
+        connections: vec![1, 1],
+        opened: None,
+        in_flight: Vec::new(),
+        streams_per_connection: None,
+        allowed: Some(8),
+        reading: StreamCapReading::AtCap,
+        peer: Some(([127, 0, 0, 1], 8443).into()),
+        peer_program: Some("nginx".to_string()),
+    };
+    let mut finding = Finding::bare(Kind::BlockingPool, vec![fact.clone()]);
+    finding.limit = Some(8.0);
+    let sentences = fact_sentences(&fact, &finding);
+    assert_eq!(sentences.len(), 1);
+    assert!(
+        sentences[0].starts_with(
+            "Over HTTP/2 the target kept 1 connection to 127.0.0.1:8443 (nginx), which allows 8 \
+             streams on each (SETTINGS_MAX_CONCURRENT_STREAMS, asked of it after the steps), 8 in \
+             all, and the limit found is 8 calls in flight"
+        ),
+        "{sentences:?}"
+    );
+    assert_eq!(
+        short(&fact, &finding).as_deref(),
+        Some("HTTP/2: 8 calls in flight = 1 connection × 8 streams, the cap 127.0.0.1:8443 (nginx) sent.")
+    );
 }

@@ -4,29 +4,34 @@
 //! clients grew past N ([`connection_pool`], the place of a `connection-limit`).
 use super::{matches_limit, Known, MATCH_SHARE};
 use chokepoint_result::{Place, PlaceKind, PlaceSource, Step};
+use std::net::SocketAddr;
 
-/// The one downstream peer whose connections from the target stayed at about the limit at
-/// every plateau step that saw it, with more clients than that at the largest step (requests
+/// A peer: its port, and its address when recorded.
+type Peer = (u16, Option<SocketAddr>);
+
+/// The one downstream peer (by its address, or its port in older results) whose connections
+/// from the target stayed at about the limit at every plateau step that saw it, with more clients than that at the largest step (requests
 /// queued beyond them): its port, the most connections one sample saw, and that step's
 /// clients. Two peers held so (or none) give none: the connections alone cannot choose.
 fn connections_at_limit(plateau: &[&Step], limit: f64) -> Option<(u16, u32, u32)> {
     let largest = plateau.last()?.clients;
-    let mut by_peer: Vec<(u16, Vec<(u32, u32)>)> = Vec::new();
+    let mut by_peer: Vec<(Peer, Vec<(u32, u32)>)> = Vec::new();
     for step in plateau {
         let Some(connections) = &step.connections else {
             continue;
         };
         for peer in &connections.downstream {
             let seen = (step.clients, peer.counts.most.established);
-            match by_peer.iter_mut().find(|(port, _)| *port == peer.peer_port) {
+            let key = (peer.peer_port, peer.peer_addr);
+            match by_peer.iter_mut().find(|(at, _)| *at == key) {
                 Some((_, steps)) => steps.push(seen),
-                None => by_peer.push((peer.peer_port, vec![seen])),
+                None => by_peer.push((key, vec![seen])),
             }
         }
     }
     let held: Vec<(u16, u32, u32)> = by_peer
         .into_iter()
-        .filter_map(|(port, steps)| {
+        .filter_map(|((port, _), steps)| {
             let all_at_limit = steps
                 .iter()
                 .all(|&(_, n)| matches_limit(f64::from(n), limit));

@@ -47,8 +47,8 @@ use crate::evidence::Evidence;
 use crate::finding::Finding;
 use crate::size_rule::UsableCores;
 use chokepoint_result::{
-    Fact, Kind, Place, PlaceKind, PlaceSource, PlaceUnclearWhy, PoolSeen, PoolStacks, Setting,
-    SharedStack, Step, WaitKind,
+    Fact, H2Peer, Kind, Place, PlaceKind, PlaceSource, PlaceUnclearWhy, PoolSeen, PoolStacks,
+    Setting, SharedStack, Step, WaitKind,
 };
 use connections::{connection_pool, known_connection_pool, most_downstream_connections};
 
@@ -84,6 +84,7 @@ pub(crate) fn with_place(mut finding: Finding, evidence: &Evidence<'_>) -> Findi
         catalogue: evidence.catalogue,
         libraries: &evidence.context.target_libraries,
         cores: usable_cores(evidence),
+        h2_peers: &evidence.context.h2_peers,
     };
     let place = facts(evidence.steps, &finding, &known);
     finding.facts.extend(place);
@@ -91,12 +92,13 @@ pub(crate) fn with_place(mut finding: Finding, evidence: &Evidence<'_>) -> Findi
 }
 
 /// What names a place's setting: the catalogue, the library files the target had open or
-/// mapped that it knows, and the cores it counts (a default that follows them is evaluated
-/// with them).
+/// mapped that it knows, the cores it counts (a default that follows them is evaluated with
+/// them), and the peers the sweep asked for their HTTP/2 SETTINGS (a stream cap's).
 pub(crate) struct Known<'a> {
     pub(crate) catalogue: &'a Catalogue,
     pub(crate) libraries: &'a [String],
     pub(crate) cores: Option<UsableCores>,
+    pub(crate) h2_peers: &'a [H2Peer],
 }
 
 impl Known<'_> {
@@ -156,34 +158,42 @@ pub(crate) fn facts(steps: &[Step], finding: &Finding, known: &Known<'_>) -> Vec
     fact.into_iter().collect()
 }
 
-/// A held pool's place (below), after what the mock's HTTP/2 counts say of the stream cap
-/// ([`crate::stream_cap`]): the cap is the place when the calls stopped at the streams the
-/// target's connections allow and no pool's threads held the limit too; a pool held at the
-/// limit as well is direct evidence of its own, and the two name no one place.
+/// A held pool's place (below), after what the mock's HTTP/2 counts (or a peer's SETTINGS) say
+/// of the stream cap ([`crate::stream_cap`]): the cap is the place when the calls stopped at
+/// the streams the target's connections allow and no pool's threads held the limit too; a pool
+/// held at the limit as well (or a second peer's cap) is direct evidence of its own, and the
+/// two name no one place.
 fn with_streams(plateau: &[&Step], before: &[&Step], limit: f64, known: &Known<'_>) -> Vec<Fact> {
-    let streams = crate::stream_cap::read(plateau, limit);
+    let streams = crate::stream_cap::read(plateau, limit, known.h2_peers);
     let mut told: Vec<Fact> = streams.iter().map(|s| s.fact()).collect();
     let pool = held_pool(plateau, before, limit, known);
-    let cap = streams.as_ref().and_then(|s| s.place());
-    match (cap, pool) {
-        (Some(cap), Some(Fact::Place { place: pool })) => {
-            let seen = vec![seen_of(&pool), seen_of(&cap)];
-            told.push(Fact::PlaceUnclear {
-                clients: cap.clients,
-                limit,
-                why: PlaceUnclearWhy::SeveralMatch,
-                seen,
-                downstream_connections: most_downstream_connections(plateau).map(|(_, _, n)| n),
-                stacks: plateau
-                    .iter()
-                    .find_map(|s| s.stacks.as_ref().and_then(|st| st.source)),
-            });
-        }
-        (Some(cap), _) => told.push(Fact::Place {
-            place: Box::new(cap),
-        }),
-        (None, pool) => told.extend(pool),
+    let caps: Vec<Place> = streams.iter().filter_map(|s| s.place()).collect();
+    if caps.is_empty() {
+        told.extend(pool);
+        return told;
     }
+    // A pool held at the limit comes first among those seen, the caps after it.
+    let mut matching: Vec<Place> = match pool {
+        Some(Fact::Place { place }) => vec![*place],
+        _ => Vec::new(),
+    };
+    matching.extend(caps);
+    if matching.len() == 1 {
+        told.extend(matching.pop().map(|place| Fact::Place {
+            place: Box::new(place),
+        }));
+        return told;
+    }
+    told.push(Fact::PlaceUnclear {
+        clients: matching.last().map_or(0, |cap| cap.clients),
+        limit,
+        why: PlaceUnclearWhy::SeveralMatch,
+        seen: matching.iter().map(seen_of).collect(),
+        downstream_connections: most_downstream_connections(plateau).map(|(_, _, n)| n),
+        stacks: plateau
+            .iter()
+            .find_map(|s| s.stacks.as_ref().and_then(|st| st.source)),
+    });
     told
 }
 

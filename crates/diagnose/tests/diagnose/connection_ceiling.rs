@@ -38,6 +38,7 @@ fn service(
     s.connections = Some(Connections {
         downstream: vec![PeerConnections {
             peer_port: 5432,
+            peer_addr: None,
             mock: false,
             counts: ConnectionCounts {
                 most: SocketCounts {

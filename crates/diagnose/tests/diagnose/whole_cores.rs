@@ -274,6 +274,7 @@ fn pool_of_200_without_a_mock(cores: u32, cpu_ms: f64, clients: u32) -> Step {
     s.connections = Some(chokepoint_result::Connections {
         downstream: vec![chokepoint_result::PeerConnections {
             peer_port: 8443,
+            peer_addr: None,
             mock: false,
             counts: chokepoint_result::ConnectionCounts {
                 most: chokepoint_result::SocketCounts {

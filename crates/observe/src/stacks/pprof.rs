@@ -112,14 +112,15 @@ pub fn is_go(pid: i32) -> bool {
     })
 }
 
-/// The TCP ports `pids` listen on, lowest first.
+/// The TCP ports `pids` listen on in this process's network namespace (where the dump is asked
+/// from), lowest first.
 fn listening_ports(pids: &[i32]) -> Vec<u16> {
     let held: std::collections::HashSet<u64> = pids
         .iter()
         .filter_map(|&pid| socket_inodes(pid).ok())
         .flatten()
         .collect();
-    let mut ports: Vec<u16> = socket_table()
+    let mut ports: Vec<u16> = socket_table(&[std::process::id() as i32])
         .into_iter()
         .filter(|socket| socket.state == SocketState::Listen && held.contains(&socket.inode))
         .map(|socket| socket.local_port)

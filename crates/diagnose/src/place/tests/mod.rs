@@ -26,6 +26,7 @@ fn facts_with(steps: &[Step], finding: &Finding, libraries: &[String]) -> Vec<Fa
         catalogue: Catalogue::built_in(),
         libraries,
         cores: Some(TWO_CPUS),
+        h2_peers: &[],
     };
     super::facts(steps, finding, &known)
 }
@@ -50,6 +51,7 @@ fn pgxpools_queue_names_pool_max_conns_with_its_default_on_the_targets_cpus() {
             catalogue: Catalogue::built_in(),
             libraries: &[],
             cores: Some(UsableCores { cpus, quota: None }),
+            h2_peers: &[],
         };
         let place = match super::facts(&steps, &found, &known).as_slice() {
             [Fact::Place { place }] => place.as_ref().clone(),
@@ -894,6 +896,7 @@ fn with_peer(mut step: Step, peer_port: u16, established: u32) -> Step {
         .downstream
         .push(chokepoint_result::PeerConnections {
             peer_port,
+            peer_addr: None,
             mock: false,
             counts: chokepoint_result::ConnectionCounts {
                 most: chokepoint_result::SocketCounts {
@@ -915,6 +918,7 @@ fn connection_facts(steps: &[Step], finding: &Finding, libraries: &[&str]) -> Ve
         catalogue: &catalogue,
         libraries: &libraries,
         cores: Some(TWO_CPUS),
+        h2_peers: &[],
     };
     super::facts(steps, finding, &known)
 }

@@ -104,6 +104,7 @@ pub(super) fn step(
             client_side: ConnectionCounts::default(),
             downstream: vec![PeerConnections {
                 peer_port: 9090,
+                peer_addr: None,
                 mock: true,
                 counts: ConnectionCounts {
                     most: SocketCounts {
