@@ -2,19 +2,37 @@
 # The test command of the README: installs what the tests need (scripts/install-test-deps.sh,
 # Debian, as root), then checks formatting and lints, runs every test, and fails if any process
 # a test started is still running. .ci/run calls it.
+#
+# The install runs beside the build: it is downloads and unpacking, the build is the CPU, and
+# nothing cargo compiles needs what it installs (no build script calls a tool of it). Its output
+# is kept in a file and shown when it ends; the tests start only once it has succeeded.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Every tool is installed below, so a test whose tool is missing fails instead of skipping.
 export CI="${CI:-1}"
 
-bash scripts/install-test-deps.sh
 command -v cargo >/dev/null 2>&1 || {
   echo "cargo is missing: install Rust with rustup (Debian's rustc is too old for the crates)" >&2
   exit 1
 }
+deps_log=$(mktemp /tmp/chokepoint-test-deps.XXXXXX)
+bash scripts/install-test-deps.sh > "$deps_log" 2>&1 &
+deps_pid=$!
+# An install is never cut short (a killed dpkg leaves the machine broken): on any early exit
+# this script waits for it.
+trap 'wait "$deps_pid" 2>/dev/null || true; rm -f "$deps_log"' EXIT
+
 cargo fetch --locked || cargo fetch
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --release -- -D warnings
+cargo test --workspace --release --no-run "$@"
+deps_status=0
+wait "$deps_pid" || deps_status=$?
+cat "$deps_log"
+if [ "$deps_status" -ne 0 ]; then
+  echo "installing what the tests need failed (exit $deps_status; its output is above)" >&2
+  exit 1
+fi
 status=0
 cargo test --workspace --release "$@" || status=$?
 bash scripts/leftovers.sh || status=1
