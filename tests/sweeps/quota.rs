@@ -8,7 +8,9 @@
 //! (1: the quota rounded up).
 use crate::common;
 
-use chokepoint_result::{Fact, Kind, PlaceKind, Runtime, RuntimeCores, RuntimeCoresSource};
+use chokepoint_result::{
+    CpuQuota, Fact, Kind, PlaceKind, Runtime, RuntimeCores, RuntimeCoresSource,
+};
 use common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -144,6 +146,22 @@ fn the_same_service_without_a_quota_is_told_no_quota() {
     );
 }
 
+/// The quota the JVM twin `jvm` showed in one step of 2 clients on `/actors` (stacks off, no
+/// warm-up: the step reads the group and `jcmd VM.info`); the JVM is stopped after.
+fn quota_at_one_step(name: &str, jvm: Target, mock: &chokepoint_mock::RunningMock) -> CpuQuota {
+    let mut config = chokepoint_experiment::SweepConfig::new(&jvm.url_of("/actors"))
+        .expect("a URL")
+        .with_target_pid(jvm.pid());
+    config.stacks.enabled = false;
+    config.warmup_limit = std::time::Duration::ZERO;
+    let result = sweep_with(name, config, Some(vec![2]), STEP, 2, Some(mock));
+    drop(jvm);
+    result.steps[0]
+        .cpu_quota
+        .clone()
+        .expect("the group's quota")
+}
+
 /// The JVM twin sized its threads for the cores it saw at its start (the machine's); moved into
 /// a half-core group after, it keeps them, and each step's quota says so from `jcmd VM.info`.
 #[test]
@@ -157,25 +175,7 @@ fn a_jvm_moved_into_a_half_core_group_shows_the_cores_it_sized_itself_for() {
     let jvm = launch_jvm(&mock);
     let group = QuotaGroup::new("cp-quota-jvm", 50_000, 100_000);
     group.add(jvm.pid());
-    let mut config = chokepoint_experiment::SweepConfig::new(&jvm.url_of("/actors"))
-        .expect("a URL")
-        .with_target_pid(jvm.pid());
-    config.stacks.enabled = false;
-    // One step at 2 clients reads the quota and jcmd; the JIT's warm-up would only add time.
-    config.warmup_limit = std::time::Duration::ZERO;
-    let result = sweep_with(
-        "jvm in half a core",
-        config,
-        Some(vec![2]),
-        STEP,
-        2,
-        Some(&mock),
-    );
-    drop(jvm);
-    let quota = result.steps[0]
-        .cpu_quota
-        .as_ref()
-        .expect("the group's quota");
+    let quota = quota_at_one_step("jvm in half a core", jvm, &mock);
     assert_eq!(quota.cores, 0.5);
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
     assert_eq!(
@@ -210,25 +210,7 @@ fn a_jvm_started_inside_a_half_core_group_sized_itself_for_one_core() {
         .args(["--port", "0", "--downstream", &mock.url()])
         .args(["--actors", "20", "--dispatcher", "16"]);
     let jvm = Target::launch("jvm started in half a core", command);
-    let mut config = chokepoint_experiment::SweepConfig::new(&jvm.url_of("/actors"))
-        .expect("a URL")
-        .with_target_pid(jvm.pid());
-    config.stacks.enabled = false;
-    // One step at 2 clients reads the quota and jcmd; the JIT's warm-up would only add time.
-    config.warmup_limit = std::time::Duration::ZERO;
-    let result = sweep_with(
-        "jvm started in half a core",
-        config,
-        Some(vec![2]),
-        STEP,
-        2,
-        Some(&mock),
-    );
-    drop(jvm);
-    let quota = result.steps[0]
-        .cpu_quota
-        .as_ref()
-        .expect("the group's quota");
+    let quota = quota_at_one_step("jvm started in half a core", jvm, &mock);
     assert_eq!(quota.cores, 0.5);
     assert_eq!(
         quota.runtime_cores,
