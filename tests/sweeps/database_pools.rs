@@ -60,6 +60,24 @@ fn sweep_without_mock_stacks(
     sweep_with(name, config, Some(clients), STEP, most, None)
 }
 
+/// The place of a Go service's pool found by pprof: a `connection-pool` from the goroutine
+/// dumps, with the one-line attribution (printed).
+fn pprof_connection_pool(name: &str, result: &SweepResult) -> (chokepoint_result::Place, String) {
+    let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
+    let attribution = diagnosis.attribution.clone().unwrap_or("no place".into());
+    println!("{name}: {attribution}");
+    let place = diagnosis
+        .place
+        .clone()
+        .unwrap_or_else(|| panic!("{name}: no place: {:#?}", diagnosis.evidence));
+    assert_eq!(place.kind, Some(PlaceKind::ConnectionPool));
+    assert_eq!(
+        place.source,
+        Some(PlaceSource::Stacks(chokepoint_result::StackSource::Pprof))
+    );
+    (place, attribution)
+}
+
 /// The most connections the target held to `port` at any step.
 fn most_connections_to(result: &SweepResult, port: u16) -> Option<u32> {
     result
@@ -260,18 +278,7 @@ fn a_pgxpool_sized_by_the_cpus_is_named_by_pprof_with_its_rule_on_this_machine()
         "the truth: pgxpool's max(4, {cpus}) connections to PostgreSQL"
     );
     assert_finding("go-pgxpool", &result, Kind::BlockingPool, f64::from(cap));
-    let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
-    let attribution = diagnosis.attribution.as_deref().unwrap_or("no place");
-    println!("go-pgxpool: {attribution}");
-    let place = diagnosis
-        .place
-        .clone()
-        .unwrap_or_else(|| panic!("go-pgxpool: no place: {:#?}", diagnosis.evidence));
-    assert_eq!(place.kind, Some(PlaceKind::ConnectionPool));
-    assert_eq!(
-        place.source,
-        Some(PlaceSource::Stacks(chokepoint_result::StackSource::Pprof))
-    );
+    let (place, attribution) = pprof_connection_pool("go-pgxpool", &result);
     let queued = place
         .queued
         .as_ref()
@@ -333,18 +340,7 @@ fn a_database_sql_pool_capped_by_set_max_open_conns_is_named_by_pprof() {
         "the truth: SetMaxOpenConns(6) connections to PostgreSQL"
     );
     assert_finding("go-database-sql", &result, Kind::BlockingPool, 6.0);
-    let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
-    let attribution = diagnosis.attribution.as_deref().unwrap_or("no place");
-    println!("go-database-sql: {attribution}");
-    let place = diagnosis
-        .place
-        .clone()
-        .unwrap_or_else(|| panic!("go-database-sql: no place: {:#?}", diagnosis.evidence));
-    assert_eq!(place.kind, Some(PlaceKind::ConnectionPool));
-    assert_eq!(
-        place.source,
-        Some(PlaceSource::Stacks(chokepoint_result::StackSource::Pprof))
-    );
+    let (place, _) = pprof_connection_pool("go-database-sql", &result);
     let queued = place
         .queued
         .as_ref()
