@@ -22,18 +22,25 @@ deps_pid=$!
 # this script waits for it.
 trap 'wait "$deps_pid" 2>/dev/null || true; rm -f "$deps_log"' EXIT
 
+# Each phase's end, seconds from the start: where CI's time goes (issue 25's 25 minutes).
+phase() { echo "scripts/test.sh: $1 at ${SECONDS} s" >&2; }
 cargo fetch --locked || cargo fetch
+phase "fetched"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --release -- -D warnings
+phase "fmt and clippy clean"
 cargo test --workspace --release --no-run "$@"
+phase "tests built"
 deps_status=0
 wait "$deps_pid" || deps_status=$?
 cat "$deps_log"
+phase "test tools installed"
 if [ "$deps_status" -ne 0 ]; then
   echo "installing what the tests need failed (exit $deps_status; its output is above)" >&2
   exit 1
 fi
 status=0
 cargo test --workspace --release "$@" || status=$?
+phase "tests run"
 bash scripts/leftovers.sh || status=1
 exit "$status"
