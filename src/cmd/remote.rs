@@ -23,10 +23,16 @@ pub fn connect(
         .map(|path| chokepoint_remote::auth::read_token(path, "--observer-token-file"))
         .transpose()
         .map_err(anyhow::Error::msg)?;
+    let swept: Option<http::Uri> = config.base.url.parse().ok();
     let request = SessionRequest {
         listen_port: port_of(&config.base.url),
         mock_port: config.mock.as_deref().and_then(port_of),
         interval_ms: config.observe_interval.as_millis() as u64,
+        probe_path: swept
+            .as_ref()
+            .and_then(|uri| uri.path_and_query())
+            .map(|p| p.as_str().to_string()),
+        tls: swept.as_ref().and_then(|uri| uri.scheme_str()) == Some("https"),
     };
     let base = format!("http://{}", parsed.authority().expect("a host"));
     RemoteObserver::connect(&base, token, &request).map_err(anyhow::Error::msg)
@@ -40,8 +46,21 @@ pub fn observing_line(remote: &RemoteObserver) -> String {
         .listen_port
         .map(|port| format!(" (listening on port {port} there)"))
         .unwrap_or_default();
+    let behind = target
+        .forwarder
+        .as_ref()
+        .map(|f| {
+            format!(
+                "; the port is {} (process {}) there, a forwarder to {}, followed to {}",
+                f.name,
+                f.pid,
+                f.hop(),
+                f.served_name
+            )
+        })
+        .unwrap_or_default();
     format!(
-        "chokepoint: observing process {}{port} and its descendants through the observer at {} ({} cores there)",
+        "chokepoint: observing process {}{port} and its descendants through the observer at {} ({} cores there){behind}",
         pids.join(", "),
         remote.url(),
         target.cores

@@ -206,6 +206,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(url) = &args.observer {
         let remote = super::remote::connect(url, args.observer_token_file.as_deref(), &config)?;
         observe_note = Some(super::remote::observing_line(&remote));
+        config.forwarder = remote.target().forwarder.clone();
         config.observer = Some(std::sync::Arc::new(remote));
     }
     match args.pid.unwrap_or(if args.observer.is_some() {
@@ -240,8 +241,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 config = config.with_listening_target(found.clone());
                 observe_note = Some(match &config.forwarder {
                     Some(f) => format!(
-                        "chokepoint: the URL's port is {} (process {}), a forwarder to port {}: observing it and {} (process {}) behind it, and their descendants; --pid PID observes one process instead",
-                        f.name, f.pid, f.to_port, f.served_name, list(&f.served_pids)
+                        "chokepoint: the URL's port is {} (process {}), a forwarder to {}: observing it and {} (process {}) behind it, and their descendants; --pid PID observes one process instead",
+                        f.name, f.pid, f.hop(), f.served_name, list(&f.served_pids)
                     ),
                     None => format!(
                         "chokepoint: observing process {} (listening on the URL's port) and its descendants; --pid none turns this off",

@@ -11,8 +11,8 @@
 //! - Python: `tests/targets/py-gunicorn`, gunicorn's default one sync worker; and
 //!   `tests/targets/py-threadpool --default-executor`, a `ThreadPoolExecutor()` (min(32, cores
 //!   + 4) workers), whose threads only py-spy names (all are `python3` in /proc);
-//! - PHP: `tests/targets/php-fpm-nginx`, PHP-FPM with the www.conf PHP ships (5 children)
-//!   behind nginx;
+//! - PHP: `tests/targets/php-fpm-nginx`, PHP-FPM with the www.conf PHP ships (5 children, a
+//!   unix socket) behind nginx, found by `--pid auto` through nginx;
 //! - Apache httpd: `tests/targets/apache-proxy`, prefork as a reverse proxy.
 //!
 //! Each needs its tool (java; gunicorn and py-spy from PyPI; Debian's php-fpm, nginx-light, apache2):
@@ -222,8 +222,8 @@ fn gunicorn_says_its_workers_flag() {
     assert_eq!(waiting, 1.0);
 }
 
-/// PHP-FPM behind nginx, with the pool settings PHP ships: processes `php-fpm8.2`, pooled as
-/// `php-fpm8` (the observer takes `.2` for a counter).
+/// PHP-FPM behind nginx on a unix socket, with the pool settings PHP ships: processes
+/// `php-fpm8.2`, pooled as `php-fpm8` (the observer takes `.2` for a counter).
 #[test]
 fn php_fpm_says_its_max_children() {
     let Some(fpm) = installed(
@@ -254,16 +254,28 @@ fn php_fpm_says_its_max_children() {
     .expect("index.php copied");
     std::fs::write(scratch.path("downstream.txt"), format!("{}/", mock.url()))
         .expect("downstream.txt");
-    let (fpm, fpm_port) = start_quiet("php-fpm", |fpm_port| {
-        let fpm_conf = scratch.fill(
-            "php-fpm-nginx/php-fpm.conf",
-            "php-fpm.conf",
-            &[("DIR", dir.clone()), ("PORT", fpm_port.to_string())],
-        );
-        let mut command = Command::new(&fpm);
-        command.arg("-R").arg("-F").arg("-y").arg(&fpm_conf);
-        command
-    });
+    // On a unix socket, as Debian's www.conf has it (`listen = /run/php/php8.2-fpm.sock`).
+    let fpm_socket = scratch.path("php-fpm.sock");
+    let fpm_conf = scratch.fill(
+        "php-fpm-nginx/php-fpm.conf",
+        "php-fpm.conf",
+        &[
+            ("DIR", dir.clone()),
+            ("LISTEN", fpm_socket.display().to_string()),
+        ],
+    );
+    let mut fpm = Server::spawn(
+        "php-fpm",
+        Command::new(&fpm)
+            .arg("-R")
+            .arg("-F")
+            .arg("-y")
+            .arg(&fpm_conf)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+    );
+    fpm.wait_unix_listening(&fpm_socket, LISTEN_LIMIT)
+        .unwrap_or_else(|exit| panic!("php-fpm exited before it listened: {}", exit.0));
     let (nginx, port) = start_quiet("nginx", |port| {
         let nginx_conf = scratch.fill(
             "php-fpm-nginx/nginx.conf",
@@ -271,7 +283,7 @@ fn php_fpm_says_its_max_children() {
             &[
                 ("DIR", dir.clone()),
                 ("PORT", port.to_string()),
-                ("FPM_PORT", fpm_port.to_string()),
+                ("UPSTREAM", format!("unix:{}", fpm_socket.display())),
                 ("SCRIPT", scratch.path("index.php").display().to_string()),
             ],
         );
@@ -283,8 +295,9 @@ fn php_fpm_says_its_max_children() {
             .arg(format!("{dir}/"));
         command
     });
-    // The roots as `--pid auto` finds them: nginx on the URL's port, a forwarder, followed to
-    // PHP-FPM behind it (issue 23: before, `--pid auto` observed nginx alone and placed nothing).
+    // The roots as `--pid auto` finds them: nginx on the URL's port, a forwarder, followed over
+    // the unix socket to PHP-FPM behind it (issue 23: before, `--pid auto` observed nginx alone
+    // and placed nothing; the socket is found by the kernel's sock_diag, built after the rule).
     let url = format!("http://127.0.0.1:{port}/");
     let config = SweepConfig::new(&url).expect("a valid URL");
     let mut roots = config.listening_target();
@@ -293,7 +306,10 @@ fn php_fpm_says_its_max_children() {
         .follow_forwarder(&roots)
         .expect("nginx followed to PHP-FPM");
     assert_eq!(forwarder.name, "nginx");
-    assert_eq!(forwarder.to_port, fpm_port);
+    assert_eq!(
+        (forwarder.to_port, forwarder.to_path.as_deref()),
+        (None, fpm_socket.to_str())
+    );
     assert_eq!(forwarder.served_pids, vec![fpm.pid()]);
     roots.extend(forwarder.served_pids);
     let (pool, threads, waiting, setting, named) =

@@ -3,9 +3,11 @@
 //! the mock), as `docker run -p` puts docker-proxy there. `--pid auto` finds socat; the sweep
 //! follows it (`SweepConfig::follow_forwarder`) to the Python process and observes both. The
 //! finding must be the one the target gets swept directly — same kind, limit and place — with
-//! the forwarder named. Built after the rule (`chokepoint_observe::forward`).
+//! the forwarder named. Built after the rule (`chokepoint_observe::forward`). And nginx in
+//! front of gunicorn on a unix socket, followed through the socket.
 //!
-//! Needs socat (Debian's `socat`) and python3: `.ci/run` installs them; a missing one fails.
+//! Needs socat (Debian's `socat`), nginx, python3 and gunicorn: `.ci/run` installs them; a
+//! missing one fails.
 use crate::common;
 
 use chokepoint_experiment::SweepConfig;
@@ -90,7 +92,7 @@ fn a_thread_pool_behind_socat_is_found_as_without_it_and_socat_is_named() {
     let forwarder = behind.context.forwarder.as_ref().expect("socat followed");
     assert_eq!(forwarder.name, "socat");
     assert_eq!(
-        Some(forwarder.to_port),
+        forwarder.to_port,
         target_port(&direct),
         "socat forwards to the target's port"
     );
@@ -124,4 +126,109 @@ fn target_port(result: &SweepResult) -> Option<u16> {
         .next()?
         .parse()
         .ok()
+}
+
+/// nginx in front of gunicorn on a unix socket (issue 23), as gunicorn's deployment guide sets
+/// it up (`tests/targets/nginx-unix-proxy`): 3 sync workers behind a 200 ms mock, so a limit of
+/// 3. `--pid auto` finds nginx; the sweep follows it over the unix socket (the kernel's
+/// sock_diag names the other end: `chokepoint_observe::unix_diag`) to gunicorn, which comes
+/// first among the roots, and the finding must be gunicorn's workers with `--workers`, nginx
+/// named. Built after the unix-socket rule. Needs nginx (Debian's nginx-light) and gunicorn.
+#[test]
+fn gunicorn_behind_nginx_on_a_unix_socket_is_followed_and_placed_in_its_workers() {
+    assert!(
+        toolchain_present("nginx", "-v"),
+        "nginx is needed: apt-get install nginx-light (.ci/run does)"
+    );
+    assert!(
+        toolchain_present("gunicorn", "--version"),
+        "gunicorn is needed: pip install gunicorn (.ci/run does)"
+    );
+    let _one = one_at_a_time();
+    let dir = std::env::temp_dir().join(format!("cp-nginx-unix-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    // A sampled worker is caught in the call for the call's share of its time (see the
+    // catalogue's gunicorn test): 200 ms calls.
+    let mock = mock_with_delay_of(Duration::from_millis(200));
+    let socket = dir.join("gunicorn.sock");
+    let mut gunicorn = Server::spawn(
+        "gunicorn",
+        Command::new("gunicorn")
+            .args(["--workers", "3", "--bind"])
+            .arg(format!("unix:{}", socket.display()))
+            .arg("app:app")
+            .env("DOWNSTREAM", mock.url())
+            .current_dir(targets_dir().join("py-gunicorn"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null()),
+    );
+    gunicorn
+        .wait_unix_listening(&socket, Duration::from_secs(30))
+        .unwrap_or_else(|exit| panic!("gunicorn exited before it listened: {}", exit.0));
+    let template = std::fs::read_to_string(targets_dir().join("nginx-unix-proxy/nginx.conf"))
+        .expect("the nginx template");
+    let (nginx, port) = Server::spawn_on_free_port("nginx", Duration::from_secs(10), |port| {
+        let conf = dir.join(format!("nginx-{port}.conf"));
+        let text = template
+            .replace("{DIR}", &dir.display().to_string())
+            .replace("{PORT}", &port.to_string())
+            .replace("{SOCKET}", &socket.display().to_string());
+        std::fs::write(&conf, text).expect("nginx.conf written");
+        let mut command = Command::new("nginx");
+        command
+            .arg("-c")
+            .arg(&conf)
+            .arg("-p")
+            .arg(format!("{}/", dir.display()))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        command
+    });
+    let config = SweepConfig::new(&format!("http://127.0.0.1:{port}/")).expect("a valid URL");
+    let found = config.listening_target();
+    assert_eq!(found, vec![nginx.pid()], "--pid auto finds nginx");
+    let config = config.with_listening_target(found);
+    let result = sweep_with(
+        "nginx-gunicorn",
+        config,
+        Some(vec![1, 3, 6, 12]),
+        STEP,
+        12,
+        Some(&mock),
+    );
+    let gunicorn_pid = gunicorn.pid();
+    drop(nginx);
+    drop(gunicorn);
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let forwarder = result.context.forwarder.as_ref().expect("nginx followed");
+    assert_eq!(forwarder.name, "nginx");
+    assert_eq!(
+        (forwarder.to_port, forwarder.to_path.as_deref()),
+        (None, socket.to_str())
+    );
+    assert_eq!(forwarder.served_name, "gunicorn");
+    assert_eq!(forwarder.served_pids, vec![gunicorn_pid]);
+    assert_finding("nginx-gunicorn", &result, Kind::BlockingPool, 3.0);
+    let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
+    let place = diagnosis
+        .place
+        .as_ref()
+        .unwrap_or_else(|| panic!("no place: {:#?}", diagnosis.evidence));
+    println!("nginx-gunicorn: {place:?}");
+    assert_eq!(place.pool.as_deref(), Some("gunicorn"));
+    let setting = place
+        .setting
+        .as_ref()
+        .expect("the catalogue names gunicorn's setting");
+    assert!(setting.setting.starts_with("--workers N"), "{setting:?}");
+    assert!(
+        diagnosis
+            .evidence
+            .iter()
+            .any(|e| e.contains("nginx") && e.contains("the unix socket")),
+        "the forwarder and its hop named: {:#?}",
+        diagnosis.evidence
+    );
 }

@@ -7,7 +7,7 @@
 use crate::common::*;
 use chokepoint_experiment::SweepConfig;
 use chokepoint_mock::MockConfig;
-use chokepoint_result::{Kind, SweepResult};
+use chokepoint_result::{Kind, PlaceKind, PlaceSource, SweepResult};
 use chokepoint_testkit::Server;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -264,4 +264,147 @@ fn a_sweep_through_the_observer_in_another_network_namespace_finds_what_a_local_
         place(&local),
         "the same place, local and through the observer"
     );
+}
+
+/// The port socat listens on inside the namespace (a fresh one: nothing else holds a port).
+const FRONT_PORT: u16 = 8080;
+
+/// Behind a forwarder, through the observer (issue 23): socat inside the namespace on
+/// 10.201.N.2:8080 passes each connection to go-semaphore (a semaphore of 12 around the
+/// downstream call, `net/http/pprof` on) on the namespace's own loopback, as `docker run -p`
+/// puts docker-proxy in front of a container. The observer there finds socat on the sweep's
+/// port, follows it with its own probe, and reads the Go service first: its pprof dumps place
+/// the semaphore as a local sweep does (place.rs's go-semaphore test), and the finding names
+/// socat. Built after the observer's forwarder probe.
+#[test]
+fn a_go_semaphore_behind_socat_in_another_namespace_is_followed_and_placed_by_pprof_through_the_observer(
+) {
+    if !toolchain_present("ip", "-V")
+        || !toolchain_present("socat", "-V")
+        || !toolchain_present("go", "version")
+    {
+        return;
+    }
+    let _one = one_at_a_time();
+    let binary = build_go_target("go-semaphore");
+    let dir = std::env::temp_dir().join(format!("cp-observer-forwarder-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    let netns = Netns::new();
+    let mock = chokepoint_mock::start(
+        format!("{}:0", netns.here()).parse().expect("an address"),
+        MockConfig {
+            fixed_delay: Some(DOWNSTREAM_DELAY),
+            ..Default::default()
+        },
+    )
+    .expect("the mock starts on this side of the veth");
+    let (target, target_port) = launch(
+        "go-semaphore-in-netns",
+        netns.command(binary.to_str().expect("a UTF-8 path")).args([
+            "-port",
+            "0",
+            "-downstream",
+            &mock.url(),
+            "-pprof",
+        ]),
+    );
+    let front = format!("{}:{FRONT_PORT}", netns.there());
+    let socat = Server::spawn(
+        "socat-in-netns",
+        netns
+            .command("socat")
+            .arg(format!(
+                "TCP-LISTEN:{FRONT_PORT},bind={},fork,reuseaddr",
+                netns.there()
+            ))
+            .arg(format!("TCP:127.0.0.1:{target_port}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit()),
+    );
+    wait_for_listener(&front);
+    let token_file = dir.join("token");
+    std::fs::write(&token_file, TOKEN).expect("the token file");
+    let (observer, observer_port) = launch(
+        "observer-in-netns",
+        netns
+            .command(env!("CARGO_BIN_EXE_chokepoint"))
+            .args(["observe", "--listen", &format!("{}:0", netns.there())])
+            .arg("--token-file")
+            .arg(&token_file),
+    );
+    let json = dir.join("result.json");
+    let output = Command::new(env!("CARGO_BIN_EXE_chokepoint"))
+        .args(["sweep", &format!("http://{front}/")])
+        .args(["--mock", &mock.url()])
+        .args([
+            "--observer",
+            &format!("http://{}:{observer_port}", netns.there()),
+        ])
+        .arg("--observer-token-file")
+        .arg(&token_file)
+        .args(["-c", "3,6,24,48", "--step", "2s", "--warmup", "0", "--json"])
+        .arg(&json)
+        .output()
+        .expect("the sweep runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    println!("{}\n{stderr}", String::from_utf8_lossy(&output.stdout));
+    let target_pid = target.pid();
+    drop((observer, socat, target));
+    drop(netns);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "a forwarder to port {target_port}, followed to go-semaphore"
+        )),
+        "{stderr}"
+    );
+    let text = std::fs::read_to_string(&json).expect("the sweep's --json");
+    let _ = std::fs::remove_dir_all(&dir);
+    let result: SweepResult = serde_json::from_str(&text).expect("a sweep result");
+
+    let forwarder = result
+        .context
+        .forwarder
+        .as_ref()
+        .expect("context.forwarder: socat followed through the observer");
+    assert_eq!(forwarder.name, "socat");
+    assert_eq!(forwarder.to_port, Some(target_port));
+    assert_eq!(forwarder.served_name, "go-semaphore");
+    // Both namespaces share one PID namespace here, so the observer's PIDs are this side's.
+    assert_eq!(forwarder.served_pids, vec![target_pid]);
+    let diagnosis = assert_kind("through the observer", &result, Kind::BlockingPool);
+    assert!(
+        diagnosis.evidence.iter().any(|line| line.contains("socat")),
+        "the finding names the forwarder: {:?}",
+        diagnosis.evidence
+    );
+    let place = diagnosis
+        .place
+        .clone()
+        .unwrap_or_else(|| panic!("no place: {:?}", diagnosis.evidence));
+    println!("{place:?}");
+    assert_eq!(
+        place.source,
+        Some(PlaceSource::Stacks(chokepoint_result::StackSource::Pprof)),
+        "placed by the Go service's own dumps, read by the observer"
+    );
+    assert_eq!(place.kind, Some(PlaceKind::Semaphore));
+    let held = place.held.unwrap_or(0.0);
+    assert!((10.5..=13.5).contains(&held), "{held} of the 12 slots held");
+}
+
+/// Waits (10 s at most) until something accepts connections at `address`.
+fn wait_for_listener(address: &str) {
+    let address: std::net::SocketAddr = address.parse().expect("an address");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::net::TcpStream::connect_timeout(&address, std::time::Duration::from_millis(200))
+        .is_err()
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "nothing listened on {address} within 10 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }

@@ -13,6 +13,8 @@
 //! - [`forward`]: a forwarder on the URL's port (docker-proxy, socat, nginx...) and the process
 //!   it passes connections on to.
 //! - [`sockets`]: the target's TCP connections, client side and downstream side, by state.
+//! - [`unix_diag`]: the machine's unix stream sockets and their peers (`sock_diag`), to follow a
+//!   forwarder to a server on a unix socket.
 //! - [`stacks`]: where the threads wait, from the runtime's own tools (`jcmd`, JFR, `py-spy`,
 //!   `pprof`), when the target's runtime has one.
 //! - [`runtime_cores`]: the core count the target's runtime sized itself for (a JVM's, Go's
@@ -37,6 +39,7 @@ pub mod sockets;
 pub mod stacks;
 pub mod threads;
 pub mod tree;
+pub mod unix_diag;
 pub mod window;
 
 pub use cpu::{
@@ -44,7 +47,7 @@ pub use cpu::{
     GroupMember, MachineCpuMeter, ThreadGroupCpu,
 };
 pub use sampler::{Observer, StepObservation, TargetSpec};
-pub use tree::{listening_processes, process_tree};
+pub use tree::{listening_address, listening_processes, process_tree};
 pub use window::{ObservedWindow, WindowObservation};
 
 /// Why a reading failed (the process is gone, or `/proc` may not be read).

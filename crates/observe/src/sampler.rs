@@ -25,7 +25,9 @@ const PEER_PORTS_KEPT: usize = 8;
 /// Which processes and threads are the target, and its ports.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TargetSpec {
-    /// The target's root processes; each one's descendants are the target too.
+    /// The target's root processes; each one's descendants are the target too. The first is
+    /// the service: its stacks, CPU quota and runtime's core count are read (behind a
+    /// forwarder, the process behind it).
     pub roots: Vec<i32>,
     /// Threads whose names start with one of these are not the target's (an in-process target
     /// shares its process with chokepoint's generator and mock).

@@ -54,6 +54,35 @@ pub fn listening_processes(port: u16) -> Result<Vec<i32>, ObserveError> {
             }
         }
     }
+    holders_of(&inodes)
+}
+
+/// The address to reach the listener on TCP `port` here: its own, or loopback when it listens
+/// on every address; `None` when nothing listens there.
+pub fn listening_address(port: u16) -> Option<std::net::SocketAddr> {
+    let tables = [procfs::net::tcp(), procfs::net::tcp6()];
+    let local = tables
+        .into_iter()
+        .flatten()
+        .flatten()
+        .find(|entry| {
+            entry.state == procfs::net::TcpState::Listen && entry.local_address.port() == port
+        })?
+        .local_address;
+    let ip = match local.ip() {
+        std::net::IpAddr::V4(ip) if ip.is_unspecified() => std::net::Ipv4Addr::LOCALHOST.into(),
+        std::net::IpAddr::V6(ip) if ip.is_unspecified() => std::net::Ipv6Addr::LOCALHOST.into(),
+        ip => ip.to_canonical(),
+    };
+    Some(std::net::SocketAddr::new(ip, port))
+}
+
+/// The processes that hold any of the sockets `inodes` (`socket:[inode]` among their open
+/// files), the topmost of each tree: a master whose workers inherited its socket. Init (PID 1)
+/// counts only when nobody else holds them: with socket activation systemd keeps the listener
+/// it handed to the service, and as every process's ancestor it would stand for them all; in
+/// a container whose server is PID 1, the server is the only holder.
+pub fn holders_of(inodes: &BTreeSet<u64>) -> Result<Vec<i32>, ObserveError> {
     if inodes.is_empty() {
         return Ok(Vec::new());
     }
@@ -72,6 +101,9 @@ pub fn listening_processes(port: u16) -> Result<Vec<i32>, ObserveError> {
         if holds {
             holders.push(stat.pid);
         }
+    }
+    if holders.len() > 1 {
+        holders.retain(|&pid| pid != 1);
     }
     Ok(topmost(&holders, &parents))
 }

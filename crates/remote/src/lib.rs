@@ -5,7 +5,9 @@
 //! Data flow: the sweep's [`client::RemoteObserver`] opens a session (`POST /v1/sessions`: the
 //! URL's and the mock's ports, the sampling interval); the [`server`] finds the target there
 //! (its `--pid`, its `--port`, or the process listening on the sweep's port, as `--pid auto`
-//! does) and holds the session for that sweep alone. For each step the sweep opens a window
+//! does: a forwarder there is followed to the process behind it by the same bounded probe,
+//! sent from the observer's side to the forwarder's own listener) and holds the session for
+//! that sweep alone. For each step the sweep opens a window
 //! (`POST /v1/steps/start`) when the measured part begins and closes it (`POST
 //! /v1/steps/finish`) when the step ends; the server runs one
 //! [`chokepoint_observe::ObservedWindow`] in between and answers with its
@@ -16,7 +18,9 @@
 //! The security rules ([`auth`]): loopback unless told otherwise; on any other address a token
 //! file is required and every request must carry `Authorization: Bearer TOKEN` (compared in
 //! constant time), else 401. The server runs no command a request names: the stack tools are
-//! the fixed ones its own flags allow.
+//! the fixed ones its own flags allow, and the only traffic it sends is the forwarder probe
+//! (`chokepoint_observe::forward::probe`: at most 40 `GET`s of the sweep's path within 3 s, to
+//! a port where a forwarder listens on the observer's own host).
 #![deny(missing_docs)]
 
 pub mod auth;
@@ -39,6 +43,14 @@ pub struct SessionRequest {
     pub mock_port: Option<u16>,
     /// How often the target is sampled in a window, milliseconds (clamped to 50 ms..10 s).
     pub interval_ms: u64,
+    /// The swept URL's path and query: when the process on the port is a forwarder, the
+    /// observer's probe requests it to see where the forwarder passes requests on (absent from
+    /// older sweeps: `/`).
+    #[serde(default)]
+    pub probe_path: Option<String>,
+    /// Whether the swept URL is `https://` (the probe then holds connections open instead).
+    #[serde(default)]
+    pub tls: bool,
 }
 
 /// The session a sweep holds, and its target.
@@ -70,6 +82,10 @@ pub struct TargetView {
     pub library_files: Vec<String>,
     /// The observer's chokepoint version.
     pub version: String,
+    /// The forwarder on the port, followed there to the process behind it (both are roots);
+    /// absent when the port's process is no forwarder, and from older observers.
+    #[serde(default)]
+    pub forwarder: Option<chokepoint_result::Forwarder>,
 }
 
 /// A refusal, as JSON: `{"error": "..."}`.

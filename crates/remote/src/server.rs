@@ -119,10 +119,17 @@ async fn handle(req: Request<Incoming>, state: Arc<State>) -> Result<Answer, Inf
     let (method, path) = (req.method().clone(), req.uri().path().to_string());
     let answer = match (method, path.as_str()) {
         (Method::GET, "/v1/target") => {
+            // The session's own sweep sees its target as the session found it (a forwarder
+            // followed); anyone else, as the settings and the port find it now.
+            if let Ok(held) = sessions.current(session.as_deref(), now) {
+                let (roots, port) = (held.spec.roots.clone(), held.spec.listen_port);
+                let forwarder = held.forwarder.clone();
+                return Ok(json(StatusCode::OK, &view(roots, port, forwarder).await));
+            }
             let port = query_port(req.uri().query());
             let settings = state.settings.clone();
             match blocking(move || find_target(&settings, port)).await {
-                Ok((roots, port)) => json(StatusCode::OK, &view(roots, port).await),
+                Ok((roots, port)) => json(StatusCode::OK, &view(roots, port, None).await),
                 Err(why) => error(StatusCode::NOT_FOUND, &why),
             }
         }
@@ -134,10 +141,15 @@ async fn handle(req: Request<Incoming>, state: Arc<State>) -> Result<Answer, Inf
             if let Err(Refusal::Busy { idle_for }) = sessions.open_check(now) {
                 return Ok(busy(idle_for));
             }
-            let settings = state.settings.clone();
-            match blocking(move || find_target(&settings, request.listen_port)).await {
+            let (settings, asked) = (state.settings.clone(), request.clone());
+            let found = blocking(move || {
+                find_target(&settings, asked.listen_port)
+                    .map(|(roots, port)| follow_forwarder(&settings, roots, port, &asked))
+            })
+            .await;
+            match found {
                 Err(why) => error(StatusCode::NOT_FOUND, &why),
-                Ok((roots, listen_port)) => {
+                Ok((roots, listen_port, forwarder)) => {
                     let id = format!("{:032x}", rand::random::<u128>());
                     let held = Held {
                         id: id.clone(),
@@ -149,6 +161,7 @@ async fn handle(req: Request<Incoming>, state: Arc<State>) -> Result<Answer, Inf
                             mock_port: request.mock_port,
                             stacks: state.settings.stacks.clone(),
                         },
+                        forwarder: forwarder.clone(),
                         interval: Duration::from_millis(request.interval_ms.clamp(50, 10_000)),
                         window: None,
                     };
@@ -158,7 +171,7 @@ async fn handle(req: Request<Incoming>, state: Arc<State>) -> Result<Answer, Inf
                             StatusCode::CREATED,
                             &SessionStarted {
                                 session: id,
-                                target: view(roots, listen_port).await,
+                                target: view(roots, listen_port, forwarder).await,
                             },
                         ),
                     }
@@ -235,7 +248,46 @@ fn find_target(
     }
 }
 
-async fn view(roots: Vec<i32>, listen_port: Option<u16>) -> TargetView {
+/// The roots with, when the process on the sweep's port is a forwarder, the process it passes
+/// the probe's requests on to: the forwarder followed as `--pid auto` follows it, the probe
+/// sent from here to the forwarder's own listener. A `--pid` target is taken as given.
+fn follow_forwarder(
+    settings: &Settings,
+    mut roots: Vec<i32>,
+    port: Option<u16>,
+    request: &SessionRequest,
+) -> (Vec<i32>, Option<u16>, Option<chokepoint_result::Forwarder>) {
+    use chokepoint_observe::forward::{forwarder_among, probe};
+    let listener = match (settings.target, port) {
+        (TargetChoice::Pid(_), _) | (_, None) => None,
+        (_, Some(port)) => chokepoint_observe::listening_address(port),
+    };
+    let Some((listener, (pid, name))) = listener.zip(forwarder_among(&roots)) else {
+        return (roots, port, None);
+    };
+    let probe = probe::Probe {
+        host: listener.ip().to_string(),
+        port: listener.port(),
+        path: request.probe_path.clone().unwrap_or_else(|| "/".into()),
+        tls: request.tls,
+    };
+    let skip: Vec<u16> = request.mock_port.into_iter().collect();
+    let forwarder = probe::follow(pid, &probe, &skip).map(|f| f.into_forwarder(name, pid));
+    // The served process first: the service, whose stacks, quota and runtime are read from
+    // the first root (as the sweep's `with_listening_target` orders them).
+    let mut served: Vec<i32> = forwarder
+        .iter()
+        .flat_map(|f| f.served_pids.iter().copied())
+        .collect();
+    served.append(&mut roots);
+    (served, port, forwarder)
+}
+
+async fn view(
+    roots: Vec<i32>,
+    listen_port: Option<u16>,
+    forwarder: Option<chokepoint_result::Forwarder>,
+) -> TargetView {
     blocking(move || {
         let pids: Vec<i32> = roots
             .iter()
@@ -253,6 +305,7 @@ async fn view(roots: Vec<i32>, listen_port: Option<u16>) -> TargetView {
             cores: chokepoint_observe::available_cores() as u32,
             machine_cores: chokepoint_observe::machine_cores() as u32,
             version: env!("CARGO_PKG_VERSION").to_string(),
+            forwarder,
         }
     })
     .await

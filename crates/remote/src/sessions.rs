@@ -10,6 +10,8 @@ pub(crate) struct Held {
     pub id: String,
     pub last_seen: Instant,
     pub spec: TargetSpec,
+    /// The forwarder on the sweep's port, followed when the session opened.
+    pub forwarder: Option<chokepoint_result::Forwarder>,
     pub interval: Duration,
     pub window: Option<ObservedWindow>,
 }
@@ -91,6 +93,7 @@ mod tests {
             id: id.into(),
             last_seen: at,
             spec: TargetSpec::default(),
+            forwarder: None,
             interval: Duration::from_millis(250),
             window: None,
         }

@@ -239,12 +239,30 @@ pub struct Forwarder {
     pub name: String,
     /// Its process.
     pub pid: i32,
-    /// The port of this machine it passed connections on to.
-    pub to_port: u16,
+    /// The port of this machine it passed connections on to; absent when that was a unix
+    /// socket.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_port: Option<u16>,
+    /// The unix socket it passed connections on to (nginx → PHP-FPM or gunicorn on a socket),
+    /// by its path; absent for a port.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_path: Option<String>,
     /// The program listening there, which serves.
     pub served_name: String,
     /// Its processes (the topmost).
     pub served_pids: Vec<i32>,
+}
+
+impl Forwarder {
+    /// Where it passed connections on, in words (the finding's and the command line's):
+    /// `port 9000`, `the unix socket /run/php/php-fpm.sock`.
+    pub fn hop(&self) -> String {
+        match (&self.to_path, self.to_port) {
+            (Some(path), _) => format!("the unix socket {path}"),
+            (None, Some(port)) => format!("port {port}"),
+            (None, None) => "another process".to_string(),
+        }
+    }
 }
 
 /// The warm-up before the first step: the first step's clients run unmeasured until the mean
@@ -315,6 +333,34 @@ mod tests {
         };
         assert_eq!(step(0.2009).whole_timeline().len(), 2);
         assert_eq!(step(0.27).whole_timeline().len(), 3);
+    }
+
+    #[test]
+    fn a_forwarder_to_a_port_keeps_its_json_and_one_to_a_unix_socket_says_its_path() {
+        let to_port = Forwarder {
+            name: "socat".into(),
+            pid: 812,
+            to_port: Some(9000),
+            to_path: None,
+            served_name: "python3".into(),
+            served_pids: vec![813],
+        };
+        let json = serde_json::to_value(&to_port).unwrap();
+        assert_eq!(json["to_port"], 9000);
+        assert!(json.get("to_path").is_none());
+        assert_eq!(to_port.hop(), "port 9000");
+        let to_socket = Forwarder {
+            to_port: None,
+            to_path: Some("/run/php/php-fpm.sock".into()),
+            ..to_port
+        };
+        let json = serde_json::to_value(&to_socket).unwrap();
+        assert!(json.get("to_port").is_none());
+        assert_eq!(
+            serde_json::from_value::<Forwarder>(json).unwrap(),
+            to_socket
+        );
+        assert_eq!(to_socket.hop(), "the unix socket /run/php/php-fpm.sock");
     }
 
     /// The keys a step had before it held its load report (the contract's and the added ones).

@@ -21,6 +21,7 @@
 #![deny(missing_docs)]
 
 use std::net::{TcpListener, TcpStream};
+use std::path::Path;
 use std::process::{Child, Command};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -91,19 +92,39 @@ impl Server {
     /// Waits until a process listens on 127.0.0.1:`port`; `Err` when the server exited first.
     /// Panics after `limit`.
     pub fn wait_listening(&mut self, port: u16, limit: Duration) -> Result<(), Exit> {
+        self.wait_until(&format!("127.0.0.1:{port}"), limit, || {
+            // A connection to itself (the port free, the kernel pairing the socket with
+            // itself) is not a listener.
+            TcpStream::connect(("127.0.0.1", port))
+                .is_ok_and(|stream| stream.local_addr().ok() != stream.peer_addr().ok())
+        })
+    }
+
+    /// Waits until a process accepts connections on the unix socket `path`; `Err` when the
+    /// server exited first. Panics after `limit`.
+    pub fn wait_unix_listening(&mut self, path: &Path, limit: Duration) -> Result<(), Exit> {
+        self.wait_until(&path.display().to_string(), limit, || {
+            std::os::unix::net::UnixStream::connect(path).is_ok()
+        })
+    }
+
+    fn wait_until(
+        &mut self,
+        at: &str,
+        limit: Duration,
+        mut listening: impl FnMut() -> bool,
+    ) -> Result<(), Exit> {
         let deadline = Instant::now() + limit;
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
                 return Err(Exit(status.to_string()));
             }
-            if let Ok(stream) = TcpStream::connect(("127.0.0.1", port)) {
-                if stream.local_addr().ok() != stream.peer_addr().ok() {
-                    return Ok(());
-                }
+            if listening() {
+                return Ok(());
             }
             assert!(
                 Instant::now() < deadline,
-                "{}: nothing listened on 127.0.0.1:{port} within {} s",
+                "{}: nothing listened on {at} within {} s",
                 self.name,
                 limit.as_secs_f64()
             );

@@ -60,11 +60,11 @@ fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
                 .to_string()
         }
         Fact::BehindForwarder { forwarder } => format!(
-            "The URL's port belongs to {} (process {}), a forwarder: it passed the requests on to port {}, \
+            "The URL's port belongs to {} (process {}), a forwarder: it passed the requests on to {}, \
              where {} ({}) serves. Both were observed as the target; every request also crossed that hop.",
             forwarder.name,
             forwarder.pid,
-            forwarder.to_port,
+            forwarder.hop(),
             forwarder.served_name,
             pids(&forwarder.served_pids)
         ),
@@ -170,8 +170,10 @@ fn short(fact: &Fact, f: &Finding) -> Option<String> {
         },
         Fact::NoMock => "No mock: the downstream was not watched.".to_string(),
         Fact::BehindForwarder { forwarder } => format!(
-            "Behind {} on the URL's port: {} (port {}) observed too.",
-            forwarder.name, forwarder.served_name, forwarder.to_port
+            "Behind {} on the URL's port: {} ({}) observed too.",
+            forwarder.name,
+            forwarder.served_name,
+            forwarder.hop()
         ),
         Fact::FanOut {
             calls_per_request,

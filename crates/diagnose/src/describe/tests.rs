@@ -267,7 +267,8 @@ fn samples() -> Vec<Fact> {
             forwarder: chokepoint_result::Forwarder {
                 name: "socat".into(),
                 pid: 812,
-                to_port: 9000,
+                to_port: Some(9000),
+                to_path: None,
                 served_name: "python3".into(),
                 served_pids: vec![813],
             },
