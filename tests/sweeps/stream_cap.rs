@@ -120,7 +120,16 @@ fn assert_stream_cap(name: &str, result: &SweepResult) {
         "{server:?}"
     );
     let client = place.client_setting.as_ref().expect("the client's setting");
-    assert!(client.default.starts_with("1 here"), "{client:?}");
+    // The one connection seen is told beside gRPC's default, not as a default.
+    assert_eq!(
+        client.default, "one per host for a gRPC channel",
+        "{client:?}"
+    );
+    let attribution = diagnosis.attribution.as_deref().unwrap_or_default();
+    assert!(
+        attribution.contains("(1 here; default one per host for a gRPC channel)"),
+        "{attribution}"
+    );
     // Every step past the cap: one connection, at the cap, none opened during the step.
     for step in result.steps.iter().filter(|s| s.clients > CAP) {
         let ds = step.downstream.as_ref().expect("the mock's view");
@@ -299,7 +308,16 @@ fn behind_nginx_the_stream_cap_is_named_from_the_connection_to_nginx_and_its_set
     let server = place.setting.as_ref().expect("nginx's setting");
     assert_eq!(server.setting, "http2_max_concurrent_streams", "{server:?}");
     let client = place.client_setting.as_ref().expect("the client's setting");
-    assert!(client.default.starts_with("1 here"), "{client:?}");
+    // The one connection seen is told beside gRPC's default, not as a default.
+    assert_eq!(
+        client.default, "one per host for a gRPC channel",
+        "{client:?}"
+    );
+    let attribution = diagnosis.attribution.as_deref().unwrap_or_default();
+    assert!(
+        attribution.contains("(1 here; default one per host for a gRPC channel)"),
+        "{attribution}"
+    );
 }
 
 #[test]

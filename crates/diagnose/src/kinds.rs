@@ -205,7 +205,16 @@ impl Analysis<'_, '_> {
         let cap = self.ctx.mock_max_connections.map(|c| c as f64);
         self.pts.iter().enumerate().find_map(|(i, p)| {
             let st = p.steps.iter().find_map(|s| find_stalls(s, min_stall_s))?;
-            let at_cap = match (cap, p.ds_max_connections) {
+            // The mock's connections open at once; a result from before the mock counted them
+            // (no `downstream`) has its calls in flight instead, a lower bound: over HTTP/1.1,
+            // the only protocol the mock spoke then, each call holds a connection.
+            let open = p.ds_max_connections.or(p
+                .steps
+                .iter()
+                .all(|s| s.downstream.is_none())
+                .then_some(p.inflight_max)
+                .flatten());
+            let at_cap = match (cap, open) {
                 (Some(c), Some(m)) => m >= 0.9 * c,
                 _ => false,
             };

@@ -293,10 +293,10 @@ impl StreamCapRead {
         }
         let connections = *self.connections.first()?;
         let (source, setting, peer_port) = match &self.source {
-            Source::Mock { .. } => (PlaceSource::Mock, mock_setting(self.cap), None),
+            Source::Mock { .. } => (PlaceSource::Mock, mock_setting(), None),
             Source::Peer { addr, program } => (
                 PlaceSource::PeerSettings,
-                peer_setting(self.cap, *addr, program.as_deref()),
+                peer_setting(*addr, program.as_deref()),
                 Some(addr.port()),
             ),
         };
@@ -307,7 +307,7 @@ impl StreamCapRead {
             clients: *self.clients.last()?,
             source: Some(source),
             setting: Some(setting),
-            client_setting: Some(client_setting(connections)),
+            client_setting: Some(client_setting()),
             h2_connections: Some(connections),
             stream_cap: Some(self.cap),
             peer_port,
@@ -322,12 +322,12 @@ const NGINX_SOURCE: &str = "https://github.com/nginx/nginx/blob/b19bc2e0fa60100e
 const SERVERS_SOURCE: &str = "RFC 9113 §5.1.2 https://www.rfc-editor.org/rfc/rfc9113#section-5.1.2; nginx https://github.com/nginx/nginx/blob/b19bc2e0fa60100ee8170acf161bc9b8f01cce26/src/http/v2/ngx_http_v2_module.c (concurrent_streams, 128); Go https://github.com/golang/net/blob/eee95b58b3b259781fc1052ed6143a0aa9284e04/http2/server.go (defaultMaxStreams = 250)";
 
 /// The mock's side: the cap its HTTP/2 server advertises, with the defaults of common servers
-/// (nginx 128, Go's 250) at a commit.
-fn mock_setting(cap: u64) -> Setting {
+/// (nginx 128, Go's 250) at a commit. The cap seen is the place's `stream_cap`, told beside.
+fn mock_setting() -> Setting {
     Setting {
         framework: "the downstream's HTTP/2 server (here chokepoint mock)".into(),
         setting: "its SETTINGS_MAX_CONCURRENT_STREAMS: the mock's --max-concurrent-streams; nginx http2_max_concurrent_streams; Go http2.Server.MaxConcurrentStreams; grpc-go grpc.MaxConcurrentStreams".into(),
-        default: format!("{cap} here; nginx 128, Go 250"),
+        default: "nginx 128, Go 250".into(),
         source: SERVERS_SOURCE.into(),
         size_rule: None,
         default_here: None,
@@ -335,25 +335,26 @@ fn mock_setting(cap: u64) -> Setting {
 }
 
 /// A peer's side: nginx's own directive when the program listening there is nginx, else the
-/// cap by its RFC name.
-fn peer_setting(cap: u64, addr: SocketAddr, program: Option<&str>) -> Setting {
+/// cap by its RFC name, which sets no default (RFC 9113 §5.1.2: no limit until the server
+/// sets one).
+fn peer_setting(addr: SocketAddr, program: Option<&str>) -> Setting {
     let (framework, setting, default, source) = match program {
         Some("nginx") => (
             format!("nginx at {addr}"),
             "http2_max_concurrent_streams",
-            format!("{cap} here; nginx's default 128"),
+            "128".to_string(),
             NGINX_SOURCE,
         ),
         Some(other) => (
             format!("{other} at {addr}"),
             "SETTINGS_MAX_CONCURRENT_STREAMS",
-            format!("{cap} here"),
+            "the server's own: none in RFC 9113; nginx 128, Go 250".to_string(),
             SERVERS_SOURCE,
         ),
         None => (
             format!("the HTTP/2 server at {addr}"),
             "SETTINGS_MAX_CONCURRENT_STREAMS",
-            format!("{cap} here"),
+            "the server's own: none in RFC 9113; nginx 128, Go 250".to_string(),
             SERVERS_SOURCE,
         ),
     };
@@ -367,12 +368,13 @@ fn peer_setting(cap: u64, addr: SocketAddr, program: Option<&str>) -> Setting {
     }
 }
 
-/// The client's side: the connections (gRPC channels) it keeps to the downstream.
-fn client_setting(connections: u64) -> Setting {
+/// The client's side: the connections (gRPC channels) it keeps to the downstream; the count
+/// seen is the place's `h2_connections`, told beside.
+fn client_setting() -> Setting {
     Setting {
         framework: "the target's HTTP/2 or gRPC client".into(),
         setting: "the connections it keeps to the downstream: more gRPC channels (each with its own channel arguments, so that they do not share one connection) or a pool of them".into(),
-        default: format!("{connections} here; one per host for a gRPC channel"),
+        default: "one per host for a gRPC channel".into(),
         source: "https://github.com/grpc/grpc.io/blob/e98a6214300c735da9bdd30e7efb3b5de4d29407/content/en/docs/guides/performance.md".into(),
         size_rule: None,
         default_here: None,

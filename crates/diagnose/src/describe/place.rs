@@ -37,7 +37,8 @@ pub fn attribution(place: &Place) -> String {
         };
         line.push_str(&format!(
             "; its size: {streams} ({}) × the client's connections ({})",
-            server.default, client.default
+            seen_and_default(place.stream_cap, server),
+            seen_and_default(place.h2_connections, client)
         ));
         return line;
     }
@@ -139,7 +140,7 @@ pub(crate) fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
             s.push('.');
             if let (Some(server), Some(client)) = (&place.setting, &place.client_setting) {
                 s.push(' ');
-                s.push_str(&both_sides_sentence(server, client));
+                s.push_str(&both_sides_sentence(place, server, client));
             } else if let Some(setting) = &place.setting {
                 s.push(' ');
                 s.push_str(&setting_sentence(place, setting));
@@ -422,19 +423,29 @@ fn queued_for_connections(place: &Place) -> bool {
 }
 
 /// A stream cap's two knobs, one on each side of the connections.
-fn both_sides_sentence(server: &Setting, client: &Setting) -> String {
+fn both_sides_sentence(place: &Place, server: &Setting, client: &Setting) -> String {
     format!(
-        "Its size is set on both sides, and raising either raises it: {}, {} (default {}; {}); \
-         and {}, {} (default {}; {}).",
+        "Its size is set on both sides, and raising either raises it: {}, {} ({}; {}); \
+         and {}, {} ({}; {}).",
         server.framework,
         server.setting,
-        server.default,
+        seen_and_default(place.stream_cap, server),
         server.source,
         client.framework,
         client.setting,
-        client.default,
+        seen_and_default(place.h2_connections, client),
         client.source
     )
+}
+
+/// A setting's value seen on the target beside its default: "8 here; default 128". The value
+/// seen is no default: a configured one (the mock's `--max-concurrent-streams 8`) must not be
+/// told as one.
+fn seen_and_default(seen: Option<u64>, setting: &Setting) -> String {
+    match seen {
+        Some(n) => format!("{n} here; default {}", setting.default),
+        None => format!("default {}", setting.default),
+    }
 }
 
 /// Why the pool's own setting is not named: its size is not what stops at the limit.

@@ -172,6 +172,12 @@ fn with_streams(plateau: &[&Step], before: &[&Step], limit: f64, known: &Known<'
         told.extend(pool);
         return told;
     }
+    // Threads `/proc` saw parked in `futex` are the weakest reading it gives: an idle worker
+    // parks so too (a Go runtime's idle threads, whose goroutines are no threads at all), and
+    // the tier that reads them asks only that the pool stopped growing at the knee. The stream
+    // counts are direct evidence (every stream counted, the cap the server enforced or sent):
+    // they outrank it. A pool seen holding calls on the network stays a rival.
+    let pool = pool.filter(|fact| !parked_in_futex(fact));
     // A pool held at the limit comes first among those seen, the caps after it.
     let mut matching: Vec<Place> = match pool {
         Some(Fact::Place { place }) => vec![*place],
@@ -195,6 +201,12 @@ fn with_streams(plateau: &[&Step], before: &[&Step], limit: f64, known: &Known<'
             .find_map(|s| s.stacks.as_ref().and_then(|st| st.source)),
     });
     told
+}
+
+/// Whether a place fact is a `/proc` pool read from its threads parked in `futex`.
+fn parked_in_futex(fact: &Fact) -> bool {
+    matches!(fact, Fact::Place { place }
+        if place.source == Some(PlaceSource::Proc) && place.waiting == Some(WaitKind::Lock))
 }
 
 /// A place as one of several seen to match the limit.
