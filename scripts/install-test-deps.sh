@@ -152,6 +152,11 @@ fi
 if ! python3 -c 'import grpc_tools.protoc' >/dev/null 2>&1; then
   PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet grpcio-tools==1.85.1
 fi
+# grpcio-reflection (PyPI): py-grpc-pool --reflection serves server reflection with it, so that
+# tests/sweeps/grpc.rs runs --grpc without a descriptor set (it fails without).
+if ! python3 -c 'import grpc_reflection' >/dev/null 2>&1; then
+  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet grpcio-reflection==1.85.1
+fi
 # node-postgres (npm, pinned by its package-lock.json): tests/targets/node-pg, a Node.js service
 # whose pool's default of 10 connections to PostgreSQL tests/sweeps/database_pools.rs sweeps.
 if [ ! -d tests/targets/node-pg/node_modules/pg ]; then

@@ -6,6 +6,8 @@
 //! `--targets FILE`, whose every request is `POST http://host:port/package.Service/Method`, its
 //! `@file` body the request message as JSON (none: the empty message), its header lines sent as
 //! metadata. Either way the run speaks HTTP/2 (h2c over `http://`, h2 by ALPN over `https://`).
+//! Without `--descriptor-set`, `--grpc`'s schema is asked from the server's reflection service
+//! (`chokepoint_grpc::reflection`) before any load.
 use anyhow::Context;
 use chokepoint_grpc::Schema;
 use chokepoint_load::{GrpcRun, LoadConfig};
@@ -16,11 +18,12 @@ use std::path::PathBuf;
 pub struct GrpcArgs {
     /// Send gRPC unary calls to this method, package.Service/Method, over HTTP/2 (h2c over
     /// http://, h2 over https://): the URL is the server's, http://host:port
-    #[arg(long, value_name = "METHOD", requires = "descriptor_set", conflicts_with_all = ["method", "body", "body_file", "targets"])]
+    #[arg(long, value_name = "METHOD", conflicts_with_all = ["method", "body", "body_file", "targets"])]
     pub grpc: Option<String>,
-    /// The services' schema, as `protoc --include_imports --descriptor_set_out=FILE` writes it;
-    /// with --targets and no --grpc, each request of the file is a call (POST
-    /// http://host:port/package.Service/Method, its @file body the message as JSON)
+    /// The services' schema, as `protoc --include_imports --descriptor_set_out=FILE` writes it
+    /// (default for --grpc: asked from the server's reflection service); with --targets and no
+    /// --grpc, each request of the file is a call (POST http://host:port/package.Service/Method,
+    /// its @file body the message as JSON)
     #[arg(long, value_name = "FILE")]
     pub descriptor_set: Option<PathBuf>,
     /// --grpc: the request message as JSON (protobuf's JSON mapping; default {})
@@ -32,12 +35,16 @@ impl GrpcArgs {
     /// Makes `config`'s requests gRPC calls when the flags say so; a descriptor set that does not
     /// parse, a method it does not have, or a message that does not fit is one error naming it.
     pub fn apply(&self, config: &mut LoadConfig) -> anyhow::Result<()> {
-        let Some(path) = &self.descriptor_set else {
-            return Ok(());
+        let schema = match (&self.descriptor_set, &self.grpc) {
+            (Some(path), _) => {
+                let bytes = std::fs::read(path).with_context(|| {
+                    format!("--descriptor-set {}: cannot read it", path.display())
+                })?;
+                Schema::from_descriptor_set(&bytes, &path.display().to_string())?
+            }
+            (None, Some(name)) => by_reflection(config, name)?,
+            (None, None) => return Ok(()),
         };
-        let bytes = std::fs::read(path)
-            .with_context(|| format!("--descriptor-set {}: cannot read it", path.display()))?;
-        let schema = Schema::from_descriptor_set(&bytes, &path.display().to_string())?;
         let methods = match &self.grpc {
             Some(name) => vec![one_method(config, &schema, name, self.data.as_deref())?],
             None if !config.targets.is_empty() => targets_as_calls(config, &schema)?,
@@ -50,6 +57,38 @@ impl GrpcArgs {
         config.grpc = Some(GrpcRun { methods });
         Ok(())
     }
+}
+
+/// The longest the server's reflection is given, per call.
+const REFLECTION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// `--grpc NAME` without `--descriptor-set`: the schema of NAME's service from the server's
+/// reflection service, before any load; a server without it is one line saying what to give.
+fn by_reflection(config: &LoadConfig, name: &str) -> anyhow::Result<Schema> {
+    let service = name
+        .trim()
+        .trim_start_matches('/')
+        .rsplit_once('/')
+        .or_else(|| name.trim().rsplit_once('.'))
+        .map(|(service, _)| service)
+        .filter(|service| !service.is_empty())
+        .ok_or_else(|| {
+            anyhow::anyhow!("--grpc '{name}' is not a method: write it as package.Service/Method")
+        })?;
+    let timeout = config.timeout.min(REFLECTION_TIMEOUT);
+    Ok(chokepoint_grpc::reflection::fetch(
+        service,
+        &config.url,
+        |path, message| {
+            chokepoint_load::grpc_call_once(&config.url, &config.trust, path, message, timeout).map(
+                |answer| chokepoint_grpc::reflection::Answered {
+                    messages: answer.messages,
+                    status: answer.status,
+                    status_message: answer.status_message,
+                },
+            )
+        },
+    )?)
 }
 
 /// `--grpc NAME --data JSON`: the URL's request becomes the call.

@@ -28,8 +28,10 @@ pub struct Args {
     /// Global delay added to every stub response, e.g. 1s or 100ms
     #[arg(long, value_parser = common::duration, allow_hyphen_values = true)]
     pub delay: Option<Duration>,
-    /// WireMock mappings: a JSON file, or a folder (mappings/*.json with __files/ beside);
-    /// recordings (/__admin/recordings/stop, snapshot) are written to the folder's mappings/
+    /// WireMock mappings: a JSON file, or a folder (mappings/*.json with __files/ beside, and
+    /// grpc/*.dsc descriptor sets: gRPC calls to their methods are matched and answered as
+    /// JSON); recordings (/__admin/recordings/stop, snapshot) are written to the folder's
+    /// mappings/
     #[arg(long, value_name = "DIR_OR_FILE")]
     pub mappings: Option<PathBuf>,
     /// Serve at most N connections at once; others wait as in a full accept queue
@@ -69,6 +71,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         anyhow::bail!("{reason}");
     }
     let recordings_dir = args.mappings.as_deref().and_then(recordings_folder);
+    // A WireMock root's grpc/ descriptor sets, as WireMock's gRPC extension reads them.
+    let grpc_schema = match args.mappings.as_deref().filter(|path| path.is_dir()) {
+        Some(root) => chokepoint_mock::mapping::grpc_schema(root)?.map(std::sync::Arc::new),
+        None => None,
+    };
     let (mappings, files_root) = match &args.mappings {
         Some(path) => {
             let source = chokepoint_mock::mapping::locate(path)?;
@@ -122,6 +129,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         recordings_dir,
         proxy_cacert: args.proxy_cacert.clone(),
         max_concurrent_streams: args.max_concurrent_streams,
+        grpc_schema,
     };
     let plain_port = match (args.port, args.https_port) {
         (Some(port), _) => Some(port),

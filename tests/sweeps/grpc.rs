@@ -51,10 +51,15 @@ fn descriptor_set(dir: &Path) -> PathBuf {
 }
 
 fn launch_pool() -> Target {
+    launch_pool_with(&[])
+}
+
+fn launch_pool_with(flags: &[&str]) -> Target {
     let mut command = Command::new("python3");
     command
         .arg(targets_dir().join("py-grpc-pool/server.py"))
-        .args(["--port", "0"]);
+        .args(["--port", "0"])
+        .args(flags);
     Target::launch("py-grpc-pool", command)
 }
 
@@ -184,4 +189,60 @@ fn a_mix_of_calls_through_a_targets_file_is_counted_exactly_by_status() {
     assert_eq!(statuses, vec![("OK", 100), ("UNAVAILABLE", 100)]);
     assert_eq!((report.targets[0].ok, report.targets[1].ok), (100, 0));
     assert_eq!(report.http2.map(|h| h.protocol).as_deref(), Some("h2c"));
+}
+
+/// `--grpc` without `--descriptor-set` (issue 26): the schema is asked from the server's
+/// reflection service, as grpcurl does. grpcio-reflection serves v1alpha only, so the v1 call
+/// is answered UNIMPLEMENTED and chokepoint asks again on v1alpha. Every call must decode on the
+/// server (it answers INVALID_ARGUMENT otherwise). A server without reflection is refused in
+/// one line before any load, saying what to give instead.
+#[test]
+fn without_a_descriptor_set_the_schema_comes_from_the_servers_reflection() {
+    let _one = one_at_a_time();
+    let scratch = Scratch::new("reflection");
+    let json = scratch.0.join("load.json");
+    let reflecting = launch_pool_with(&["--reflection"]);
+    chokepoint(&[
+        "load",
+        &reflecting.url(),
+        "--grpc",
+        METHOD,
+        "--data",
+        r#"{"name": "reflected", "sleepMs": 1}"#,
+        "-c",
+        "2",
+        "-n",
+        "40",
+        "--no-progress",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    drop(reflecting);
+    let report: LoadReport = read(&json);
+    assert_eq!(
+        (report.requests, report.ok),
+        (40, 40),
+        "{:?}",
+        report.errors
+    );
+    let grpc = report.grpc.expect("a gRPC run has its figures");
+    assert_eq!(grpc.statuses.get("OK").copied(), Some(40));
+
+    let silent = launch_pool();
+    let refused = scratch.0.join("refused.json");
+    let output = Command::new(env!("CARGO_BIN_EXE_chokepoint"))
+        .args(["load", &silent.url(), "--grpc", METHOD, "-n", "5", "--json"])
+        .arg(&refused)
+        .output()
+        .expect("the binary runs");
+    drop(silent);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("gave no schema by server reflection")
+            && stderr.contains("--descriptor-set FILE"),
+        "{stderr}"
+    );
+    assert!(!refused.exists(), "nothing written for a refused run");
 }

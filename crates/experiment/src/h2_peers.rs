@@ -18,8 +18,10 @@
 //! the PING is answered its SETTINGS_MAX_CONCURRENT_STREAMS is known
 //! (`h2::client::Connection::max_concurrent_send_streams`; none sent is unlimited, §6.5.2) —
 //! then every handle dropped, on which `h2` sends GOAWAY(NO_ERROR) and closes. No request is
-//! sent. h2c with prior knowledge only: a TLS peer is not asked (left: ALPN `h2` over rustls).
-//! All of it within [`ASK_TIMEOUT`] per peer.
+//! sent. First with prior knowledge (h2c); a peer that does not answer so is asked once more over
+//! TLS with ALPN `h2` (`chokepoint_load::connect_h2_unverified`: its certificate is not checked,
+//! since nothing is sent on the connection that a certificate would protect), as a proxy that
+//! terminates TLS for its upstreams serves. Each attempt within [`ASK_TIMEOUT`].
 use chokepoint_diagnose::Finding;
 use chokepoint_result::{H2Answer, H2Peer, Step};
 use std::net::SocketAddr;
@@ -116,28 +118,57 @@ fn program_listening_on(port: u16) -> Option<String> {
     Some(comm.trim().to_string())
 }
 
-/// What `addr` answers to an HTTP/2 handshake with prior knowledge, within `timeout`: its
-/// SETTINGS_MAX_CONCURRENT_STREAMS, or why it did not answer as an HTTP/2 server.
+/// What `addr` answers to an HTTP/2 handshake, with prior knowledge, else over TLS with ALPN
+/// `h2`, each within `timeout`: its SETTINGS_MAX_CONCURRENT_STREAMS, or why it answered neither
+/// as an HTTP/2 server.
 pub async fn settings(addr: SocketAddr, timeout: Duration) -> H2Answer {
-    match tokio::time::timeout(timeout, handshake_and_close(addr)).await {
-        Ok(Ok(max_concurrent_streams)) => H2Answer::Settings {
+    let plain = within(timeout, async {
+        let tcp = tokio::net::TcpStream::connect(addr)
+            .await
+            .map_err(|e| format!("cannot connect: {e}"))?;
+        handshake_and_close(tcp).await
+    })
+    .await;
+    let why_plain = match plain {
+        Ok(max_concurrent_streams) => {
+            return H2Answer::Settings {
+                max_concurrent_streams,
+            }
+        }
+        Err(why) => why,
+    };
+    let tls = within(timeout, async {
+        handshake_and_close(chokepoint_load::connect_h2_unverified(addr).await?).await
+    })
+    .await;
+    match tls {
+        Ok(max_concurrent_streams) => H2Answer::Settings {
             max_concurrent_streams,
         },
-        Ok(Err(why)) => H2Answer::NotH2 { why },
-        Err(_) => H2Answer::NotH2 {
-            why: format!("no HTTP/2 answer within {timeout:?}"),
+        Err(why_tls) => H2Answer::NotH2 {
+            why: format!("{why_plain}; over TLS: {why_tls}"),
         },
     }
 }
 
-/// The handshake, one PING answered, the cap read, then GOAWAY and close.
-async fn handshake_and_close(addr: SocketAddr) -> Result<Option<u64>, String> {
-    let tcp = tokio::net::TcpStream::connect(addr)
+/// `attempt`'s outcome, or a timeout's words after `timeout`.
+async fn within<T>(
+    timeout: Duration,
+    attempt: impl std::future::Future<Output = Result<T, String>>,
+) -> Result<T, String> {
+    tokio::time::timeout(timeout, attempt)
         .await
-        .map_err(|e| format!("cannot connect: {e}"))?;
+        .unwrap_or_else(|_| Err(format!("no HTTP/2 answer within {timeout:?}")))
+}
+
+/// The handshake on `io`, one PING answered, the cap read, then GOAWAY and close.
+async fn handshake_and_close<T>(io: T) -> Result<Option<u64>, String>
+where
+    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
     let (send, mut connection) = h2::client::Builder::new()
         .enable_push(false)
-        .handshake::<_, bytes::Bytes>(tcp)
+        .handshake::<_, bytes::Bytes>(io)
         .await
         .map_err(|e| e.to_string())?;
     let mut ping = connection.ping_pong().ok_or("no PING handle")?;
@@ -207,6 +238,37 @@ mod tests {
                 }
             );
         }
+    }
+
+    /// A peer that speaks HTTP/2 only over TLS (the mock's HTTPS port, ALPN `h2`) is asked
+    /// there once prior knowledge fails: the cap it advertises.
+    #[test]
+    fn a_capped_mock_over_tls_answers_its_cap() {
+        let cert = std::env::temp_dir().join(format!("cp-h2-peer-{}.pem", std::process::id()));
+        let tls = chokepoint_mock::MockTls::self_signed(&cert).expect("a certificate");
+        let mock = chokepoint_mock::start_with_https(
+            "127.0.0.1:0".parse().expect("an address"),
+            Some(("127.0.0.1:0".parse().expect("an address"), tls)),
+            MockConfig {
+                max_concurrent_streams: Some(8),
+                ..MockConfig::default()
+            },
+        )
+        .expect("the mock starts");
+        let https: SocketAddr = mock
+            .https_url()
+            .expect("an HTTPS listener")
+            .trim_start_matches("https://")
+            .parse()
+            .expect("its address");
+        let answer = runtime().block_on(settings(https, ASK_TIMEOUT));
+        let _ = std::fs::remove_file(&cert);
+        assert_eq!(
+            answer,
+            H2Answer::Settings {
+                max_concurrent_streams: Some(8)
+            }
+        );
     }
 
     /// The frame types a peer received on one connection, until it closed: a bare HTTP/2

@@ -10,8 +10,18 @@
 //! - The load engine sends the call as any HTTP/2 request, with [`CONTENT_TYPE`] and
 //!   `te: trailers`, and reads its `grpc-status` (`chokepoint_load`'s `h2client`).
 //!
+//! - [`reflection::fetch`]: the schema asked from the server's own reflection service, when
+//!   no descriptor set is given.
+//! - The mock's side (`json.rs`): a call's request as JSON for the stubs' matchers,
+//!   a stub's JSON as the method's response message, as WireMock's gRPC extension does.
+//!
 //! Every error is one line naming what was wrong and how to fix it ([`GrpcError`]).
 #![deny(missing_docs)]
+
+mod json;
+pub mod reflection;
+
+pub use json::status_code;
 
 use bytes::{BufMut, Bytes, BytesMut};
 use prost::Message;

@@ -32,6 +32,11 @@
 //!
 //! The run also measures its own CPU use (`generator_cpu_pct`) so a saturated generator is not
 //! mistaken for a slow service.
+//!
+//! Outside a run: [`grpc_call_once`] (`unary`) sends one gRPC call and reads its answer (the
+//! server's reflection, asked before a `--grpc` run without a descriptor set), and
+//! [`connect_h2_unverified`] opens the TLS connection on which a peer is asked its HTTP/2
+//! SETTINGS.
 #![deny(missing_docs)]
 
 mod client;
@@ -50,6 +55,7 @@ mod streams;
 pub mod summary;
 pub mod targets;
 mod tls;
+mod unary;
 mod window;
 
 /// Re-exported so callers can fill [`LoadConfig::body`] and [`LoadConfig::method`].
@@ -62,7 +68,8 @@ pub use setup::Spare;
 use std::time::Duration;
 pub use summary::IntervalSummary;
 pub use targets::{parse_targets, RequestSpec, TargetsOrder};
-pub use tls::Trust;
+pub use tls::{connect_h2_unverified, Trust};
+pub use unary::{grpc_call_once, UnaryAnswer};
 pub use window::SATURATED_PCT;
 
 /// What one load run sends, to where, and when it stops.

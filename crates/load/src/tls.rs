@@ -112,6 +112,28 @@ pub(crate) fn client_config(trust: &Trust, alpn: &[&[u8]]) -> Result<Arc<ClientC
     Ok(Arc::new(config))
 }
 
+/// A TLS connection to `addr` offering ALPN `h2`, the server's certificate not checked (as
+/// `--insecure`), once the server agreed to `h2`: for asking a downstream peer its HTTP/2
+/// SETTINGS (chokepoint_experiment's `h2_peers`), on which nothing but the handshake, a PING
+/// and GOAWAY is sent. An error in a few words otherwise.
+pub async fn connect_h2_unverified(
+    addr: std::net::SocketAddr,
+) -> Result<tokio_rustls::client::TlsStream<TcpStream>, String> {
+    let config = client_config(&Trust::Insecure, &[b"h2"]).map_err(|e| e.to_string())?;
+    let tcp = TcpStream::connect(addr)
+        .await
+        .map_err(|e| format!("cannot connect: {e}"))?;
+    let name = ServerName::IpAddress(addr.ip().into());
+    let tls = TlsConnector::from(config)
+        .connect(name, tcp)
+        .await
+        .map_err(|e| format!("no TLS handshake: {e}"))?;
+    match tls.get_ref().1.alpn_protocol() {
+        Some(b"h2") => Ok(tls),
+        _ => Err("TLS without ALPN h2".to_string()),
+    }
+}
+
 /// The platform's trusted roots (those that cannot be read are left out: a server they would
 /// have vouched for is then refused with the usual message).
 fn platform_roots() -> RootCertStore {

@@ -77,6 +77,12 @@ impl MockBody {
         self.trailers = Some(Box::new(trailers));
     }
 
+    /// No body at all (a Trailers-Only gRPC answer: its status in the one HEADERS frame).
+    pub fn clear(&mut self) {
+        self.kind = BodyKind::Full(None);
+        self.trailers = None;
+    }
+
     /// The body in `chunks` equal pieces, one every `total / chunks`; the body ends `total`
     /// after the first piece was sent.
     pub fn dribble(bytes: Bytes, dribble: mapping::Dribble, hold: Option<Hold>) -> MockBody {

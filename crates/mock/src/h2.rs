@@ -103,10 +103,13 @@ async fn stream(
         return Ok(response);
     }
     let fault = FaultSwitch::default();
+    let call_path = request.uri().path().to_string();
+    let grpc_call = grpc::is_grpc(request.headers());
     let mut response = respond::respond(&state, &fault, Some(&streams), activity, request).await;
     if fault.take() {
         return Err(FaultPlayed);
     }
-    grpc::answer_as_grpc(&mut response);
+    let schema = state.grpc_schema.as_deref().filter(|_| grpc_call);
+    grpc::answer_as_grpc(&mut response, schema.map(|s| (s, call_path.as_str())));
     Ok(response)
 }

@@ -113,6 +113,11 @@ pub struct MockConfig {
     /// SETTINGS_MAX_CONCURRENT_STREAMS and refuses streams beyond it (REFUSED_STREAM). `None`:
     /// no limit is advertised.
     pub max_concurrent_streams: Option<u32>,
+    /// The services of a WireMock root's `grpc/` folder (its `.dsc` and `.desc` descriptor
+    /// sets, [`mapping::grpc_schema`]): a gRPC call to one of their methods is matched on its
+    /// request message as JSON, and a stub's JSON body answers as the method's response
+    /// message, as WireMock's gRPC extension does. `None`: gRPC stubs answer raw bytes.
+    pub grpc_schema: Option<std::sync::Arc<chokepoint_grpc::Schema>>,
 }
 
 /// Why the mock cannot load its mappings or run. Each message is one line.
@@ -164,6 +169,10 @@ pub enum MockError {
     /// The HTTPS certificate or key cannot be used (the message names the flag and why).
     #[error("{0}")]
     Tls(String),
+    /// A descriptor set of the root's `grpc/` folder cannot be used (the message names the
+    /// file and how to make one).
+    #[error("{0}")]
+    Grpc(String),
     /// Any other I/O failure while starting.
     #[error("cannot start the mock: {0}")]
     Io(std::io::Error),

@@ -35,7 +35,7 @@ pub(crate) async fn respond(
     let (parts, body) = request.into_parts();
     // Read the body (for the journal, and so that the connection can be reused), skipping the
     // collector for the common bodiless request.
-    let body = if body.is_end_stream() {
+    let raw = if body.is_end_stream() {
         Bytes::new()
     } else {
         body.collect()
@@ -43,6 +43,11 @@ pub(crate) async fn respond(
             .map(|collected| collected.to_bytes())
             .unwrap_or_default()
     };
+    // A gRPC call to a method of the root's grpc/ schema is matched, templated and journaled
+    // on its request message as JSON, as WireMock's gRPC extension does; a proxy stub forwards
+    // (and a recording keeps) the bytes as they came.
+    let body = crate::grpc::request_as_json(state.grpc_schema.as_deref(), &parts, &raw)
+        .unwrap_or_else(|| raw.clone());
     let stubs = state.stubs();
     let view = RequestView::new(parts.method.as_str(), &parts.uri, &parts.headers, &body);
     let matched = stubs.iter().find(|stub| {
@@ -104,7 +109,7 @@ pub(crate) async fn respond(
     });
     let forwarded = match &definition.proxy {
         Some(target) => {
-            Some(proxy::forward(state.proxy_client(), target, &parts, body.clone()).await)
+            Some(proxy::forward(state.proxy_client(), target, &parts, raw.clone()).await)
         }
         None => None,
     };
@@ -112,7 +117,7 @@ pub(crate) async fn respond(
         if state.recorder.wants_exchanges() {
             state
                 .recorder
-                .capture(proxy::exchange(&parts, &body, answer));
+                .capture(proxy::exchange(&parts, &raw, answer));
         }
     }
     let delay = state.fixed_delay().unwrap_or_default()

@@ -57,6 +57,8 @@ pub(crate) struct MockState {
     proxy_client: ProxyClient,
     /// `/__admin/recordings/*` and the journal's proxied exchanges.
     pub recorder: Recorder,
+    /// The services whose calls are read and answered as JSON (`MockConfig::grpc_schema`).
+    pub grpc_schema: Option<Arc<chokepoint_grpc::Schema>>,
 }
 
 /// The catch-all stub of a mock started without mappings. It is chokepoint's, not a WireMock
@@ -106,6 +108,7 @@ impl MockState {
             global_templating: config.global_templating,
             proxy_client: proxy::client(config.proxy_cacert.as_deref()),
             recorder: Recorder::new(config.recordings_dir, config.journal),
+            grpc_schema: config.grpc_schema,
         };
         state.set_fixed_delay(config.fixed_delay);
         state.replace_stubs(initial);

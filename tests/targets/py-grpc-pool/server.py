@@ -12,7 +12,11 @@ raw bytes: the request is decoded here by hand (no generated code), and a reques
 decode ends with INVALID_ARGUMENT, so a client that encodes its message wrongly sees it. A
 non-zero `fail_code` ends the call with that status after the sleep.
 
-Usage: python3 server.py [--port 0] [--workers 4]
+With --reflection it also serves gRPC server reflection (PyPI `grpcio-reflection`, v1alpha as
+grpcio's serves it), from pool.proto compiled at start with grpcio-tools' protoc into a pool of
+its own: a client can then call Work without a descriptor set of its own.
+
+Usage: python3 server.py [--port 0] [--workers 4] [--reflection]
 The server binds 127.0.0.1 itself and prints "listening on 127.0.0.1:PORT" as its first line.
 """
 
@@ -81,16 +85,45 @@ def work(request, context):
     return reply(f"hello {name}")
 
 
+def enable_reflection(server):
+    """Serves reflection from pool.proto, compiled now (no generated code is kept)."""
+    import os
+    import tempfile
+
+    from google.protobuf import descriptor_pb2, descriptor_pool
+    from grpc_reflection.v1alpha import reflection
+    from grpc_tools import protoc
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    with tempfile.TemporaryDirectory() as scratch:
+        out = os.path.join(scratch, "pool.pb")
+        made = protoc.main(
+            ["protoc", f"-I{here}", "--include_imports", f"--descriptor_set_out={out}", "pool.proto"]
+        )
+        if made != 0:
+            sys.exit("py-grpc-pool: grpcio-tools' protoc could not compile pool.proto")
+        with open(out, "rb") as compiled:
+            files = descriptor_pb2.FileDescriptorSet.FromString(compiled.read())
+    pool = descriptor_pool.DescriptorPool()
+    for file in files.file:
+        pool.Add(file)
+    names = ("chokepoint.pool.v1.Pool", reflection.SERVICE_NAME)
+    reflection.enable_server_reflection(names, server, pool=pool)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--reflection", action="store_true")
     args = parser.parse_args()
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=args.workers))
     handler = grpc.method_handlers_generic_handler(
         "chokepoint.pool.v1.Pool", {"Work": grpc.unary_unary_rpc_method_handler(work)}
     )
     server.add_generic_rpc_handlers((handler,))
+    if args.reflection:
+        enable_reflection(server)
     port = server.add_insecure_port(f"127.0.0.1:{args.port}")
     server.start()
     print(f"listening on 127.0.0.1:{port}", flush=True)

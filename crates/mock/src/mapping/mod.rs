@@ -23,7 +23,7 @@ pub use delay::{Delay, Dribble, Fault};
 pub use matchers::{JsonPathMatcher, ValueMatcher};
 pub use parse::{parse_mappings, parse_mappings_with_files, parse_request_pattern};
 pub use response::compile_template;
-pub use source::{load_mappings, locate, MappingSource};
+pub use source::{grpc_schema, load_mappings, locate, MappingSource};
 pub use webhook::{Webhook, WebhookBody};
 
 use crate::template::ResponseTemplate;

@@ -100,3 +100,40 @@ pub fn load_mappings(path: &Path) -> Result<Vec<Mapping>, MockError> {
         None => Ok(mappings),
     }
 }
+
+/// The services of a WireMock root's `grpc/` folder: every `.dsc` and `.desc` descriptor set
+/// in it, in one schema, as WireMock's gRPC extension loads them; `None` when the folder is not
+/// there or holds none. `path` is the folder given as `--mappings` (a root).
+pub fn grpc_schema(path: &Path) -> Result<Option<chokepoint_grpc::Schema>, MockError> {
+    let folder = path.join("grpc");
+    if !folder.is_dir() {
+        return Ok(None);
+    }
+    let read_error = |at: &Path, error: std::io::Error| MockError::Read {
+        path: at.display().to_string(),
+        error,
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&folder)
+        .map_err(|e| read_error(&folder, e))?
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|file| {
+            matches!(
+                file.extension().and_then(|e| e.to_str()),
+                Some("dsc" | "desc")
+            )
+        })
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Ok(None);
+    }
+    let mut sets = Vec::new();
+    for file in files {
+        let bytes = std::fs::read(&file).map_err(|e| read_error(&file, e))?;
+        sets.push((bytes, file.display().to_string()));
+    }
+    chokepoint_grpc::Schema::from_descriptor_sets(&sets)
+        .map(Some)
+        .map_err(|e| MockError::Grpc(e.to_string()))
+}

@@ -5,6 +5,7 @@ mod connections; // --max-connections with --keepalive-timeout: batches; admin a
 mod delays; // fixed, distributions, global delay, dribble, in-flight counting
 mod faults; // each WireMock fault as a client sees it
 mod folder; // mappings from a folder of WireMock-style files, __files escapes refused
+mod grpc_json; // gRPC stubs as WireMock's gRPC extension writes them: JSON in, JSON out
 mod h2; // HTTP/2 against curl and nghttp: h2c and ALPN beside HTTP/1.1, faults, a folder
 mod matching; // each matcher, response field, priorities, near-miss 404
 mod proxy_templating; // proxy stubs before a real downstream; global templating; 500s
