@@ -21,7 +21,8 @@ fn chokepoint(args: &[&str]) -> std::process::Output {
 fn bad_grpc_input_is_one_line_and_exit_2_before_any_load() {
     let dir = TempDir::new("grpc-bad");
     let json = dir.0.join("out.json");
-    // Never contacted: each mistake is found before any connection.
+    // Never loaded: each mistake is found before any call. Without a descriptor set the
+    // schema is asked from the server's reflection first, and nothing listens on port 1.
     let url = "http://127.0.0.1:1".to_string();
     let proto = "crates/grpc/tests/fixtures/shop.proto";
     // (the flags after the URL, a part of the one line)
@@ -57,7 +58,10 @@ fn bad_grpc_input_is_one_line_and_exit_2_before_any_load() {
             ],
             "does not fit shop.v1.OrderRequest",
         ),
-        (&["--grpc", PLACE], "--descriptor-set"),
+        (
+            &["--grpc", PLACE],
+            "(while asking its server reflection for the schema)",
+        ),
     ];
     for command in ["load", "sweep"] {
         for (flags, why) in table {
