@@ -2,40 +2,10 @@
 //! WireMock root's `grpc/` folder ([`Schema::from_descriptor_sets`]), a call's request message
 //! turned into protobuf's JSON so that the stubs' JSON matchers and the journal read it
 //! ([`Schema::request_as_json`]), a stub's JSON body turned into the method's response message
-//! ([`Schema::response_from_json`]), and gRPC's status codes by name ([`status_code`], the
-//! extension's `grpc-status-name` header).
+//! ([`Schema::response_from_json`]).
 use crate::{one_line, GrpcError, Schema};
 use prost::Message;
 use prost_reflect::{DescriptorPool, DynamicMessage, MethodDescriptor};
-
-/// gRPC's status codes in order of their numbers (OK is 0), as `grpc-status-name` names them.
-const STATUS_NAMES: [&str; 17] = [
-    "OK",
-    "CANCELLED",
-    "UNKNOWN",
-    "INVALID_ARGUMENT",
-    "DEADLINE_EXCEEDED",
-    "NOT_FOUND",
-    "ALREADY_EXISTS",
-    "PERMISSION_DENIED",
-    "RESOURCE_EXHAUSTED",
-    "FAILED_PRECONDITION",
-    "ABORTED",
-    "OUT_OF_RANGE",
-    "UNIMPLEMENTED",
-    "INTERNAL",
-    "UNAVAILABLE",
-    "DATA_LOSS",
-    "UNAUTHENTICATED",
-];
-
-/// The number of a gRPC status named as the spec's table names it (`NOT_FOUND` is 5; any case).
-pub fn status_code(name: &str) -> Option<u8> {
-    STATUS_NAMES
-        .iter()
-        .position(|known| known.eq_ignore_ascii_case(name.trim()))
-        .map(|i| i as u8)
-}
 
 impl Schema {
     /// Every descriptor set of `sets` (its bytes, and the file it was read from) in one schema,
@@ -187,19 +157,5 @@ mod tests {
             broken.starts_with("grpc/x.dsc is not a usable descriptor set"),
             "{broken}"
         );
-    }
-
-    #[test]
-    fn status_names_are_the_specs_numbers() {
-        let table = [
-            ("OK", 0),
-            ("not_found", 5),
-            ("UNAVAILABLE", 14),
-            ("UNAUTHENTICATED", 16),
-        ];
-        for (name, code) in table {
-            assert_eq!(status_code(name), Some(code), "{name}");
-        }
-        assert_eq!(status_code("TEAPOT"), None);
     }
 }

@@ -21,8 +21,6 @@
 mod json;
 pub mod reflection;
 
-pub use json::status_code;
-
 use bytes::{BufMut, Bytes, BytesMut};
 use prost::Message;
 use prost_reflect::{DescriptorPool, DeserializeOptions, DynamicMessage, MethodDescriptor};

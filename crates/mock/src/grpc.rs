@@ -71,7 +71,7 @@ pub(crate) fn answer_as_grpc(
         let code = name
             .to_str()
             .ok()
-            .and_then(chokepoint_grpc::status_code)
+            .and_then(chokepoint_result::error_kind::grpc_code_of)
             .map_or(UNKNOWN.to_string(), |code| code.to_string());
         HeaderValue::from_str(&code).unwrap_or(HeaderValue::from_static(UNKNOWN))
     });

@@ -62,6 +62,15 @@ pub mod error_kind {
         }
     }
 
+    /// The number of gRPC status `name` (`NOT_FOUND` is 5; any case), as a mock's
+    /// `grpc-status-name` header gives it (WireMock's gRPC extension).
+    pub fn grpc_code_of(name: &str) -> Option<u32> {
+        GRPC_CODES
+            .iter()
+            .position(|known| known.eq_ignore_ascii_case(name.trim()))
+            .map(|i| i as u32)
+    }
+
     /// The kind of a gRPC call that ended with a non-zero `grpc-status`: `grpc_unavailable`,
     /// `grpc_deadline_exceeded`, ... (`grpc_17` for a code gRPC does not define).
     pub fn grpc_status(code: u32) -> String {
