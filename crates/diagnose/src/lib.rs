@@ -57,6 +57,11 @@
 //!    instead of queueing makes the finding `growing-pool` ([`Fact::GrowingPool`]), its limit
 //!    what stopped it. When the mock saw every call in flight at once, stages 1–7 run again with
 //!    those steps counted short of the ideal line, and this stage reads that finding too.
+//!    **A pool's plateau that burns more CPU per request** (`thrash`): a `blocking-pool` whose
+//!    CPU per request at its most clients is 2× or more that at its fewest, 0.25 core or more
+//!    added, is `contention` ([`Fact::CpuPerRequestRises`]): waiting for a slot burns no CPU,
+//!    requests spinning on each other do. Direct evidence of a pool (the mock's ceiling, threads
+//!    or connections held at the limit, a stream cap) leaves it a pool.
 //! 9. **Where the limit sits** (`place`): from the steps at or past the knee, the pool whose
 //!    held threads match the limit (the runtime's stacks first, then `/proc`), the connections
 //!    to the downstream for a connection limit, the CPU and its busiest pool
@@ -97,6 +102,7 @@ pub mod size_rule;
 mod stalls;
 mod stream_cap;
 mod summary;
+mod thrash;
 pub mod warmup;
 pub mod what_if;
 mod whole_cores;
@@ -148,6 +154,8 @@ pub fn diagnose_with(steps: &[Step], context: &SweepContext, catalogue: &Catalog
     let finding = growing::reconsider(finding, &evidence, || {
         decide(&evidence, &pts, AllInFlight::Short)
     });
+    // 8b. A pool's plateau whose CPU per request rose with the clients: contention.
+    let finding = thrash::reconsider(finding, &evidence, &pts);
     // 9. Where the limit sits, with the catalogue's setting.
     place::with_place(finding, &evidence)
 }

@@ -9,8 +9,10 @@
 //! queues them ("additional RPCs are queued in the client", the gRPC performance guide), as
 //! the `h2` crate and Go's HTTP/2 transport with `StrictMaxConcurrentStreams` do — where no
 //! thread of the downstream and no connection count of the target shows them. A gRPC channel
-//! and Go's HTTP/2 transport keep one connection per host, so C is 1 unless the service opened
-//! more.
+//! keeps one connection per host, so C is 1 unless the service opened more. Go's HTTP/2
+//! transport keeps one only when strict (`net/http.HTTP2Config.StrictMaxConcurrentRequests`);
+//! by default it opens another connection whenever its connections are at the cap, and then
+//! the cap limits nothing: the connections change between steps, and no cap is named.
 //!
 //! Two sources say C and N. The first is the mock's counts, per step: its calls in flight (the
 //! most at once), the HTTP/2 connections open (the most at once) and opened, the most streams
@@ -373,9 +375,9 @@ fn peer_setting(addr: SocketAddr, program: Option<&str>) -> Setting {
 fn client_setting() -> Setting {
     Setting {
         framework: "the target's HTTP/2 or gRPC client".into(),
-        setting: "the connections it keeps to the downstream: more gRPC channels (each with its own channel arguments, so that they do not share one connection) or a pool of them".into(),
+        setting: "the connections it keeps to the downstream: more gRPC channels (each with its own channel arguments, so that they do not share one connection) or a pool of them; Go's HTTP/2 transport opens more itself unless StrictMaxConcurrentRequests (net/http.HTTP2Config; StrictMaxConcurrentStreams in golang.org/x/net/http2) is set".into(),
         default: "one per host for a gRPC channel".into(),
-        source: "https://github.com/grpc/grpc.io/blob/e98a6214300c735da9bdd30e7efb3b5de4d29407/content/en/docs/guides/performance.md".into(),
+        source: "https://github.com/grpc/grpc.io/blob/e98a6214300c735da9bdd30e7efb3b5de4d29407/content/en/docs/guides/performance.md; Go https://github.com/golang/go/blob/go1.26.8/src/net/http/http.go (HTTP2Config.StrictMaxConcurrentRequests)".into(),
         size_rule: None,
         default_here: None,
     }

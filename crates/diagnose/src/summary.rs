@@ -5,7 +5,7 @@
 
 use crate::describe::{cores_words, error_list, find, plateau_size, rank, service_words, short};
 use crate::finding::Finding;
-use chokepoint_result::format::{clients, count, parameter, percent, rate, whole_ms};
+use chokepoint_result::format::{clients, count, ms, parameter, percent, rate, whole_ms};
 use chokepoint_result::{CeilingReading, ErrorCounts, Fact, Kind, Overload, PlaceKind};
 
 /// Most short lines of [`key_evidence`].
@@ -211,6 +211,29 @@ pub(crate) fn summary(f: &Finding) -> String {
 
 /// The summary of a collapse past a peak, with the USL's crosstalk and the peak it predicts.
 fn contention(f: &Finding) -> String {
+    if let Some(rise) = f.facts.iter().find_map(|fact| match fact {
+        Fact::CpuPerRequestRises {
+            from_clients,
+            from_cpu_ms,
+            to_clients,
+            to_cpu_ms,
+            ..
+        } => Some((*from_clients, *from_cpu_ms, *to_clients, *to_cpu_ms)),
+        _ => None,
+    }) {
+        let (from, from_ms, to, to_ms) = rise;
+        let held = f.plateau.as_ref().map_or(0.0, |p| p.throughput_rps);
+        return format!(
+            "Throughput holds at {} req/s from {} to {} while each request's CPU grows {:.1}× ({} → {}): \
+             more clients cost CPU, not throughput (contention, before any fall).",
+            rate(held),
+            clients(from),
+            clients(to),
+            to_ms / from_ms,
+            ms(from_ms),
+            ms(to_ms)
+        );
+    }
     let Some(Overload::Collapses {
         peak,
         at_clients,

@@ -295,6 +295,29 @@ pub enum Fact {
         /// Requests in service the limit stands for.
         limit_in_service: f64,
     },
+    /// Throughput held on the plateau while each request's CPU rose with the clients: requests
+    /// spending CPU on each other (a spinning lock, retries), where requests waiting for a
+    /// pool's slot wait parked and burn none. Contention, before any fall.
+    CpuPerRequestRises {
+        /// The plateau steps read, fewest clients first.
+        clients: Vec<u32>,
+        /// The fewest of them.
+        from_clients: u32,
+        /// Its throughput, every request counted.
+        from_throughput_rps: f64,
+        /// Its target CPU per request, ms.
+        from_cpu_ms: f64,
+        /// Its target's cores busy.
+        from_cores: f64,
+        /// The most clients.
+        to_clients: u32,
+        /// Its throughput, every request counted.
+        to_throughput_rps: f64,
+        /// Its target CPU per request, ms.
+        to_cpu_ms: f64,
+        /// Its target's cores busy.
+        to_cores: f64,
+    },
     /// The target's CPU at the plateau, not saturated.
     CpuNotLimit {
         /// The plateau steps.

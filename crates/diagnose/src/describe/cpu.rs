@@ -4,7 +4,7 @@
 
 use super::Teller;
 use crate::finding::Finding;
-use chokepoint_result::format::{clients, count, percent, rate};
+use chokepoint_result::format::{clients, count, ms, percent, rate};
 use chokepoint_result::{Fact, Kind, Runtime, RuntimeCores, RuntimeCoresSource};
 
 /// The words of the CPU's facts.
@@ -75,6 +75,28 @@ fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
              no longer growing with clients: the work that limits it is CPU.",
             clients(*c),
             count(*in_service)
+        ),
+        Fact::CpuPerRequestRises {
+            from_clients,
+            from_throughput_rps,
+            from_cpu_ms,
+            from_cores,
+            to_clients,
+            to_throughput_rps,
+            to_cpu_ms,
+            to_cores,
+            ..
+        } => format!(
+            "From {from_clients} to {to_clients} clients throughput held ({} → {} req/s) while the target's CPU per request rose {:.1}× ({} → {}; {} → {} cores busy): \
+             the added clients cost CPU and brought no throughput. Requests waiting for a pool's slot wait parked and burn none; \
+             requests that spend CPU on each other (a lock spun on, retries) do: contention.",
+            rate(*from_throughput_rps),
+            rate(*to_throughput_rps),
+            to_cpu_ms / from_cpu_ms,
+            ms(*from_cpu_ms),
+            ms(*to_cpu_ms),
+            count(*from_cores),
+            count(*to_cores)
         ),
         Fact::CpuNotLimit {
             target_cpu_pct,
@@ -245,6 +267,17 @@ pub(crate) fn cores_words(cores: u32) -> String {
 /// A fact in one short line; `None` for any other fact.
 fn short(fact: &Fact, _: &Finding) -> Option<String> {
     let line = match fact {
+        Fact::CpuPerRequestRises {
+            from_clients,
+            from_cpu_ms,
+            to_clients,
+            to_cpu_ms,
+            ..
+        } => format!(
+            "CPU per request {} → {} from {from_clients} to {to_clients} clients, throughput flat: contention.",
+            ms(*from_cpu_ms),
+            ms(*to_cpu_ms)
+        ),
         Fact::GeneratorBound {
             clients: c,
             generator_cpu_pct,
@@ -349,6 +382,7 @@ fn rank(kind: Kind, fact: &Fact) -> Option<u8> {
         (Kind::BlockingPool, Fact::CeilingOverCpu { .. }) => Some(1),
         (Kind::BlockingPool, Fact::CpuNotLimit { .. }) => Some(4),
         (Kind::Contention, Fact::CpuNotLimit { .. }) => Some(3),
+        (Kind::Contention, Fact::CpuPerRequestRises { .. }) => Some(0),
         (Kind::BlockingPool | Kind::CpuBound, Fact::TargetNotObserved) => Some(5),
         (
             _,

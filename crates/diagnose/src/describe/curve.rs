@@ -137,8 +137,14 @@ fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
                 to_latency_ms: lb,
             }) = finding.facts.iter().find(|f| matches!(f, Fact::Plateau { .. }))
             {
+                // What the flat throughput means follows the kind: a pool queues the added
+                // clients; with contention they also cost CPU (told in its own fact).
+                let meaning = match finding.kind {
+                    Kind::Contention => "the added clients bring no throughput",
+                    _ => "a queue behind a fixed pool",
+                };
                 s.push_str(&format!(
-                    " From {a} to {b} clients ({:.1}×) throughput stays within 10% of {} req/s while mean latency grows from {} to {} ({:.1}×): a queue behind a fixed pool.",
+                    " From {a} to {b} clients ({:.1}×) throughput stays within 10% of {} req/s while mean latency grows from {} to {} ({:.1}×): {meaning}.",
                     *b as f64 / *a as f64,
                     rate(*throughput_rps),
                     whole_ms(*la),

@@ -149,6 +149,7 @@ fn teller(fact: &Fact) -> &'static Teller {
         | Fact::MachineCpu { .. }
         | Fact::CpuSaturated { .. }
         | Fact::CpuPerRequest { .. }
+        | Fact::CpuPerRequestRises { .. }
         | Fact::CpuNotLimit { .. }
         | Fact::CpuQuota { .. }
         | Fact::CeilingOverCpu { .. }

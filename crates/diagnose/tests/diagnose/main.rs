@@ -18,6 +18,7 @@ mod seeds;
 mod settle;
 mod stream_cap;
 mod summaries;
+mod thrash;
 mod truth;
 mod waves;
 mod whole_cores;
