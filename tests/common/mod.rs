@@ -3,6 +3,7 @@
 //! and the checks on a finding.
 #![allow(dead_code)] // each test binary uses its own part of it
 
+pub mod netns;
 pub mod postgres;
 
 use chokepoint_experiment::{sweep, SweepConfig, SweepEvent};

@@ -9,6 +9,7 @@
 //! Needs socat (Debian's `socat`), nginx, python3 and gunicorn: `.ci/run` installs them; a
 //! missing one fails.
 use crate::common;
+use crate::common::netns::{launch, Netns};
 
 use chokepoint_experiment::SweepConfig;
 use chokepoint_observe::stacks::StackOptions;
@@ -114,6 +115,66 @@ fn a_thread_pool_behind_socat_is_found_as_without_it_and_socat_is_named() {
             .iter()
             .any(|e| e.contains("socat") && e.contains("forwarder")),
         "the forwarder named: {evidence:#?}"
+    );
+}
+
+/// docker's bridge, made by the test (issue 23): py-threadpool (6 workers) inside a network
+/// namespace of its own at 10.201.N.2, calling the mock on this side of a veth pair (200 ms),
+/// and socat on this side's loopback passing each connection to it, as docker-proxy passes a
+/// published port to a container. The forwarder's connections lead to an address no process
+/// here listens on; the namespace whose table holds them swapped is the container's
+/// (`chokepoint_observe::forward::netns`, built before this test). The finding must be the one
+/// the first test gets directly: a pool of 6, placed in the Python workers.
+#[test]
+fn a_thread_pool_in_another_network_namespace_behind_socat_on_this_side_is_followed_across() {
+    assert!(toolchain_present("socat", "-V"), "socat is needed");
+    assert!(toolchain_present("ip", "-V"), "ip (iproute2) is needed");
+    assert!(toolchain_present("python3", "--version"));
+    let _one = one_at_a_time();
+    let netns = Netns::new();
+    let mock = chokepoint_mock::start(
+        format!("{}:0", netns.here()).parse().expect("an address"),
+        chokepoint_mock::MockConfig {
+            fixed_delay: Some(Duration::from_millis(200)),
+            ..Default::default()
+        },
+    )
+    .expect("the mock starts on this side of the veth");
+    let mut command = netns.command("python3");
+    command
+        .arg(targets_dir().join("py-threadpool/server.py"))
+        .args(["--host", &netns.there(), "--port", "0"])
+        .args(["--downstream", &mock.url()]);
+    let (target, target_port) = launch("py-threadpool-in-netns", &mut command);
+    let inside = format!("{}:{target_port}", netns.there());
+    let (socat, port) = Server::spawn_on_free_port("socat", Duration::from_secs(10), |port| {
+        let mut command = Command::new("socat");
+        command
+            .arg(format!(
+                "TCP-LISTEN:{port},fork,reuseaddr,bind=127.0.0.1,backlog=512"
+            ))
+            .arg(format!("TCP:{inside}"));
+        command
+    });
+    let behind = sweep_auto("across", &format!("http://127.0.0.1:{port}/"), &mock);
+    let target_pid = target.pid();
+    drop((socat, target));
+    drop(netns);
+
+    let forwarder = behind.context.forwarder.as_ref().expect("socat followed");
+    assert_eq!(forwarder.name, "socat");
+    assert_eq!(forwarder.to_address.as_deref(), Some(inside.as_str()));
+    assert_eq!(forwarder.served_name, "python3");
+    assert_eq!(forwarder.served_pids, vec![target_pid]);
+    assert_finding("across", &behind, Kind::BlockingPool, 6.0);
+    let (kind, held, pool) = place_words("across", &behind);
+    assert_eq!((kind, held), (Kind::BlockingPool, 6.0), "placed: {pool}");
+    let evidence = &behind.diagnosis.as_ref().expect("a diagnosis").evidence;
+    assert!(
+        evidence
+            .iter()
+            .any(|e| e.contains("socat") && e.contains("in another network namespace")),
+        "the forwarder and its hop named: {evidence:#?}"
     );
 }
 

@@ -4,133 +4,16 @@
 //! mock on this side, and `chokepoint sweep --observer` from here. The finding must be the one a
 //! local sweep of the same target gives: kind, limit and place. Needs root (CI runs as root) and
 //! `ip` (iproute2): without them the test fails under `CI=1`.
+use crate::common::netns::{launch, Netns};
 use crate::common::*;
 use chokepoint_experiment::SweepConfig;
 use chokepoint_mock::MockConfig;
 use chokepoint_result::{Kind, PlaceKind, PlaceSource, SweepResult};
 use chokepoint_testkit::Server;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
 const TOKEN: &str = "0b5e2c7d9f1a3e4b6c8d0f2a4b6c8d0e";
-
-/// A network namespace and its veth pair, deleted (with every address in it) when dropped,
-/// panics included.
-struct Netns {
-    name: String,
-    host_side: String,
-    subnet: u8,
-}
-
-fn ip(args: &[&str]) {
-    let output = Command::new("ip").args(args).output().expect("ip runs");
-    assert!(
-        output.status.success(),
-        "ip {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
-
-impl Netns {
-    fn new() -> Netns {
-        let pid = std::process::id();
-        let netns = Netns {
-            name: format!("cp-observer-{pid}"),
-            host_side: format!("cpo{pid}h"),
-            // Another run's leftover namespace keeps its own subnet.
-            subnet: (pid % 250) as u8 + 1,
-        };
-        let inside = format!("cpo{pid}n");
-        // `netns` exists before the namespace does: a step that fails below still drops it.
-        ip(&["netns", "add", &netns.name]);
-        ip(&[
-            "link",
-            "add",
-            &netns.host_side,
-            "type",
-            "veth",
-            "peer",
-            "name",
-            &inside,
-        ]);
-        ip(&["link", "set", &inside, "netns", &netns.name]);
-        ip(&[
-            "addr",
-            "add",
-            &format!("{}/24", netns.here()),
-            "dev",
-            &netns.host_side,
-        ]);
-        ip(&["link", "set", &netns.host_side, "up"]);
-        let within = |args: &[&str]| {
-            let mut all = vec!["netns", "exec", &netns.name, "ip"];
-            all.extend_from_slice(args);
-            ip(&all);
-        };
-        within(&[
-            "addr",
-            "add",
-            &format!("{}/24", netns.there()),
-            "dev",
-            &inside,
-        ]);
-        within(&["link", "set", &inside, "up"]);
-        within(&["link", "set", "lo", "up"]);
-        netns
-    }
-
-    /// This side's address.
-    fn here(&self) -> String {
-        format!("10.201.{}.1", self.subnet)
-    }
-
-    /// The address inside the namespace.
-    fn there(&self) -> String {
-        format!("10.201.{}.2", self.subnet)
-    }
-
-    /// `program args` run inside the namespace.
-    fn command(&self, program: &str) -> Command {
-        let mut command = Command::new("ip");
-        command.args(["netns", "exec", &self.name, program]);
-        command
-    }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip")
-            .args(["link", "del", &self.host_side])
-            .status();
-        let _ = Command::new("ip")
-            .args(["netns", "del", &self.name])
-            .status();
-    }
-}
-
-/// Starts `command` and reads the port from the end of its first stdout line.
-fn launch(name: &str, command: &mut Command) -> (Server, u16) {
-    command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
-    let mut server = Server::spawn(name, command);
-    let stdout = server.child_mut().stdout.take().expect("piped");
-    let mut lines = BufReader::new(stdout).lines();
-    let line = lines
-        .next()
-        .unwrap_or_else(|| panic!("{name}: no start line"))
-        .expect("a line");
-    std::thread::spawn(move || for _ in lines {});
-    let port = line
-        .rsplit(':')
-        .next()
-        .and_then(|port| port.trim().parse().ok())
-        .unwrap_or_else(|| panic!("{name}: no port in {line:?}"));
-    (server, port)
-}
 
 const CLIENTS: [u32; 5] = [1, 3, 6, 12, 24];
 

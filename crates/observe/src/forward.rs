@@ -7,9 +7,10 @@
 //! Two readings, both needed: the program is one whose job is forwarding ([`FORWARDERS`], by its
 //! name), and while requests pass through it holds established connections to a port of this
 //! machine that another process listens on ([`forwarded_now`]). A service that merely calls a
-//! local database holds such connections too, which is why the name is asked first; a
-//! forwarder whose upstream is on another host is named and not followed (nothing here can see
-//! that process).
+//! local database holds such connections too, which is why the name is asked first. An upstream
+//! at an address that is not this namespace's is looked for in the machine's other network
+//! namespaces ([`netns`]: a container on docker's bridge); a forwarder whose upstream is on
+//! another host is named and not followed (nothing here can see that process).
 //!
 //! The upstream may be a unix socket (nginx → PHP-FPM, gunicorn or Puma on a socket, Debian's
 //! and most guides' default). `/proc` does not tell who is at the other end of a connected unix
@@ -17,6 +18,7 @@
 //! peer, the end a server accepted, which carries the listener's path. Only connections opened
 //! after [`before_probe`] count: any daemon keeps long-lived unix connections (its stderr to
 //! journald, a master's channel to its workers) that carry no request.
+pub mod netns;
 pub mod probe;
 
 use crate::tree::{holders_of, listening_processes, process_tree};
@@ -60,6 +62,9 @@ pub enum Hop {
     Port(u16),
     /// A unix socket, by its path (`@name` for an abstract one).
     UnixSocket(String),
+    /// An address in another network namespace of this machine (a container's, on docker's
+    /// bridge), by the address the forwarder connects to ([`netns`]).
+    OtherNamespace(SocketAddr),
 }
 
 /// Where a forwarder passed its connections on, as one look at `/proc` saw it.
@@ -78,15 +83,17 @@ pub struct Forwarded {
 impl Forwarded {
     /// As the sweep's result keeps it: forwarder `name` (process `pid`) and this hop.
     pub fn into_forwarder(self, name: String, pid: i32) -> chokepoint_result::Forwarder {
-        let (to_port, to_path) = match self.to {
-            Hop::Port(port) => (Some(port), None),
-            Hop::UnixSocket(path) => (None, Some(path)),
+        let (to_port, to_path, to_address) = match self.to {
+            Hop::Port(port) => (Some(port), None, None),
+            Hop::UnixSocket(path) => (None, Some(path), None),
+            Hop::OtherNamespace(address) => (Some(address.port()), None, Some(address.to_string())),
         };
         chokepoint_result::Forwarder {
             name,
             pid,
             to_port,
             to_path,
+            to_address,
             served_name: self.served_name,
             served_pids: self.served,
         }
@@ -142,27 +149,43 @@ fn over_tcp(
     skip: &[u16],
 ) -> Option<Forwarded> {
     let mut by_port: BTreeMap<u16, u32> = BTreeMap::new();
+    let mut elsewhere: BTreeMap<SocketAddr, Vec<(SocketAddr, SocketAddr)>> = BTreeMap::new();
     for entry in [procfs::net::tcp(), procfs::net::tcp6()]
         .into_iter()
         .flatten()
         .flatten()
     {
         let to = entry.remote_address.port();
-        if entry.state == TcpState::Established
-            && inodes.contains(&entry.inode)
-            && entry.local_address.port() != listen_port
-            && to != listen_port
-            && !skip.contains(&to)
-            && on_this_machine(entry.local_address, entry.remote_address)
+        if entry.state != TcpState::Established
+            || !inodes.contains(&entry.inode)
+            || entry.local_address.port() == listen_port
+            || to == listen_port
+            || skip.contains(&to)
         {
+            continue;
+        }
+        if on_this_machine(entry.local_address, entry.remote_address) {
             *by_port.entry(to).or_default() += 1;
+        } else {
+            elsewhere
+                .entry(entry.remote_address)
+                .or_default()
+                .push((entry.local_address, entry.remote_address));
         }
     }
     let mut ports: Vec<(u16, u32)> = by_port.into_iter().collect();
     ports.sort_by_key(|&(_, n)| std::cmp::Reverse(n));
-    ports.into_iter().find_map(|(to_port, connections)| {
+    let here = ports.into_iter().find_map(|(to_port, connections)| {
         let served = listening_processes(to_port).unwrap_or_default();
         served_by(Hop::Port(to_port), connections, served, own)
+    });
+    here.or_else(|| {
+        let mut addresses: Vec<_> = elsewhere.into_iter().collect();
+        addresses.sort_by_key(|(_, connections)| std::cmp::Reverse(connections.len()));
+        addresses.into_iter().find_map(|(to, connections)| {
+            let (served, ended) = netns::served_across(&connections)?;
+            served_by(Hop::OtherNamespace(to), ended, served, own)
+        })
     })
 }
 

@@ -247,6 +247,11 @@ pub struct Forwarder {
     /// by its path; absent for a port.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to_path: Option<String>,
+    /// The address it passed connections on to (`10.201.7.2:8000`), when that was in another
+    /// network namespace of this machine (a container on docker's bridge); `to_port` is its
+    /// port. Absent for a port or a unix socket of the forwarder's own namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_address: Option<String>,
     /// The program listening there, which serves.
     pub served_name: String,
     /// Its processes (the topmost).
@@ -255,12 +260,14 @@ pub struct Forwarder {
 
 impl Forwarder {
     /// Where it passed connections on, in words (the finding's and the command line's):
-    /// `port 9000`, `the unix socket /run/php/php-fpm.sock`.
+    /// `port 9000`, `the unix socket /run/php/php-fpm.sock`,
+    /// `172.17.0.2:80 in another network namespace`.
     pub fn hop(&self) -> String {
-        match (&self.to_path, self.to_port) {
-            (Some(path), _) => format!("the unix socket {path}"),
-            (None, Some(port)) => format!("port {port}"),
-            (None, None) => "another process".to_string(),
+        match (&self.to_path, &self.to_address, self.to_port) {
+            (Some(path), _, _) => format!("the unix socket {path}"),
+            (None, Some(address), _) => format!("{address} in another network namespace"),
+            (None, None, Some(port)) => format!("port {port}"),
+            (None, None, None) => "another process".to_string(),
         }
     }
 }
@@ -336,18 +343,20 @@ mod tests {
     }
 
     #[test]
-    fn a_forwarder_to_a_port_keeps_its_json_and_one_to_a_unix_socket_says_its_path() {
+    fn a_forwarder_to_a_port_keeps_its_json_and_one_to_a_socket_or_a_container_says_where() {
         let to_port = Forwarder {
             name: "socat".into(),
             pid: 812,
             to_port: Some(9000),
             to_path: None,
+            to_address: None,
             served_name: "python3".into(),
             served_pids: vec![813],
         };
         let json = serde_json::to_value(&to_port).unwrap();
         assert_eq!(json["to_port"], 9000);
         assert!(json.get("to_path").is_none());
+        assert!(json.get("to_address").is_none());
         assert_eq!(to_port.hop(), "port 9000");
         let to_socket = Forwarder {
             to_port: None,
@@ -361,6 +370,20 @@ mod tests {
             to_socket
         );
         assert_eq!(to_socket.hop(), "the unix socket /run/php/php-fpm.sock");
+        let to_a_container = Forwarder {
+            name: "docker-proxy".into(),
+            to_address: Some("172.17.0.2:80".into()),
+            to_port: Some(80),
+            to_path: None,
+            ..to_socket
+        };
+        let json = serde_json::to_value(&to_a_container).unwrap();
+        assert_eq!(json["to_port"], 80);
+        assert_eq!(json["to_address"], "172.17.0.2:80");
+        assert_eq!(
+            to_a_container.hop(),
+            "172.17.0.2:80 in another network namespace"
+        );
     }
 
     /// The keys a step had before it held its load report (the contract's and the added ones).
