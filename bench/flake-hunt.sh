@@ -14,7 +14,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-5}
-SUITES=${SUITES:-"cli:cli_tls cli:cli_h2 cli:cli_grpc cli:cli_observe cli:cli_load cli:cli_baseline cli:cli_sweep cli:cli_mock cli:cli_merge cli:cli_shard_sweep cli:generator_cpu sweeps:catalogue_pools sweeps:connection_pools sweeps:database_pools sweeps:forwarders sweeps:frameworks sweeps:observer_netns sweeps:what_if sweeps:grpc sweeps:stream_cap sweeps:namespaces sweeps:growing_pool sweeps:place sweeps:process_trees sweeps:quota sweeps:stacks_jvm sweeps:stacks_py_go sweeps:targets"}
+SUITES=${SUITES:-"cli:cli_tls cli:cli_h2 cli:cli_grpc cli:cli_observe cli:cli_load cli:cli_baseline cli:cli_sweep cli:cli_mock cli:cli_merge cli:cli_shard_sweep cli:generator_cpu sweeps:catalogue_pools sweeps:connection_pools sweeps:database_pools sweeps:forwarders sweeps:frameworks sweeps:observer_netns sweeps:what_if sweeps:grpc sweeps:stream_cap sweeps:namespaces sweeps:growing_pool sweeps:hangs sweeps:place sweeps:process_trees sweeps:quota sweeps:stacks_jvm sweeps:stacks_py_go sweeps:targets"}
 CRATE_SUITES=${CRATE_SUITES-"chokepoint-demo:jvm_demo chokepoint-demo:scenarios chokepoint-mock:tests chokepoint-mock:wiremock chokepoint-experiment:sweep chokepoint-experiment:demo chokepoint-load:engine"}
 BURNERS=${BURNERS:-1}
 export CI=1

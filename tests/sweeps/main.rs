@@ -11,6 +11,7 @@ mod forwarders;
 mod frameworks;
 mod growing_pool;
 mod grpc;
+mod hangs;
 mod namespaces;
 mod observer_netns;
 mod place;

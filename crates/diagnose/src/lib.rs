@@ -85,6 +85,7 @@ mod finding;
 mod fit;
 mod gates;
 mod growing;
+mod hang;
 mod ideal;
 mod kinds;
 mod models;
@@ -140,6 +141,9 @@ pub fn diagnose_with(steps: &[Step], context: &SweepContext, catalogue: &Catalog
     }
     if pts.iter().all(|p| p.ok_x <= 0.0) {
         return finding::nothing_succeeded(&pts);
+    }
+    if let Some(finding) = hang::stopped_answering(&pts) {
+        return finding;
     }
     let evidence = Evidence {
         steps,

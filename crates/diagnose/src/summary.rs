@@ -19,6 +19,26 @@ pub(crate) fn summary(f: &Finding) -> String {
     if let Some(s) = nothing_succeeded(f) {
         return s;
     }
+    if let Some(s) = find(f, |fact| {
+        match fact {
+        Fact::StoppedAnswering {
+            from_clients,
+            window_s,
+            answered_clients,
+            answered_throughput_rps,
+            ..
+        } => Some(format!(
+            "The service stopped answering at {}: not one request completed within a {window_s:.1} s step, \
+             after {} req/s at {}. A deadlock or a wait without a timeout, not a limit a setting raises.",
+            clients(*from_clients),
+            rate(*answered_throughput_rps),
+            clients(*answered_clients)
+        )),
+        _ => None,
+    }
+    }) {
+        return s;
+    }
     let (px, from) = f
         .plateau
         .as_ref()

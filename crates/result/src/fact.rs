@@ -26,6 +26,22 @@ pub enum Fact {
         /// Its failures by kind.
         errors: ErrorCounts,
     },
+    /// From `from_clients` on, not one request completed (answered or failed) within a step's
+    /// measured window, after smaller steps were answered: the service stopped answering (a
+    /// deadlock, a wait without a timeout). Its limit is unknown: above `answered_clients`, at
+    /// or below `from_clients`.
+    StoppedAnswering {
+        /// The first step that completed nothing.
+        from_clients: u32,
+        /// Every step that completed nothing (all from `from_clients` on).
+        silent: Vec<u32>,
+        /// The measured window of the first of them, seconds.
+        window_s: f64,
+        /// The largest step that was answered.
+        answered_clients: u32,
+        /// Its completed requests per second.
+        answered_throughput_rps: f64,
+    },
     /// The base latency L0 of the ideal line X(c) = c / L0.
     BaseLatency {
         /// The step with the fewest clients.

@@ -31,6 +31,22 @@ fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
             clients(*c),
             rate(*throughput_rps)
         ),
+        Fact::StoppedAnswering {
+            from_clients,
+            silent,
+            window_s,
+            answered_clients,
+            answered_throughput_rps,
+        } => format!(
+            "At {} the service answered {} req/s; from {} on not one request completed, answered or failed, within each {window_s:.1} s step ({} silent step(s): {}). \
+             A pool, a CPU or a connection cap keeps serving at its plateau when clients are added; throughput that falls to nothing is a service that stopped making progress: \
+             a deadlock, or a wait without a timeout. No setting is named: look at where its threads wait at the silent steps.",
+            clients(*answered_clients),
+            rate(*answered_throughput_rps),
+            clients(*from_clients),
+            silent.len(),
+            silent.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+        ),
         Fact::BaseLatency {
             clients: c,
             latency_ms,
@@ -227,6 +243,15 @@ fn short(fact: &Fact, f: &Finding) -> Option<String> {
             rate(*throughput_rps),
             error_list(errors)
         ),
+        Fact::StoppedAnswering {
+            from_clients,
+            answered_clients,
+            ..
+        } => format!(
+            "Stopped answering from {}: nothing completed (answered at {}).",
+            clients(*from_clients),
+            clients(*answered_clients)
+        ),
         Fact::BaseLatency { base_ms, .. } => format!(
             "Ideal line: clients / {} (the base latency).",
             duration(*base_ms)
@@ -332,6 +357,7 @@ fn short(fact: &Fact, f: &Finding) -> Option<String> {
 fn rank(kind: Kind, fact: &Fact) -> Option<u8> {
     match (kind, fact) {
         (_, Fact::NothingMeasured | Fact::NoSuccess { .. }) => Some(0),
+        (_, Fact::StoppedAnswering { .. }) => Some(0),
         (Kind::ConnectionLimit, Fact::Stalls { .. }) => Some(0),
         (Kind::ErrorBound, Fact::ErrorsStart { .. }) => Some(0),
         (Kind::ErrorBound, Fact::Served { .. }) => Some(1),

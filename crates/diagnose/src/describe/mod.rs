@@ -125,6 +125,7 @@ fn teller(fact: &Fact) -> &'static Teller {
     match fact {
         Fact::NothingMeasured
         | Fact::NoSuccess { .. }
+        | Fact::StoppedAnswering { .. }
         | Fact::BaseLatency { .. }
         | Fact::Step { .. }
         | Fact::AllInFlight { .. }

@@ -50,6 +50,13 @@ fn samples() -> Vec<Fact> {
             throughput_rps: 100.0,
             errors: errors(),
         },
+        Fact::StoppedAnswering {
+            from_clients: 16,
+            silent: vec![16, 32],
+            window_s: 2.0,
+            answered_clients: 4,
+            answered_throughput_rps: 37.3,
+        },
         Fact::BaseLatency {
             clients: 1,
             latency_ms: 100.0,

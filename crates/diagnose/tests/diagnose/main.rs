@@ -8,6 +8,7 @@ mod connection_ceiling;
 mod diagnosis_json;
 mod gates;
 mod growing;
+mod hang;
 mod models;
 mod overload;
 mod place;
