@@ -9,8 +9,11 @@
 # With VIA=observer, ON reads the JVM through `chokepoint observe` beside it (loopback, with a
 # token, its own --stacks) and `sweep --observer URL`, instead of this process's /proc.
 #
+# With ROUTE=cpu the route is the twin's /cpu instead (10 ms of CPU per request on a cached pool:
+# CPU-bound, where any CPU observation takes would show), at CLIENTS clients (default 8).
+#
 # Usage: bench/observe-overhead.sh [ROUNDS=5]
-#   ACTORS=300 DELAY=200ms STEP=5s STACKS=auto|jfr VIA=local|observer
+#   ACTORS=300 DELAY=200ms STEP=5s STACKS=auto|jfr VIA=local|observer ROUTE=actors|cpu CLIENTS=N
 # Needs java and jcmd (jfr with STACKS=jfr). Loopback only; every sweep is one bounded step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +23,12 @@ DELAY=${DELAY:-200ms}
 STEP=${STEP:-5s}
 STACKS=${STACKS:-auto}
 VIA=${VIA:-local}
-CLIENTS=$((2 * ACTORS))
+ROUTE=${ROUTE:-actors}
+if [ "$ROUTE" = cpu ]; then
+  CLIENTS=${CLIENTS:-8}
+else
+  CLIENTS=${CLIENTS:-$((2 * ACTORS))}
+fi
 WORK=$(mktemp -d /tmp/cp-observe-overhead.XXXXXX)
 PIDS=()
 cleanup() {
@@ -51,7 +59,7 @@ launch() {
 launch "$CP" mock --port 0 --delay "$DELAY"
 MOCK=http://127.0.0.1:$PORT
 launch java examples/jvm/BlockingDemo.java --port 0 --downstream "$MOCK" --actors "$ACTORS"
-URL=http://127.0.0.1:$PORT/actors
+URL=http://127.0.0.1:$PORT/$ROUTE
 JVM=${PIDS[-1]}
 ON_FLAGS=(--pid auto)
 if [ "$VIA" = observer ]; then
@@ -81,7 +89,7 @@ EOF
 }
 
 echo "warm-up: $(sweep none | cut -f1) req/s"
-echo "JVM twin (pid $JVM): $(ls /proc/$JVM/task | wc -l) threads, /actors on a pool of $ACTORS, mock $DELAY; $CLIENTS clients, --step $STEP --step-fixed, stacks $STACKS, observed via $VIA; $(nproc) cores, load average $(cut -d' ' -f1 /proc/loadavg)"
+echo "JVM twin (pid $JVM): $(ls /proc/$JVM/task | wc -l) threads, /$ROUTE (/actors on a pool of $ACTORS), mock $DELAY; $CLIENTS clients, --step $STEP --step-fixed, stacks $STACKS, observed via $VIA; $(nproc) cores, load average $(cut -d' ' -f1 /proc/loadavg)"
 ON=()
 OFF=()
 printf 'round\ton (req/s)\toff (req/s)\ton/off\tobserved with\n'

@@ -361,3 +361,64 @@ fn a_service_not_written_for_it_waits_in_httpclient_send_while_parked() {
         Some(WaitKind::Downstream)
     );
 }
+
+/// Thread dumps over the JVM's attach socket, with no `jcmd` beside the target
+/// (`chokepoint_observe::stacks::attach`, built after `ROUTE=cpu bench/observe-overhead.sh`
+/// showed jcmd's own JVM costing a CPU-bound target 6.6%): the twin's dump is read, its pools
+/// there, and no `.attach_pid` trigger is left in its folder. A JVM started with `-Xrs` does
+/// not handle SIGQUIT, whose default action would end it: with no attach socket it is never
+/// sent one (nor by jcmd, which would), and lives on.
+#[test]
+fn a_thread_dump_is_read_over_the_attach_socket_and_a_jvm_with_xrs_is_never_signalled() {
+    use chokepoint_observe::stacks::attach::{jcmd_command, Failed};
+    require("java", "-version");
+    let _one = one_at_a_time();
+    let mock = mock(50);
+    let twin = launch_twin(&mock, &[]);
+    let text = jcmd_command(twin.pid(), "Thread.print", Duration::from_secs(10))
+        .unwrap_or_else(|why| panic!("no dump over the attach socket: {why}"));
+    let threads = chokepoint_observe::stacks::jvm::parse_thread_dump(&text);
+    // The twin's own server thread (its pools start with the load) and the JVM's.
+    for name in ["HTTP-Dispatcher", "Reference Handler"] {
+        assert!(
+            threads.iter().any(|t| t.name == name),
+            "{name} in the dump: {threads:?}"
+        );
+    }
+    // A second dump reuses the listener the first started.
+    assert!(jcmd_command(twin.pid(), "Thread.print", Duration::from_secs(10)).is_ok());
+    let cwd = std::fs::read_link(format!("/proc/{}/cwd", twin.pid())).expect("its folder");
+    let left: Vec<_> = std::fs::read_dir(&cwd)
+        .expect("its folder lists")
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".attach_pid"))
+        .collect();
+    assert!(left.is_empty(), "trigger files left: {left:?}");
+    drop(twin);
+
+    // -Xrs alone: the JVM starts its listener at once, and is attached without a signal.
+    // With attach disabled too there is no socket, and a SIGQUIT would end it.
+    let quiet = launch_twin(&mock, &["-Xrs", "-XX:+DisableAttachMechanism"]);
+    let refused = jcmd_command(quiet.pid(), "Thread.print", Duration::from_secs(2));
+    assert!(
+        matches!(&refused, Err(Failed::NotSignalled(why)) if why.contains("-Xrs")),
+        "{refused:?}"
+    );
+    let dumps = chokepoint_observe::stacks::jvm::ThreadDumps::new(quiet.pid());
+    let (stop, stopped) = std::sync::mpsc::channel::<()>();
+    let watch = std::thread::spawn(move || {
+        let mut dumps = dumps;
+        chokepoint_observe::stacks::StackTool::watch_step(&mut dumps, &stopped)
+    });
+    std::thread::sleep(chokepoint_observe::stacks::jvm::FIRST_DUMP * 2);
+    let _ = stop.send(());
+    let (evidence, notes) = watch.join().expect("the watch ends");
+    assert_eq!(
+        evidence, None,
+        "nor did the step's dumps fall back to jcmd: {notes:?}"
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let state = std::fs::read_to_string(format!("/proc/{}/stat", quiet.pid()))
+        .expect("the -Xrs JVM still runs");
+    assert!(!state.contains(") Z "), "{state}");
+}

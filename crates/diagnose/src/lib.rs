@@ -13,6 +13,10 @@
 //! revised, with the facts that decided it. Stages 2, 3, 4, 6 and 8 decide or revise the kind;
 //! the others only read it.
 //!
+//! 0. **Nothing to read, or a service that stopped answering**: no step measured, no step
+//!    succeeded, or from some step on not one request completed after smaller steps were
+//!    answered (`hang`: a deadlock, [`Fact::StoppedAnswering`], `error-bound` with no limit and
+//!    no place). Each is decided here, and no other stage runs.
 //! 1. **Ideal line and knee** (`analysis`, [`points`](crate::points), `ideal`). The base
 //!    latency L0 is the ok mean latency at the fewest clients (when that step already queued
 //!    past a known downstream delay D, L0 = D). The ideal throughput is X(c) = c / L0;

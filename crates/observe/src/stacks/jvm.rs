@@ -1,5 +1,6 @@
 //! A JVM's threads from `jcmd PID Thread.print`: which process is a JVM, the dumps taken during
-//! a step ([`ThreadDumps`]), and the dump's text read into [`ThreadStack`]s.
+//! a step ([`ThreadDumps`]: over the JVM's attach socket, `super::attach`, or with `jcmd` when
+//! that fails), and the dump's text read into [`ThreadStack`]s.
 //!
 //! Each dump stops the JVM at a safepoint, so a step takes few: the first [`FIRST_DUMP`] into
 //! the step (the ramp is over, the load is full), then one every [`DUMP_EVERY`], at most
@@ -183,8 +184,14 @@ impl ThreadDumps {
     }
 
     fn dump(&self) -> Result<Vec<ThreadStack>, String> {
-        let text = jcmd(self.pid, &["Thread.print"], JCMD_LIMIT)
-            .map_err(|why| format!("{why} (JVM {})", self.pid))?;
+        // Over the attach socket first (no JVM of jcmd's own beside the target: see
+        // `attach`), with jcmd when that fails; the dump's text is the same.
+        let text = match super::attach::jcmd_command(self.pid, "Thread.print", JCMD_LIMIT) {
+            Ok(text) => Ok(text),
+            Err(super::attach::Failed::Retry(_)) => jcmd(self.pid, &["Thread.print"], JCMD_LIMIT),
+            Err(unasked) => Err(unasked.to_string()),
+        }
+        .map_err(|why| format!("{why} (JVM {})", self.pid))?;
         let mut threads = parse_thread_dump(&text);
         // A JVM in a PID namespace of its own gives its namespace's thread ids as `nid`.
         let ids = HostThreadIds::of(self.pid);

@@ -11,6 +11,7 @@
 //!
 //! A tool that is missing, slow or refused becomes an [`ObservationNote`]; the sweep goes on
 //! without that evidence.
+pub mod attach;
 pub mod java_frames;
 pub mod jfr;
 pub mod jvm;
