@@ -1,7 +1,8 @@
 //! Services that stop answering (`crates/diagnose/src/hang.rs`): from some step on not one
 //! request completes, and the finding must say so and name no knob.
 //! - `tests/targets/py-lock-order` (built after the rule): two locks taken in opposite orders by
-//!   alternate requests, the textbook deadlock; answered at 1 client, nothing from 2 on.
+//!   alternate requests, the textbook deadlock; answered at 1 client, nothing from 2 on; py-spy's
+//!   stacks at the silent step place it in the handler.
 //! - `tests/targets/go-h2-client -strict`: Go's HTTP/2 transport with
 //!   `StrictMaxConcurrentRequests` deadlocks once more requests than the downstream's stream cap
 //!   arrive at once (golang/go#70809); in front of the mock capped at 8 streams it answers at 2
@@ -54,6 +55,18 @@ fn two_locks_taken_in_opposite_orders_stop_answering_at_two_clients() {
     assert!(completed[0].1 > 0, "{completed:?}");
     assert!(completed[1..].iter().all(|&(_, n)| n == 0), "{completed:?}");
     assert_stopped_answering("py-lock-order", &result, 2);
+    // py-spy's stacks at the first silent step say where: the handler, stuck on its locks.
+    let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
+    let stuck = diagnosis.facts().iter().find_map(|f| match f {
+        Fact::StoppedAnswering { stuck, .. } => stuck.clone(),
+        _ => None,
+    });
+    let stuck = stuck.unwrap_or_else(|| panic!("no stacks told: {:#?}", diagnosis.evidence));
+    println!("{stuck:?}");
+    assert!(
+        stuck.frames.iter().any(|f| f.contains("do_GET")),
+        "the handler's frame: {stuck:?}"
+    );
 }
 
 #[test]

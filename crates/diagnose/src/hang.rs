@@ -15,8 +15,12 @@
 //!
 //! Only when every step from the first silent one on is silent: a service that answers again at
 //! a larger step had a pause, which the other stages read.
+//!
+//! Where it stopped is what the reader needs next; when the sweep took the runtime's stacks at
+//! the first silent step, the place with the most threads that were not idle is told
+//! ([`Stuck`]): the two locks of a lock-order deadlock, Go's transport waiting for a stream.
 use crate::points::Point;
-use chokepoint_result::{Fact, Finding, Kind};
+use chokepoint_result::{Fact, Finding, Kind, Stuck, WaitKind};
 
 /// The finding when the service stopped answering past some step, else `None`.
 pub(crate) fn stopped_answering(pts: &[Point<'_>]) -> Option<Finding> {
@@ -39,8 +43,39 @@ pub(crate) fn stopped_answering(pts: &[Point<'_>]) -> Option<Finding> {
             window_s,
             answered_clients: answered.clients,
             answered_throughput_rps: answered.x,
+            stuck: stuck_at(&pts[first_silent]),
         }],
     );
     finding.knee_clients = Some(pts[first_silent].clients);
     Some(finding)
+}
+
+/// The place of `point`'s stacks with the most threads that were not idle (nor running: a
+/// service that makes no progress has none at work).
+fn stuck_at(point: &Point<'_>) -> Option<Stuck> {
+    point
+        .steps
+        .iter()
+        .filter_map(|step| step.stacks.as_ref())
+        .flat_map(|evidence| {
+            evidence.pools.iter().flat_map(move |pool| {
+                pool.stacks
+                    .iter()
+                    .map(move |place| (evidence.source, pool, place))
+            })
+        })
+        .filter(|(_, _, place)| {
+            !matches!(
+                place.waiting,
+                Some(WaitKind::Idle | WaitKind::Running) | None
+            )
+        })
+        .max_by(|a, b| a.2.threads.total_cmp(&b.2.threads))
+        .map(|(source, pool, place)| Stuck {
+            source,
+            pool: pool.pool.clone(),
+            threads: place.threads,
+            waiting: place.waiting,
+            frames: place.frames.clone(),
+        })
 }

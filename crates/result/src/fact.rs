@@ -7,7 +7,7 @@
 //! (`{"kind": "little", "clients": [20, 40, 100], ...}`); new kinds may be added, so readers skip
 //! kinds they do not know.
 
-use crate::{ErrorCounts, Kind, Overload, Place, PlaceUnclearWhy, PoolSeen};
+use crate::{ErrorCounts, Kind, Overload, Place, PlaceUnclearWhy, PoolSeen, StackSource, WaitKind};
 use serde::{Deserialize, Serialize};
 
 /// One thing the diagnosis read from the steps, with its numbers. Latencies are in ms, rates
@@ -41,6 +41,10 @@ pub enum Fact {
         answered_clients: u32,
         /// Its completed requests per second.
         answered_throughput_rps: f64,
+        /// Where the most threads waited at the first silent step, by the runtime's own stacks
+        /// (none when the sweep took none).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stuck: Option<Stuck>,
     },
     /// The base latency L0 of the ideal line X(c) = c / L0.
     BaseLatency {
@@ -788,4 +792,20 @@ mod tests {
             serde_json::json!({"kind": "no-mock"})
         );
     }
+}
+
+/// Where a service that stopped answering had its threads: the place of the runtime's stacks
+/// with the most threads that were not idle, at the first step that completed nothing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stuck {
+    /// The tool that took the stacks.
+    pub source: Option<StackSource>,
+    /// The pool.
+    pub pool: String,
+    /// Its threads there (mean per snapshot).
+    pub threads: f64,
+    /// What they waited for.
+    pub waiting: Option<WaitKind>,
+    /// The frames that say where, innermost first.
+    pub frames: Vec<String>,
 }

@@ -16,7 +16,7 @@ mod fact;
 mod finding;
 pub mod format;
 pub use fact::{
-    CeilingReading, Fact, FanOutShape, Model, Plateau, Service, Span, StreamCapReading,
+    CeilingReading, Fact, FanOutShape, Model, Plateau, Service, Span, StreamCapReading, Stuck,
 };
 pub use finding::Finding;
 mod shard;

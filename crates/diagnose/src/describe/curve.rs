@@ -37,15 +37,17 @@ fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
             window_s,
             answered_clients,
             answered_throughput_rps,
+            stuck,
         } => format!(
             "At {} the service answered {} req/s; from {} on not one request completed, answered or failed, within each {window_s:.1} s step ({} silent step(s): {}). \
              A pool, a CPU or a connection cap keeps serving at its plateau when clients are added; throughput that falls to nothing is a service that stopped making progress: \
-             a deadlock, or a wait without a timeout. No setting is named: look at where its threads wait at the silent steps.",
+             a deadlock, or a wait without a timeout. No setting is named. {}",
             clients(*answered_clients),
             rate(*answered_throughput_rps),
             clients(*from_clients),
             silent.len(),
-            silent.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+            silent.iter().map(u32::to_string).collect::<Vec<_>>().join(", "),
+            stuck_words(*from_clients, stuck.as_ref())
         ),
         Fact::BaseLatency {
             clients: c,
@@ -390,4 +392,25 @@ fn warmed_up_sentence(warmup: &Warmup) -> String {
             "{ran} and was still falling when the warm-up's time ran out: the first steps may read it slower than it is (sweep again, or give it a longer warm-up with --warmup)."
         )
     }
+}
+
+/// Where a service that stopped answering had its threads, in words; without stacks, where to
+/// look.
+fn stuck_words(at: u32, stuck: Option<&chokepoint_result::Stuck>) -> String {
+    let Some(stuck) = stuck else {
+        return "Look at where its threads wait at the silent steps.".to_string();
+    };
+    format!(
+        "At {} the stacks ({}) had {} thread(s) of `{}` {} in {}: where it stopped.",
+        clients(at),
+        stuck.source.map_or("the runtime's", |s| s.as_str()),
+        count(stuck.threads),
+        stuck.pool,
+        stuck.waiting.map_or("waiting", |w| w.as_words()),
+        if stuck.frames.is_empty() {
+            "frames not read".to_string()
+        } else {
+            stuck.frames.join(" ← ")
+        }
+    )
 }

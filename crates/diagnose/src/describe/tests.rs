@@ -56,6 +56,7 @@ fn samples() -> Vec<Fact> {
             window_s: 2.0,
             answered_clients: 4,
             answered_throughput_rps: 37.3,
+            stuck: None,
         },
         Fact::BaseLatency {
             clients: 1,
