@@ -275,6 +275,18 @@ fn sweep_behind_nginx(name: &'static str, pool: Option<u32>) -> SweepResult {
     result
 }
 
+/// The finding places no stream cap.
+fn assert_no_cap_named(name: &str, diagnosis: &Diagnosis) {
+    assert!(
+        diagnosis
+            .place
+            .as_ref()
+            .is_none_or(|p| p.kind != Some(PlaceKind::StreamCap)),
+        "{name}: {:?}",
+        diagnosis.place
+    );
+}
+
 /// The stream-cap fact's reading and the peer it was read from.
 fn stream_cap_read(diagnosis: &Diagnosis) -> Option<(StreamCapReading, Option<SocketAddr>)> {
     diagnosis.facts().iter().find_map(|f| match f {
@@ -337,14 +349,7 @@ fn behind_nginx_a_pool_of_6_in_front_of_the_channel_leaves_the_cap_unnamed() {
         diagnosis.evidence
     );
     assert!(peer.is_some());
-    assert!(
-        diagnosis
-            .place
-            .as_ref()
-            .is_none_or(|p| p.kind != Some(PlaceKind::StreamCap)),
-        "{name}: {:?}",
-        diagnosis.place
-    );
+    assert_no_cap_named(name, diagnosis);
 }
 
 /// The mock as a stream-capped HTTP/2 server for a plain `GET /`: 200 after [`DELAY`], [`CAP`]
@@ -410,14 +415,7 @@ fn a_default_go_http2_transport_opens_connections_past_the_cap_and_no_cap_is_nam
     for line in &diagnosis.evidence {
         println!("  {line}");
     }
-    assert!(
-        diagnosis
-            .place
-            .as_ref()
-            .is_none_or(|p| p.kind != Some(PlaceKind::StreamCap)),
-        "{name}: {:?}",
-        diagnosis.place
-    );
+    assert_no_cap_named(name, diagnosis);
     assert!(
         stream_cap_read(diagnosis).is_none_or(|(reading, _)| reading != StreamCapReading::AtCap),
         "{name}: {:#?}",

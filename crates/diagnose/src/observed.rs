@@ -6,13 +6,19 @@ use crate::evidence::Evidence;
 use crate::finding::Finding;
 use chokepoint_result::{Fact, Kind, PoolThreads, Step, SweepContext};
 
-/// The pool with the most threads in a network wait at once over `steps`, with its step.
-fn busiest_waiting_pool<'s>(steps: &[&'s Step]) -> Option<(&'s Step, &'s PoolThreads)> {
+/// The pool with the most threads in a network wait at once over `steps`, with its step,
+/// leaving out the forwarder's own (`forwarder`, its program): a forwarder waits on the network
+/// by design, a process or thread per connection passing bytes (socat's forks), not a pool of
+/// the service's.
+fn busiest_waiting_pool<'s>(
+    steps: &[&'s Step],
+    forwarder: Option<&str>,
+) -> Option<(&'s Step, &'s PoolThreads)> {
     steps
         .iter()
         .filter_map(|step| Some((*step, step.threads_by_pool.as_ref()?)))
         .flat_map(|(step, threads)| threads.pools.iter().map(move |pool| (step, pool)))
-        .filter(|(_, pool)| pool.most.socket_wait >= 1.0)
+        .filter(|(_, pool)| pool.most.socket_wait >= 1.0 && Some(pool.pool.as_str()) != forwarder)
         .max_by(|a, b| {
             a.1.most
                 .socket_wait
@@ -35,7 +41,8 @@ pub fn facts(steps: &[Step], finding: &Finding, context: &SweepContext) -> Vec<F
     let knee = finding.knee_clients.unwrap_or(0);
     let plateau: Vec<&Step> = steps.iter().filter(|s| s.clients >= knee).collect();
     if matches!(finding.kind, Kind::BlockingPool | Kind::MachineSaturated) {
-        if let Some((step, pool)) = busiest_waiting_pool(&plateau) {
+        let forwarder = context.forwarder.as_ref().map(|f| f.name.as_str());
+        if let Some((step, pool)) = busiest_waiting_pool(&plateau, forwarder) {
             facts.push(Fact::PoolWaiting {
                 clients: step.clients,
                 pool: pool.pool.clone(),
@@ -179,6 +186,52 @@ mod tests {
         // A CPU-bound finding does not name a waiting pool.
         let read = facts(&steps, &finding(Kind::CpuBound, 20), &context);
         assert_eq!(read.len(), 1, "{read:?}");
+    }
+
+    #[test]
+    fn a_forwarders_own_processes_waiting_on_the_network_are_no_pool_of_the_service() {
+        // socat forks a process per connection, each waiting on its two sockets: more of them
+        // than the service's pool has threads.
+        let with_socat = |clients: u32| {
+            let mut step = observed_step(clients, 20.0, 20);
+            if let Some(pools) = step.threads_by_pool.as_mut() {
+                pools.pools.push(PoolThreads {
+                    pool: "socat".into(),
+                    most: ThreadCounts {
+                        threads: 40.0,
+                        socket_wait: 40.0,
+                        ..ThreadCounts::default()
+                    },
+                    mean: ThreadCounts::default(),
+                    waits_on: Vec::new(),
+                });
+            }
+            step
+        };
+        let steps = [with_socat(20), with_socat(40)];
+        let behind = SweepContext {
+            forwarder: Some(chokepoint_result::Forwarder {
+                name: "socat".into(),
+                pid: 7,
+                to_port: Some(8080),
+                to_path: None,
+                to_address: None,
+                served_name: "java".into(),
+                served_pids: vec![8],
+            }),
+            ..SweepContext::default()
+        };
+        let waiting = |context: &SweepContext| {
+            facts(&steps, &finding(Kind::BlockingPool, 20), context)
+                .into_iter()
+                .find_map(|f| match f {
+                    Fact::PoolWaiting { pool, .. } => Some(pool),
+                    _ => None,
+                })
+        };
+        assert_eq!(waiting(&behind).as_deref(), Some("actor-pool"));
+        // Without the forwarder known, the 40 waiting forks are the busiest.
+        assert_eq!(waiting(&SweepContext::default()).as_deref(), Some("socat"));
     }
 
     #[test]
