@@ -10,8 +10,9 @@
 //! recording's (the mean number of the pool's threads waiting there); a pool's `threads` is
 //! the threads seen in it.
 //!
-//! What it costs (measured on the JVM twin, 2 cores, JDK 17): `JFR.start` and `JFR.stop` take
-//! ~0.3 s and ~0.5 s each (a `jcmd`), then `jfr print --json` takes 0.8 s for 400 waits and
+//! What it costs (measured on the JVM twin, 2 cores, JDK 17): `JFR.start` and `JFR.stop` took
+//! ~0.3 s and ~0.5 s each with `jcmd` (now sent over the attach socket, `super::attach`, with
+//! `jcmd` only as the fallback), then `jfr print --json` takes 0.8 s for 400 waits and
 //! 3.5-6 s (2.5 s of CPU, 158 MB of JSON) for the 6,750 waits of 3 s at 1,700 req/s: the step's end
 //! waits for it. Thread dumps cost ~0.25 s (0.15 s of CPU) each, during the step. Dumps are
 //! the default; a recording is asked for with `--stacks jfr`, and when it cannot be made (no
@@ -21,7 +22,7 @@
 //! A recording sees a wait only when it ends inside the recording, and sees no running thread;
 //! waits that began before it count from its start.
 use super::java_frames::read_stack;
-use super::jvm::{jcmd, run_tool, ThreadDumps, JCMD_LIMIT};
+use super::jvm::{attach_or_jcmd, run_tool, ThreadDumps, JCMD_LIMIT};
 use super::snapshots::find_on_path;
 use super::StackTool;
 use crate::namespace::HostThreadIds;
@@ -123,7 +124,7 @@ impl JfrRecording {
             format!("settings={}", jfc.display()),
         ];
         let start: Vec<&str> = start.iter().map(String::as_str).collect();
-        let said = jcmd(self.pid, &start, JCMD_LIMIT * 2)?;
+        let said = attach_or_jcmd(self.pid, &start, JCMD_LIMIT * 2)?;
         if !said.contains("Started recording") {
             return Err(format!(
                 "JFR.start: {}",
@@ -140,7 +141,7 @@ impl JfrRecording {
             format!("filename={}", file.display()),
         ];
         let stop_args: Vec<&str> = stop_args.iter().map(String::as_str).collect();
-        jcmd(self.pid, &stop_args, JCMD_LIMIT * 2)?;
+        attach_or_jcmd(self.pid, &stop_args, JCMD_LIMIT * 2)?;
         let mut print = Command::new("jfr");
         print
             .args(["print", "--json", "--stack-depth", STACK_DEPTH, "--events"])

@@ -151,6 +151,17 @@ pub fn jcmd(pid: i32, command: &[&str], limit: Duration) -> Result<String, Strin
     ran
 }
 
+/// Runs the `jcmd` command `command` in JVM `pid` over its attach socket (`super::attach`: no
+/// JVM of jcmd's own beside the target), or with `jcmd` when that fails for a reason `jcmd` may
+/// not share; the output is the same.
+pub fn attach_or_jcmd(pid: i32, command: &[&str], limit: Duration) -> Result<String, String> {
+    match super::attach::jcmd_command(pid, &command.join(" "), limit) {
+        Ok(text) => Ok(text),
+        Err(super::attach::Failed::Retry(_)) => jcmd(pid, command, limit),
+        Err(unasked) => Err(unasked.to_string()),
+    }
+}
+
 /// The JVM's tool for the target rooted at `pid`, when the target is a JVM (or `--jvm` says it
 /// is): thread dumps with `jcmd`, or a Flight Recorder recording with `--stacks jfr`. `None`
 /// when it is no JVM.
@@ -186,12 +197,8 @@ impl ThreadDumps {
     fn dump(&self) -> Result<Vec<ThreadStack>, String> {
         // Over the attach socket first (no JVM of jcmd's own beside the target: see
         // `attach`), with jcmd when that fails; the dump's text is the same.
-        let text = match super::attach::jcmd_command(self.pid, "Thread.print", JCMD_LIMIT) {
-            Ok(text) => Ok(text),
-            Err(super::attach::Failed::Retry(_)) => jcmd(self.pid, &["Thread.print"], JCMD_LIMIT),
-            Err(unasked) => Err(unasked.to_string()),
-        }
-        .map_err(|why| format!("{why} (JVM {})", self.pid))?;
+        let text = attach_or_jcmd(self.pid, &["Thread.print"], JCMD_LIMIT)
+            .map_err(|why| format!("{why} (JVM {})", self.pid))?;
         let mut threads = parse_thread_dump(&text);
         // A JVM in a PID namespace of its own gives its namespace's thread ids as `nid`.
         let ids = HostThreadIds::of(self.pid);
