@@ -193,10 +193,9 @@ impl<'p, 'a> Analysis<'p, 'a> {
             collapses,
         );
         self.facts.extend(fits.facts);
-        // Contention's size is the concurrency of peak throughput: the USL's when it has one.
+        let peak = crate::overload::peak_of(pts);
         let limit = if kind == Kind::Contention {
-            let peak = crate::overload::peak_of(pts).map(|p| f64::from(p.clients));
-            fits.usl.and_then(|u| u.n_max).or(peak)
+            crate::overload::contention_size(fits.usl, peak.as_ref())
         } else {
             decision.limit
         };
@@ -211,7 +210,7 @@ impl<'p, 'a> Analysis<'p, 'a> {
             better_model: fits.better,
             fan_out,
             overload,
-            peak: crate::overload::peak_of(pts),
+            peak,
             facts: self.facts,
         }
     }

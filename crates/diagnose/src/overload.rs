@@ -45,6 +45,17 @@ pub fn peak(steps: &[Step]) -> Option<Peak> {
     peak_of(&points(steps))
 }
 
+/// Contention's size: the concurrency of peak throughput, the USL's when its fit has one, else
+/// the clients of the peak step.
+pub(crate) fn contention_size(
+    usl: Option<chokepoint_result::UslFit>,
+    peak: Option<&Peak>,
+) -> Option<f64> {
+    usl.and_then(|u| u.n_max)
+        .or(peak.map(|p| f64::from(p.clients)))
+        .filter(|l| l.is_finite())
+}
+
 pub(crate) fn peak_of(pts: &[Point<'_>]) -> Option<Peak> {
     let best = pts
         .iter()

@@ -50,13 +50,7 @@ pub(crate) fn reconsider(
         return finding;
     };
     finding.kind = Kind::Contention;
-    // Contention's size is the concurrency of peak throughput, the USL's when it has one (as
-    // `Analysis::finish` sizes it).
-    finding.limit = finding
-        .usl
-        .and_then(|u| u.n_max)
-        .or(finding.peak.as_ref().map(|p| f64::from(p.clients)))
-        .filter(|l| l.is_finite());
+    finding.limit = crate::overload::contention_size(finding.usl, finding.peak.as_ref());
     finding.facts.push(fact);
     finding
 }

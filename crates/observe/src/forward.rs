@@ -105,12 +105,17 @@ impl Forwarded {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BeforeProbe {
     sockets: HashSet<u64>,
+    /// One process of each other network namespace ([`netns::other_namespaces`]).
+    namespaces: Vec<i32>,
 }
 
 /// What the trees of `pids` hold now, to be told apart from what a probe makes them open.
 pub fn before_probe(pids: &[i32]) -> BeforeProbe {
     let (_, inodes) = trees_and_sockets(pids);
-    BeforeProbe { sockets: inodes }
+    BeforeProbe {
+        sockets: inodes,
+        namespaces: netns::other_namespaces(),
+    }
 }
 
 /// Where the trees of `pids` pass connections on now: the port of this machine to which they
@@ -125,7 +130,8 @@ pub fn forwarded_now(
 ) -> Option<Forwarded> {
     let (tree, inodes) = trees_and_sockets(pids);
     let own: HashSet<i32> = tree.into_iter().collect();
-    over_tcp(&own, &inodes, listen_port, skip).or_else(|| over_unix(&own, &inodes, before))
+    over_tcp(&own, &inodes, listen_port, skip, &before.namespaces)
+        .or_else(|| over_unix(&own, &inodes, before))
 }
 
 /// The processes of the trees of `pids`, and the sockets they hold.
@@ -147,6 +153,7 @@ fn over_tcp(
     inodes: &HashSet<u64>,
     listen_port: u16,
     skip: &[u16],
+    namespaces: &[i32],
 ) -> Option<Forwarded> {
     let mut by_port: BTreeMap<u16, u32> = BTreeMap::new();
     let mut elsewhere: BTreeMap<SocketAddr, Vec<(SocketAddr, SocketAddr)>> = BTreeMap::new();
@@ -183,7 +190,7 @@ fn over_tcp(
         let mut addresses: Vec<_> = elsewhere.into_iter().collect();
         addresses.sort_by_key(|(_, connections)| std::cmp::Reverse(connections.len()));
         addresses.into_iter().find_map(|(to, connections)| {
-            let (served, ended) = netns::served_across(&connections)?;
+            let (served, ended) = netns::served_across(&connections, namespaces)?;
             served_by(Hop::OtherNamespace(to), ended, served, own)
         })
     })

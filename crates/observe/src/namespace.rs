@@ -30,6 +30,13 @@ pub fn nspid(status: &str) -> Vec<i32> {
         .unwrap_or_default()
 }
 
+/// Process `pid`'s id in its own PID namespace (the innermost of `NSpid`: what a JVM names its
+/// attach files by); `None` when its status cannot be read.
+pub fn own_pid(pid: i32) -> Option<i32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    Some(nspid(&status).last().copied().unwrap_or(pid))
+}
+
 /// A process's thread ids as its runtime knows them, mapped to the host's.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HostThreadIds {

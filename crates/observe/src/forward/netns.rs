@@ -81,32 +81,46 @@ pub fn server_side(
     Some((ended, sockets))
 }
 
-/// Where `connections` (the forwarder's, to `to`, which no process of this namespace serves)
-/// end in another network namespace of this machine: the processes that serve there, and how
-/// many of the connections end there. `None` when no namespace here holds them (the upstream is
-/// on another host).
-pub fn served_across(connections: &[(SocketAddr, SocketAddr)]) -> Option<(Vec<i32>, u32)> {
-    let own = std::fs::read_link("/proc/self/ns/net").ok()?;
+/// One process of each network namespace of this machine but this process's own: where a
+/// forwarder's upstream may be. Read once before a probe, not at each of its looks.
+pub fn other_namespaces() -> Vec<i32> {
+    let Ok(own) = std::fs::read_link("/proc/self/ns/net") else {
+        return Vec::new();
+    };
     let mut seen = HashSet::from([own]);
-    for process in procfs::process::all_processes().ok()?.flatten() {
-        let Ok(namespace) = std::fs::read_link(format!("/proc/{}/ns/net", process.pid)) else {
-            continue;
-        };
-        if !seen.insert(namespace) {
-            continue;
-        }
+    let Ok(processes) = procfs::process::all_processes() else {
+        return Vec::new();
+    };
+    processes
+        .flatten()
+        .filter(|process| {
+            std::fs::read_link(format!("/proc/{}/ns/net", process.pid))
+                .is_ok_and(|namespace| seen.insert(namespace))
+        })
+        .map(|process| process.pid)
+        .collect()
+}
+
+/// Where `connections` (the forwarder's, to an address no process of this namespace serves)
+/// end among the namespaces of `namespaces` (one process each, [`other_namespaces`]): the
+/// processes that serve there, and how many of the connections end there. `None` when none
+/// holds them (the upstream is on another host).
+pub fn served_across(
+    connections: &[(SocketAddr, SocketAddr)],
+    namespaces: &[i32],
+) -> Option<(Vec<i32>, u32)> {
+    namespaces.iter().find_map(|&pid| {
+        let process = procfs::process::Process::new(pid).ok()?;
         let table: Vec<Entry> = [process.tcp(), process.tcp6()]
             .into_iter()
             .flatten()
             .flatten()
             .map(|entry| Entry::from(&entry))
             .collect();
-        if let Some((ended, sockets)) = server_side(&table, connections) {
-            let served = holders_of(&sockets).ok()?;
-            return (!served.is_empty()).then_some((served, ended));
-        }
-    }
-    None
+        let (ended, sockets) = server_side(&table, connections)?;
+        let served = holders_of(&sockets).ok()?;
+        (!served.is_empty()).then_some((served, ended))
+    })
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@
 //! A failure says whether `jcmd` may still succeed ([`Failed::Retry`]): not when the JVM was
 //! asked and did not start its listener (attach disabled, or too slow), which `jcmd` would wait
 //! for again.
-use crate::namespace::nspid;
+use crate::namespace::own_pid;
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
@@ -51,12 +51,7 @@ const LOOK_EVERY: Duration = Duration::from_millis(20);
 /// within `limit`: its output, or why not.
 pub fn jcmd_command(pid: i32, command: &str, limit: Duration) -> Result<String, Failed> {
     let deadline = Instant::now() + limit;
-    if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
-        return Err(Failed::Retry(format!("no process {pid}")));
-    }
-    let own_pid = std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .map(|status| nspid(&status).last().copied().unwrap_or(pid))
-        .map_err(|e| Failed::Retry(format!("JVM {pid}: {e}")))?;
+    let own_pid = own_pid(pid).ok_or_else(|| Failed::Retry(format!("no process {pid}")))?;
     let socket = PathBuf::from(format!("/proc/{pid}/root/tmp/.java_pid{own_pid}"));
     if !socket.exists() {
         // SIGQUIT's default action ends the process: only a JVM that catches it (not one

@@ -23,7 +23,7 @@
 use super::java_frames::read_stack;
 use super::snapshots::{find_on_path, run_bounded, step_result, take_until_stopped, Schedule};
 use super::{StackOptions, StackTool, ThreadStack};
-use crate::namespace::{nspid, HostThreadIds};
+use crate::namespace::HostThreadIds;
 use chokepoint_result::{ObservationNote, StackEvidence, StackSource};
 use std::process::Command;
 use std::sync::mpsc;
@@ -137,10 +137,7 @@ pub fn jcmd(pid: i32, command: &[&str], limit: Duration) -> Result<String, Strin
         // A jcmd killed while attaching leaves its empty trigger file in the JVM's working
         // folder (or its /tmp): it is ours to remove. It is named by the JVM's own PID, its
         // namespace's (JDK's VirtualMachineImpl reads the innermost of `NSpid`).
-        let own_pid = std::fs::read_to_string(format!("/proc/{pid}/status"))
-            .ok()
-            .and_then(|status| nspid(&status).last().copied())
-            .unwrap_or(pid);
+        let own_pid = crate::namespace::own_pid(pid).unwrap_or(pid);
         for folder in [format!("/proc/{pid}/cwd"), format!("/proc/{pid}/root/tmp")] {
             let trigger = std::path::Path::new(&folder).join(format!(".attach_pid{own_pid}"));
             if std::fs::metadata(&trigger).is_ok_and(|m| m.is_file() && m.len() == 0) {
