@@ -17,7 +17,9 @@
 //! connect to itself (TCP simultaneous open), so that a wait for the server "succeeds" before
 //! the server is there. [`Server::wait_listening`] refuses such a self-connection and fails as
 //! soon as the server exits; [`Server::spawn_on_free_port`] tries another port when the server
-//! dies before it listens (another test took the port first).
+//! dies before it listens (another test took the port first). A port handed out is also
+//! promised, for two minutes, to the test process that asked, so that the other test lane,
+//! running beside it, is not handed the same one while its server starts.
 #![deny(missing_docs)]
 
 use std::net::{TcpListener, TcpStream};
@@ -203,7 +205,39 @@ fn signal_group(group: i32, signal: i32) {
     unsafe { libc::kill(-group, signal) };
 }
 
-/// A port on 127.0.0.1 that nothing listens on, below the ephemeral range (see the crate doc).
+/// How long a port handed out by [`free_port`] stays promised to the test process that asked:
+/// long enough for a JVM to start and bind it on a busy machine.
+const PROMISED_FOR: Duration = Duration::from_secs(120);
+
+/// Promises `port` to this process, across every test process of the machine: the test lanes
+/// run side by side, and a port closed by one `free_port` is free again for the other lane's
+/// until the server it was meant for binds it (seconds, for a JVM). CI saw exactly that: a port
+/// found free, closed, then taken before the test bound it again. The promise is a file made
+/// with `O_EXCL`; one older than [`PROMISED_FOR`] is stale and taken over.
+fn reserve(port: u16) -> bool {
+    let dir = std::env::temp_dir().join("chokepoint-test-ports");
+    if std::fs::create_dir_all(&dir).is_err() {
+        return true;
+    }
+    let promise = dir.join(port.to_string());
+    let make = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&promise)
+            .is_ok()
+    };
+    if make() {
+        return true;
+    }
+    let stale = std::fs::metadata(&promise)
+        .and_then(|meta| meta.modified())
+        .is_ok_and(|made| made.elapsed().is_ok_and(|age| age > PROMISED_FOR));
+    stale && std::fs::remove_file(&promise).is_ok() && make()
+}
+
+/// A port on 127.0.0.1 that nothing listens on, below the ephemeral range (see the crate doc),
+/// and that no other test process of the machine was handed in the last [`PROMISED_FOR`].
 pub fn free_port() -> u16 {
     let (ephemeral_low, _) = procs::ephemeral_range();
     let low = 20_000.min(ephemeral_low.saturating_sub(4_000));
@@ -219,9 +253,21 @@ pub fn free_port() -> u16 {
     for _ in 0..1_000 {
         seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
         let port = low + ((seed >> 8) % span) as u16;
-        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() && reserve(port) {
             return port;
         }
     }
     panic!("no free port on 127.0.0.1 between {low} and {ephemeral_low}")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_port_is_promised_to_one_test_process_only() {
+        let port = super::free_port();
+        assert!(
+            !super::reserve(port),
+            "{port} was handed out, so it is promised already"
+        );
+    }
 }
