@@ -46,6 +46,8 @@ fi
 # Cargo holds its build lock only while it compiles, so the two `cargo test` runs do not wait
 # on each other. The sweeps' output is kept in a file and shown when they end.
 status=0
+sweep_times=target/tmp/sweep-times.tsv
+rm -f "$sweep_times"
 sweeps_log=$(mktemp /tmp/chokepoint-sweeps.XXXXXX)
 trap 'wait "$deps_pid" 2>/dev/null || true; rm -f "$deps_log" "$sweeps_log"' EXIT
 cargo test --release -p chokepoint --test sweeps "$@" > "$sweeps_log" 2>&1 &
@@ -57,6 +59,10 @@ sweeps_status=0
 wait "$sweeps_pid" || sweeps_status=$?
 cat "$sweeps_log"
 phase "sweeps run"
+if [ -s "$sweep_times" ]; then
+  echo "scripts/test.sh: the longest turns of the sweeps (seconds held, of $(awk '{s+=$2} END {printf "%.0f", s}' "$sweep_times") in all):" >&2
+  sort -t$'\t' -k2,2 -rn "$sweep_times" | head -n 15 | sed 's/^/  /' >&2
+fi
 [ "$sweeps_status" -eq 0 ] || status=$sweeps_status
 bash scripts/leftovers.sh || status=1
 exit "$status"

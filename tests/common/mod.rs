@@ -32,10 +32,39 @@ pub const DOWNSTREAM_DELAY: Duration = Duration::from_millis(50);
 /// One sweep at a time.
 pub static SWEEPS: Mutex<()> = Mutex::new(());
 
-pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    SWEEPS
+/// A test's turn to sweep. When the turn ends, how long it was held is appended to
+/// `SWEEP_TIMES` (test name, seconds): `scripts/test.sh` prints the longest, where CI's time
+/// goes (issue 25).
+pub struct Turn {
+    _held: std::sync::MutexGuard<'static, ()>,
+    since: std::time::Instant,
+}
+
+pub const SWEEP_TIMES: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/sweep-times.tsv");
+
+pub fn one_at_a_time() -> Turn {
+    let held = SWEEPS
         .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    Turn {
+        _held: held,
+        since: std::time::Instant::now(),
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        use std::io::Write;
+        let test = std::thread::current().name().unwrap_or("?").to_string();
+        let line = format!("{test}\t{:.1}\n", self.since.elapsed().as_secs_f64());
+        if let Ok(mut file) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(SWEEP_TIMES)
+        {
+            let _ = file.write_all(line.as_bytes());
+        }
+    }
 }
 
 pub fn targets_dir() -> PathBuf {
