@@ -66,6 +66,11 @@
 //!    added, is `contention` ([`Fact::CpuPerRequestRises`]): waiting for a slot burns no CPU,
 //!    requests spinning on each other do. Direct evidence of a pool (the mock's ceiling, threads
 //!    or connections held at the limit, a stream cap) leaves it a pool.
+//!    **A machine busy before the load** (`busy`): a `blocking-pool` or `connection-limit`
+//!    whose steps below the knee show other processes holding the machine with less than half
+//!    a core idle is `machine-saturated`, its limit unnamed ([`Fact::MachineBusyBeforeLoad`]):
+//!    a target starved of CPU by others looks like a pool from the client side. The same direct
+//!    evidence leaves it as it was.
 //! 9. **Where the limit sits** (`place`): from the steps at or past the knee, the pool whose
 //!    held threads match the limit (the runtime's stacks first, then `/proc`), the connections
 //!    to the downstream for a connection limit, the CPU and its busiest pool
@@ -81,6 +86,7 @@
 #![deny(missing_docs)]
 
 mod analysis;
+mod busy;
 pub mod catalogue;
 mod connection_ceiling;
 mod describe;
@@ -164,6 +170,9 @@ pub fn diagnose_with(steps: &[Step], context: &SweepContext, catalogue: &Catalog
     });
     // 8b. A pool's plateau whose CPU per request rose with the clients: contention.
     let finding = thrash::reconsider(finding, &evidence, &pts);
+    // 8c. A pool or stalls read from the client side while other processes held the machine
+    // from the first steps: machine-saturated.
+    let finding = busy::reconsider(finding, &evidence);
     // 9. Where the limit sits, with the catalogue's setting.
     place::with_place(finding, &evidence)
 }

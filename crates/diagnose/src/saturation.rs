@@ -5,7 +5,8 @@
 //!   it, however little CPU a crowded machine gave it;
 //! - `machine-saturated` when the whole machine had less than half a core idle there (at most
 //!   90% busy is asked of a machine with many cores) and the target cannot tell: its CPU
-//!   unknown, or no more than the generator's. A one-worker nginx driven flat out, swept
+//!   unknown, or no more than the generator's but at least [`STARVED_CORES`] (a target that
+//!   burnt less was not held back by the machine). A one-worker nginx driven flat out, swept
 //!   without `--pid`, looked like a pool of 2 to 10 before these rules; on this 2-core machine
 //!   with nothing else running, it and the generator kept the machine 82–93% busy at the
 //!   plateau (one core for nginx, most of the other for the generator and the kernel's
@@ -27,6 +28,13 @@ pub fn saturated_machine_pct(cores: f64) -> f64 {
     (100.0 * (1.0 - 0.5 / cores.max(1.0))).min(SATURATED_MACHINE_PCT)
 }
 
+/// The least CPU, in cores, a target held back by its share of a busy machine still gets at
+/// its plateau. Linux's fair scheduler gives every runnable thread of equal weight an equal
+/// share of a core, so a target that got less than a tenth of a core would have waited behind
+/// ten runnable threads on every core; one that burnt so little was waiting on something else
+/// (a sleep, a lock, a call), and the machine did not hold it back.
+pub const STARVED_CORES: f64 = 0.1;
+
 /// Who used the machine's CPU at the plateau, percent of all cores (medians over the plateau).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MachineShares {
@@ -40,7 +48,8 @@ pub struct MachineShares {
     pub others_pct: f64,
 }
 
-fn median(mut values: Vec<f64>) -> Option<f64> {
+/// The median of the finite `values`; `None` when there is none.
+pub(crate) fn median(mut values: Vec<f64>) -> Option<f64> {
     values.retain(|v| v.is_finite());
     if values.is_empty() {
         return None;
@@ -176,6 +185,12 @@ fn reconsider(finding: &mut Finding, steps: &[Step], context: &SweepContext) {
     let Some(shares) = saturated_machine(&plateau, machine_cores, machine_cores) else {
         return;
     };
+    if shares
+        .target_pct
+        .is_some_and(|target| target * machine_cores / 100.0 < STARVED_CORES)
+    {
+        return;
+    }
     finding.facts.insert(
         0,
         Fact::MachineSaturated {

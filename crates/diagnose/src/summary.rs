@@ -3,7 +3,9 @@
 //! and its rank are written beside its evidence sentence, in its group's module of
 //! [`crate::describe`]; here they are only picked and ordered.
 
-use crate::describe::{cores_words, error_list, find, plateau_size, rank, service_words, short};
+use crate::describe::{
+    client_side_reading, cores_words, error_list, find, plateau_size, rank, service_words, short,
+};
 use crate::finding::Finding;
 use chokepoint_result::format::{clients, count, ms, parameter, percent, rate, whole_ms};
 use chokepoint_result::{CeilingReading, ErrorCounts, Fact, Kind, Overload, PlaceKind};
@@ -208,6 +210,21 @@ pub(crate) fn summary(f: &Finding) -> String {
         }
         Kind::NoLimitFound => no_limit(f),
         Kind::MachineSaturated => find(f, |fact| match fact {
+            Fact::MachineBusyBeforeLoad {
+                others_pct,
+                suggested,
+                suggested_limit,
+                ..
+            } => Some(format!(
+                "{}, but other processes held {others_pct:.0}% of all cores before the load was heavy: \
+                 the target ran on the CPU they left it, so this sweep cannot say what limits it (alone, its client side reads as {}).",
+                match (f.plateau.as_ref(), f.knee_clients) {
+                    (Some(_), _) => format!("Throughput stops at {} req/s from {} on", rate(px), clients(from)),
+                    (None, Some(knee)) => format!("Throughput stops following the clients from {} on", clients(knee)),
+                    (None, None) => "Throughput stops following the clients".to_string(),
+                },
+                client_side_reading(*suggested, *suggested_limit)
+            )),
             Fact::MachineSaturated {
                 machine_cpu_pct,
                 target_cpu_pct,

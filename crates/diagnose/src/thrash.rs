@@ -56,7 +56,7 @@ pub(crate) fn reconsider(
 }
 
 /// Whether a fact of `finding` saw the pool directly, at its limit.
-fn a_pool_is_seen(finding: &Finding) -> bool {
+pub(crate) fn a_pool_is_seen(finding: &Finding) -> bool {
     let limit = finding.limit.unwrap_or(0.0);
     finding.facts.iter().any(|fact| match fact {
         Fact::MockCeiling { reading, .. } => *reading != CeilingReading::Disagrees,

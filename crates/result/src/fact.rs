@@ -528,6 +528,23 @@ pub enum Fact {
         /// The pool size the client side alone suggested.
         pool_size: Option<f64>,
     },
+    /// Other processes than the target and the generator held the machine's CPU at the steps
+    /// below the knee, with less than half a core left idle (a share of all cores that depends
+    /// on their number): a plateau or stalls read from the client side may then be the CPU
+    /// share the target was given, not a limit of its own. The finding names no limit; what the
+    /// client side alone suggested is kept.
+    MachineBusyBeforeLoad {
+        /// The steps below the knee read.
+        clients: Vec<u32>,
+        /// The machine, percent of all cores (median over those steps).
+        machine_cpu_pct: f64,
+        /// Everything but the target and the generator, percent of all cores (median).
+        others_pct: f64,
+        /// The kind the client side alone suggested (`blocking-pool`, `connection-limit`).
+        suggested: Kind,
+        /// Its size.
+        suggested_limit: Option<f64>,
+    },
     /// The target's threads (read from /proc) were on a CPU or waiting for one at the plateau,
     /// none of them waiting on the network: its own work, not a pool, stops it.
     ThreadsRunning {

@@ -159,6 +159,21 @@ fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
              (taskset) or another machine.",
             pool_size.map_or("?".to_string(), count)
         ),
+        Fact::MachineBusyBeforeLoad {
+            clients: steps,
+            machine_cpu_pct,
+            others_pct,
+            suggested,
+            suggested_limit,
+        } => format!(
+            "Below the knee (at {} clients) other processes than the target and the generator kept {others_pct:.0}% of all cores busy, \
+             the machine {machine_cpu_pct:.0}%: less than half a core was left for the sweep before its load was heavy. \
+             On such a machine the target runs on the CPU share it is given, and a starved target looks like a pool from the client side: \
+             alone, this sweep would read as {}. For a clean answer sweep on a quieter machine, \
+             or give the target and the generator cores of their own (taskset).",
+            steps.iter().map(u32::to_string).collect::<Vec<_>>().join(", "),
+            client_side_reading(*suggested, *suggested_limit)
+        ),
         Fact::WholeCores { .. } | Fact::WholeThreadsRunning { .. } => whole_cores_sentence(fact)?,
         Fact::ThreadsRunning {
             running, threads, ..
@@ -169,6 +184,16 @@ fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
         _ => return None,
     };
     Some(s)
+}
+
+/// What the client side alone read, when a busy machine leaves it unnamed: `a pool of ~7.3`.
+pub(crate) fn client_side_reading(kind: Kind, limit: Option<f64>) -> String {
+    let size = limit.map_or("?".to_string(), count);
+    match kind {
+        Kind::BlockingPool => format!("a pool of ~{size}"),
+        Kind::ConnectionLimit => format!("connections running out at ~{size}"),
+        other => format!("{} {size}", other.as_str()),
+    }
 }
 
 /// The sentence of the whole-cores rule: the evidence that decided, and the mock's ceiling as a
@@ -344,6 +369,9 @@ fn short(fact: &Fact, _: &Finding) -> Option<String> {
             "The machine's CPU was {machine_cpu_pct:.0}% busy at the plateau, the target's {}.",
             target_cpu_pct.map_or("not observed".to_string(), |t| format!("{t:.0}%"))
         ),
+        Fact::MachineBusyBeforeLoad { others_pct, .. } => format!(
+            "Other processes held {others_pct:.0}% of all cores before the load was heavy."
+        ),
         Fact::ThreadsRunning {
             running, threads, ..
         } => format!("{running:.1} of the target's {threads:.0} threads running at once, none waiting on the network."),
@@ -374,6 +402,7 @@ fn rank(kind: Kind, fact: &Fact) -> Option<u8> {
     match (kind, fact) {
         (Kind::GeneratorBound, Fact::GeneratorBound { .. }) => Some(0),
         (Kind::MachineSaturated, Fact::MachineSaturated { .. }) => Some(0),
+        (Kind::MachineSaturated, Fact::MachineBusyBeforeLoad { .. }) => Some(0),
         (Kind::CpuBound, Fact::CpuQuota { .. }) => Some(0),
         (Kind::CpuBound, Fact::ThreadsRunning { .. }) => Some(1),
         (Kind::CpuBound, Fact::WholeCores { .. } | Fact::WholeThreadsRunning { .. }) => Some(1),

@@ -28,7 +28,7 @@ mod streams;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use cpu::cores_words;
+pub(crate) use cpu::{client_side_reading, cores_words};
 
 use crate::finding::Finding;
 use crate::summary::{key_evidence, summary};
@@ -156,6 +156,7 @@ fn teller(fact: &Fact) -> &'static Teller {
         | Fact::CeilingOverCpu { .. }
         | Fact::TargetNotObserved
         | Fact::MachineSaturated { .. }
+        | Fact::MachineBusyBeforeLoad { .. }
         | Fact::ThreadsRunning { .. }
         | Fact::WholeCores { .. }
         | Fact::WholeThreadsRunning { .. } => &cpu::TELLER,

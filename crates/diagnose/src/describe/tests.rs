@@ -322,6 +322,13 @@ fn samples() -> Vec<Fact> {
             others_pct: 10.0,
             pool_size: Some(20.0),
         },
+        Fact::MachineBusyBeforeLoad {
+            clients: vec![1, 2, 4],
+            machine_cpu_pct: 100.0,
+            others_pct: 90.0,
+            suggested: Kind::BlockingPool,
+            suggested_limit: Some(7.3),
+        },
         Fact::ThreadsRunning {
             clients: steps(),
             running: 2.0,

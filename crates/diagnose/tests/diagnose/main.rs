@@ -1,6 +1,7 @@
 //! The diagnosis crate's tests, one binary (a build links once): tables of steps and recorded
 //! sweeps in, findings and words out. Each module is one subject; `common` builds steps.
 
+mod busy;
 mod ceiling;
 #[path = "../common/mod.rs"]
 mod common;

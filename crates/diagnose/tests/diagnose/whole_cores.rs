@@ -137,9 +137,9 @@ fn whole_cores_table() {
             (0.95, 1.05),
         ),
         (
-            "that starved loop without /proc's threads => nothing says the core: the rule does not fire",
+            "that starved loop without /proc's threads => nothing says the core: the rule does not fire; others held the machine from the first step (busy.rs) => machine-saturated, no limit",
             run(&|c| event_loop(5.0, 0.55, c, false)),
-            Kind::BlockingPool,
+            Kind::MachineSaturated,
             None,
             (0.0, f64::INFINITY),
         ),
