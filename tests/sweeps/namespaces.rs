@@ -93,11 +93,16 @@ fn a_namespaced_jvm_with_its_own_tmp_is_placed_by_its_thread_dumps_as_on_the_hos
     require("jcmd", "-h");
     let _one = one_at_a_time();
     let mock = mock_with_delay_of(Duration::from_millis(150));
-    let twin = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jvm/BlockingDemo.java");
+    let twin = crate::common::java_program(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jvm/BlockingDemo.java"),
+    );
+    let twin: Vec<&str> = twin.iter().map(|a| a.to_str().expect("UTF-8")).collect();
     let command = in_own_namespaces(
         "java",
         &[
-            twin.to_str().expect("a UTF-8 path"),
+            twin[0],
+            twin[1],
+            twin[2],
             "--port",
             "0",
             "--downstream",

@@ -1,5 +1,6 @@
 //! Where the limit sits (issue 12), on real processes found with `--pid auto`. From `/proc`
-//! alone (`--stacks off`): the JVM twin's routes in their pools by name, a CPython thread pool
+//! alone (`--stacks off`, or a sweep's steps without their stacks): the JVM twin's routes in
+//! their pools by name, a CPython thread pool
 //! in its process's threads (CPython names no OS thread), and Go's goroutines, which `/proc`
 //! cannot see, told as what it saw and what it could not. With the runtime's stacks: the JVM
 //! twin's pools by their full names and the frame they wait in (jcmd's dumps), the same thread
@@ -72,44 +73,6 @@ fn assert_proc_place(name: &str, result: &SweepResult, pool: &str, held: f64) ->
         "{name}: {got} threads held, the pool is {held}"
     );
     diagnosis
-}
-
-#[test]
-fn the_jvm_twins_routes_are_placed_in_their_pools_from_proc() {
-    require("java", "-version");
-    let _one = one_at_a_time();
-    let mock = chokepoint_mock::start(
-        "127.0.0.1:0".parse().expect("an address"),
-        MockConfig {
-            fixed_delay: Some(Duration::from_millis(150)),
-            ..Default::default()
-        },
-    )
-    .expect("the mock starts");
-    let jvm = launch_jvm(&mock);
-    // `/global` runs on a pool sized to the cores, as a global ExecutionContext is.
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
-    for (route, pool, size) in [
-        ("/actors", "actor-pool", 20),
-        ("/dispatcher", "blocking-dispat", 16), // blocking-dispatcher-N, cut to 15 bytes
-        ("/global", "cpu-pool", cores),
-    ] {
-        let mut clients = vec![1, (size / 2).max(1), 2 * size, 4 * size];
-        clients.dedup();
-        let result = sweep_from_proc(route, &jvm.url_of(route), clients, &mock);
-        let diagnosis = assert_proc_place(route, &result, pool, f64::from(size));
-        let place = diagnosis.place.expect("checked");
-        assert_eq!(
-            place.size,
-            Some(f64::from(size)),
-            "{route}: the pool's size"
-        );
-        assert_eq!(
-            place.background, None,
-            "{route}: every waiting actor is held"
-        );
-    }
-    drop(jvm);
 }
 
 #[test]
@@ -267,8 +230,21 @@ fn go_goroutines_behind_a_channel_are_placed_as_a_semaphore_by_pprof() {
     assert_eq!(queued.frames.first().map(String::as_str), Some("chan send"));
 }
 
+/// The sweep's steps without the runtime's stacks, diagnosed again: what `/proc` alone tells
+/// (`--stacks off`). The diagnosis is a pure function of the steps, and `/proc`'s samples are
+/// taken whether the stacks are or not, so one sweep serves both readings.
+fn from_proc_alone(result: &SweepResult) -> SweepResult {
+    let mut alone = result.clone();
+    for step in &mut alone.steps {
+        step.stacks = None;
+    }
+    alone.diagnosis =
+        Some(chokepoint_diagnose::diagnose(&alone.steps, &alone.context).into_diagnosis());
+    alone
+}
+
 #[test]
-fn the_jvm_twins_routes_are_placed_in_their_pools_by_name_and_frame_from_thread_dumps() {
+fn the_jvm_twins_routes_are_placed_in_their_pools_by_thread_dumps_and_from_proc_alone() {
     require("java", "-version");
     require("jcmd", "-h");
     let _one = one_at_a_time();
@@ -281,12 +257,13 @@ fn the_jvm_twins_routes_are_placed_in_their_pools_by_name_and_frame_from_thread_
     )
     .expect("the mock starts");
     let jvm = launch_jvm(&mock);
+    // `/global` runs on a pool sized to the cores, as a global ExecutionContext is.
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
-    // The thread dumps name a pool in full (`/proc` keeps `blocking-dispat`).
-    for (route, pool, size) in [
-        ("/actors", "actor-pool", 20),
-        ("/dispatcher", "blocking-dispatcher", 16),
-        ("/global", "cpu-pool", cores),
+    // The thread dumps name a pool in full; `/proc` keeps 15 bytes (`blocking-dispat`).
+    for (route, pool, proc_pool, size) in [
+        ("/actors", "actor-pool", "actor-pool", 20),
+        ("/dispatcher", "blocking-dispatcher", "blocking-dispat", 16),
+        ("/global", "cpu-pool", "cpu-pool", cores),
     ] {
         let mut clients = vec![1, (size / 2).max(1), 2 * size, 4 * size];
         clients.dedup();
@@ -313,6 +290,16 @@ fn the_jvm_twins_routes_are_placed_in_their_pools_by_name_and_frame_from_thread_
                 "BlockingDemo.blockingCall"
             ],
             "{route}"
+        );
+
+        let name = format!("{route} from /proc alone");
+        let diagnosis =
+            assert_proc_place(&name, &from_proc_alone(&result), proc_pool, f64::from(size));
+        let place = diagnosis.place.expect("checked");
+        assert_eq!(place.size, Some(f64::from(size)), "{name}: the pool's size");
+        assert_eq!(
+            place.background, None,
+            "{name}: every waiting actor is held"
         );
     }
     drop(jvm);

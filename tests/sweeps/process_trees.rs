@@ -156,30 +156,26 @@ fn a_flat_out_one_worker_nginx_is_cpu_bound_when_observed_and_the_machine_when_n
         vec![nginx.pid()],
         "--pid auto finds the master by its port"
     );
+    // What --pid auto found is the master's PID alone (asserted above), so this one sweep is
+    // also the sweep given the master's PID (`with_target_pid` is `with_target_pids` of one).
     let by_port = sweep_nginx("nginx (--pid auto)", auto.with_target_pids(found));
-    let by_master = sweep_nginx(
-        "nginx (master's PID)",
-        nginx.config().with_target_pid(nginx.pid()),
-    );
     let unobserved = sweep_nginx("nginx (not observed)", nginx.config());
     drop(nginx);
 
-    for (name, result) in [("--pid auto", &by_port), ("master's PID", &by_master)] {
-        let observed = observed_everywhere(result);
-        assert_eq!(
-            observed.len(),
-            2,
-            "{name}: the master and its worker: {observed:?}"
-        );
-        assert!(
-            result
-                .steps
-                .iter()
-                .all(|s| s.target_cpu_pct.is_some_and(|c| c > 10.0)),
-            "{name}: the worker's CPU is counted at every step"
-        );
-        assert_kind(name, result, Kind::CpuBound);
-    }
+    let observed = observed_everywhere(&by_port);
+    assert_eq!(
+        observed.len(),
+        2,
+        "--pid auto: the master and its worker: {observed:?}"
+    );
+    assert!(
+        by_port
+            .steps
+            .iter()
+            .all(|s| s.target_cpu_pct.is_some_and(|c| c > 10.0)),
+        "--pid auto: the worker's CPU is counted at every step"
+    );
+    assert_kind("--pid auto", &by_port, Kind::CpuBound);
     assert_kind("not observed", &unobserved, Kind::MachineSaturated);
 }
 

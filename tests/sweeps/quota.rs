@@ -206,7 +206,9 @@ fn a_jvm_started_inside_a_half_core_group_sized_itself_for_one_core() {
         .arg("-c")
         .arg(r#"echo $$ > "$0/cgroup.procs" && exec java "$@""#)
         .arg(&group.0)
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jvm/BlockingDemo.java"))
+        .args(crate::common::java_program(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jvm/BlockingDemo.java"),
+        ))
         .args(["--port", "0", "--downstream", &mock.url()])
         .args(["--actors", "20", "--dispatcher", "16"]);
     let jvm = Target::launch("jvm started in half a core", command);

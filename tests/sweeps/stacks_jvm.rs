@@ -35,7 +35,9 @@ fn launch_twin(mock: &RunningMock, java_options: &[&str]) -> Target {
     let mut command = Command::new("java");
     command
         .args(java_options)
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jvm/BlockingDemo.java"))
+        .args(crate::common::java_program(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jvm/BlockingDemo.java"),
+        ))
         .args(["--port", "0", "--downstream", &mock.url()])
         .args(["--actors", "20", "--dispatcher", "16"]);
     Target::launch("jvm-twin", command)
@@ -327,7 +329,9 @@ fn a_service_not_written_for_it_waits_in_httpclient_send_while_parked() {
     let mock = mock(100);
     let mut command = Command::new("java");
     command
-        .arg(targets_dir().join("java-shed/ShedServer.java"))
+        .args(crate::common::java_program(
+            &targets_dir().join("java-shed/ShedServer.java"),
+        ))
         .args(["--port", "0", "--downstream", &mock.url()]);
     let shed = Target::launch("java-shed", command);
     let result = sweep_auto("java-shed", &shed.url(), vec![24], &mock);

@@ -135,7 +135,9 @@ fn java_server_shedding_past_30_permits_is_error_bound_at_30_with_fast_503s() {
     let _one = one_at_a_time();
     let mut command = Command::new("java");
     command
-        .arg("ShedServer.java")
+        .args(crate::common::java_program(
+            &targets_dir().join("java-shed/ShedServer.java"),
+        ))
         .args(["--port", "0"])
         .current_dir(targets_dir().join("java-shed"));
     let target = Target::launch("java-shed", command);
@@ -417,7 +419,11 @@ fn java_spinlock_thrashing_on_one_core_is_contention_with_a_collapse() {
     let _one = one_at_a_time();
     let mut command = Command::new("taskset");
     command
-        .args(["-c", "0", "java", "ThrashServer.java", "--port", "0"])
+        .args(["-c", "0", "java"])
+        .args(crate::common::java_program(
+            &targets_dir().join("java-thrash/ThrashServer.java"),
+        ))
+        .args(["--port", "0"])
         .current_dir(targets_dir().join("java-thrash"));
     let target = Target::launch("java-thrash", command);
     let result = sweep_target(&target, None, ADAPTIVE_STEP, 256, None);
