@@ -259,16 +259,21 @@ fn contention(f: &Finding) -> String {
         _ => None,
     }) {
         let (from, from_ms, to, to_ms) = rise;
-        let held = f.plateau.as_ref().map_or(0.0, |p| p.throughput_rps);
+        let (held, held_from) = f
+            .plateau
+            .as_ref()
+            .map_or((0.0, from), |p| (p.throughput_rps, p.from_clients));
         return format!(
-            "Throughput holds at {} req/s from {} to {} while each request's CPU grows {:.1}× ({} → {}): \
+            "Throughput holds at {} req/s from {} to {} while each request's CPU grows {:.1}× ({} at {} → {} at {}): \
              more clients cost CPU, not throughput (contention, before any fall).",
             rate(held),
-            clients(from),
+            clients(held_from),
             clients(to),
             to_ms / from_ms,
             ms(from_ms),
-            ms(to_ms)
+            clients(from),
+            ms(to_ms),
+            clients(to)
         );
     }
     let Some(Overload::Collapses {

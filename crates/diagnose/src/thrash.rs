@@ -12,9 +12,24 @@
 //! swept adaptively stopped before its fall: 532 req/s at 14 clients and 547 at 28, while its
 //! CPU per request went from 0.71 to 1.67 ms, and the pool rule read it as a pool of ~12.
 //!
-//! The rule: a `blocking-pool` plateau whose CPU per request (all requests: a failure costs CPU
-//! too) at its most clients is at least [`RISE`] times that at its fewest, with [`ADDED_CORES`]
-//! or more cores added, is `contention`. Both bounds are absolute, so they read the same on 2
+//! The same holds for a plateau read as `cpu-bound`: a service whose CPU is what holds its
+//! throughput serves each request at the same CPU cost before and past its knee (throughput is
+//! the cores over that cost). When the cost per request at the plateau is twice or more what it
+//! was just before it, the CPU saturated because of the added clients, not because of the
+//! work: at the earlier cost the same cores would have served twice the throughput.
+//! tests/targets/go-spin-permits (built after this rule: 16 permits taken by a compare-and-swap
+//! retried with `runtime.Gosched()`) held 777 req/s from 17 to 65 clients, the 16 permits' own
+//! ceiling, while its spinning waiters took the CPU from 0.29 cores at 14 clients to 1.86, 0.45
+//! ms a request to 2.4 ms; it was read `cpu-bound 1.8`. Its waiters spin from the first one
+//! queued, so the CPU saturates at the knee itself and the plateau's own steps all cost about
+//! the same: the cost is also read at the last step before the plateau, and the lower of the
+//! two is the work's.
+//!
+//! The rule: a `blocking-pool` plateau, or a `cpu-bound` one read from its CPU's saturation
+//! alone (not from whole cores, threads seen running or a quota, which read the CPU directly),
+//! whose CPU per request (all requests: a
+//! failure costs CPU too) at its most clients is at least [`RISE`] times that at its fewest, or
+//! at the last step before it, with [`ADDED_CORES`] or more cores added, is `contention`. Both bounds are absolute, so they read the same on 2
 //! cores or 64: CPU per request does not depend on the machine's size, and a quarter of a core
 //! of added burn is far past a CPU sample's noise and a runtime's background work (JIT, GC and
 //! timers move with throughput, which is flat here).
@@ -43,16 +58,37 @@ pub(crate) fn reconsider(
     evidence: &Evidence<'_>,
     pts: &[Point<'_>],
 ) -> Finding {
-    if finding.kind != Kind::BlockingPool || a_pool_is_seen(&finding) {
+    let cpu_saturated = finding.kind == Kind::CpuBound && !cpu_decided_otherwise(&finding);
+    if !(finding.kind == Kind::BlockingPool || cpu_saturated) || a_pool_is_seen(&finding) {
         return finding;
     }
     let Some(fact) = rise(&finding, evidence, pts) else {
         return finding;
     };
+    // The cores busy were the cpu-bound reading's size; contention's is its own.
+    finding
+        .facts
+        .retain(|fact| !matches!(fact, Fact::CoresBusy { .. }));
     finding.kind = Kind::Contention;
     finding.limit = crate::overload::contention_size(finding.usl, finding.peak.as_ref());
     finding.facts.push(fact);
     finding
+}
+
+/// Whether a `cpu-bound` finding was decided by more than its CPU's saturation: whole cores,
+/// threads seen running or waiting for a core, a CPU quota. Those read the CPU as the limit
+/// directly and are left as they are; only a saturation the added clients may have caused is
+/// looked at again.
+fn cpu_decided_otherwise(finding: &Finding) -> bool {
+    finding.facts.iter().any(|fact| {
+        matches!(
+            fact,
+            Fact::WholeCores { .. }
+                | Fact::WholeThreadsRunning { .. }
+                | Fact::ThreadsRunning { .. }
+                | Fact::CpuQuota { .. }
+        )
+    })
 }
 
 /// Whether a fact of `finding` saw the pool directly, at its limit.
@@ -80,11 +116,22 @@ fn rise(finding: &Finding, evidence: &Evidence<'_>, pts: &[Point<'_>]) -> Option
         .collect();
     steps.sort_by_key(|p| p.clients);
     let (first, last) = (*steps.first()?, *steps.last()?);
+    let cores_busy = |p: &Point<'_>| p.target_cpu.unwrap_or(0.0) * cores / 100.0;
+    let cpu_ms = |p: &Point<'_>| cores_busy(p) / p.x * 1000.0;
+    // The work's own cost is also read at the last step before the plateau: waiters that spin
+    // from the first one queued can saturate the CPU at the knee itself, so that the plateau's
+    // own steps all cost the same (see the module).
+    let before = pts
+        .iter()
+        .filter(|p| p.clients < first.clients && p.x > 0.0 && p.target_cpu.is_some())
+        .max_by_key(|p| p.clients);
+    let first = match before {
+        Some(before) if cpu_ms(before) < cpu_ms(first) => before,
+        _ => first,
+    };
     if first.clients == last.clients {
         return None;
     }
-    let cores_busy = |p: &Point<'_>| p.target_cpu.unwrap_or(0.0) * cores / 100.0;
-    let cpu_ms = |p: &Point<'_>| cores_busy(p) / p.x * 1000.0;
     let (from_ms, to_ms) = (cpu_ms(first), cpu_ms(last));
     let rose = from_ms > 0.0
         && to_ms >= RISE * from_ms

@@ -87,16 +87,17 @@ fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
             to_cores,
             ..
         } => format!(
-            "From {from_clients} to {to_clients} clients throughput held ({} → {} req/s) while the target's CPU per request rose {:.1}× ({} → {}; {} → {} cores busy): \
-             the added clients cost CPU and brought no throughput. Requests waiting for a pool's slot wait parked and burn none; \
-             requests that spend CPU on each other (a lock spun on, retries) do: contention.",
+            "At {from_clients} clients each request cost {} of the target's CPU ({} cores busy at {} req/s); at {to_clients} clients it cost {} ({} cores at {} req/s): \
+             {:.1}× the CPU per request for {:.2}× the throughput. The added clients cost CPU and brought next to no throughput, so the CPU is not what holds it. \
+             Requests waiting for a pool's slot wait parked and burn none; requests that spend CPU on each other (a lock spun on, retries) do: contention.",
+            ms(*from_cpu_ms),
+            count(*from_cores),
             rate(*from_throughput_rps),
+            ms(*to_cpu_ms),
+            count(*to_cores),
             rate(*to_throughput_rps),
             to_cpu_ms / from_cpu_ms,
-            ms(*from_cpu_ms),
-            ms(*to_cpu_ms),
-            count(*from_cores),
-            count(*to_cores)
+            to_throughput_rps / from_throughput_rps
         ),
         Fact::CpuNotLimit {
             target_cpu_pct,

@@ -144,3 +144,72 @@ fn a_pool_whose_cpu_per_request_rises_less_than_twice_or_by_next_to_no_cpu_stays
         assert_eq!(rises(&d), None);
     }
 }
+
+/// The client counts of go-spin-permits' sweeps: the knee at about 16 permits × `scale`.
+const PERMITS_CLIENTS: [u32; 8] = [1, 2, 8, 14, 17, 20, 32, 65];
+
+/// A service of `16 × scale` permits each held 20.3 ms, 0.45 ms of CPU a request while no one
+/// waits; past the permits its waiters spin and hold 93% of all `cores` (or, for a service whose
+/// CPU is the limit, `work_ms` a request at every step).
+fn permits_or_cpu(cores: u32, scale: u32, c: u32, spinning: bool) -> Step {
+    let permits = 16 * scale;
+    let ceiling = f64::from(permits) * 1000.0 / 20.3;
+    let mut noise = Noise::new(u64::from(c) * 13 + u64::from(cores));
+    let x = noise.jitter((f64::from(c) * 1000.0 / 20.3).min(ceiling), 0.01);
+    let mut s = step(c, x, f64::from(c) / x * 1000.0);
+    let busy = if spinning && c > permits {
+        0.93 * f64::from(cores)
+    } else {
+        // Below the permits (or for good, when nothing spins): the work's own cost.
+        (x * 0.45 / 1000.0).min(0.93 * f64::from(cores))
+    };
+    s.target_cpu_pct = Some(busy / f64::from(cores) * 100.0);
+    s
+}
+
+#[test]
+fn a_cpu_saturated_by_waiters_spinning_from_the_knee_is_contention_on_any_machine() {
+    // tests/targets/go-spin-permits on 2 cores: the CPU saturates at the knee, so every plateau
+    // step costs about the same; the step before the plateau gives the work's cost. Scaled, the
+    // same service with 16 × scale permits on 16 and 64 cores, its spinners filling them all.
+    for (cores, scale) in [(2, 1), (16, 8), (64, 32)] {
+        let steps: Vec<Step> = PERMITS_CLIENTS
+            .iter()
+            .map(|&c| permits_or_cpu(cores, scale, c * scale, true))
+            .collect();
+        let d = diagnosed(&steps, &context(cores, None));
+        assert_eq!(d.kind, Kind::Contention, "{cores} cores: {:?}", d.facts);
+        let (from, to, ratio) = rises(&d).expect("the rise");
+        assert!(from < 17 * scale, "{cores} cores: read from {from} clients");
+        assert_eq!(to, 65 * scale);
+        assert!(ratio >= 2.0, "{cores} cores: {ratio}");
+        assert!(
+            !d.facts.iter().any(|f| matches!(f, Fact::CoresBusy { .. })),
+            "{cores} cores: the cpu-bound reading's size is gone"
+        );
+    }
+}
+
+#[test]
+fn a_service_whose_work_fills_the_cores_at_one_cost_stays_cpu_bound_on_any_machine() {
+    // No spinning and no permits: each request costs 5 ms of CPU at every step, so throughput
+    // stops where the cores are full (93% of them over 5 ms). The cost per request holds: the
+    // CPU is the limit.
+    for (cores, scale) in [(2, 1), (16, 8), (64, 32)] {
+        let full = 0.93 * f64::from(cores) * 1000.0 / 5.0;
+        let steps: Vec<Step> = PERMITS_CLIENTS
+            .iter()
+            .map(|&c| {
+                let c = c * scale;
+                let mut noise = Noise::new(u64::from(c) * 17 + u64::from(cores));
+                let x = noise.jitter((f64::from(c) * 1000.0 / 25.0).min(full), 0.01);
+                let mut s = step(c, x, f64::from(c) / x * 1000.0);
+                s.target_cpu_pct = Some(x * 5.0 / 1000.0 / f64::from(cores) * 100.0);
+                s
+            })
+            .collect();
+        let d = diagnosed(&steps, &context(cores, None));
+        assert!(rises(&d).is_none(), "{cores} cores: {:?}", d.facts);
+        assert_eq!(d.kind, Kind::CpuBound, "{cores} cores: {:?}", d.facts);
+    }
+}

@@ -1,0 +1,3 @@
+module chokepoint/targets/gospinpermits
+
+go 1.19
