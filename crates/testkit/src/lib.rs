@@ -22,7 +22,7 @@
 //! running beside it, is not handed the same one while its server starts.
 #![deny(missing_docs)]
 
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -205,15 +205,34 @@ fn signal_group(group: i32, signal: i32) {
     unsafe { libc::kill(-group, signal) };
 }
 
+/// Whether nothing listens on 127.0.0.1:`port`: a bind with `SO_REUSEADDR` that never listens.
+/// A probe that listened (std's `TcpListener::bind`) would keep the port for as long as any
+/// child forked meanwhile by another thread of this process had not yet reached its `exec`:
+/// the child holds a copy of every descriptor until then, close-on-exec or not, and a listener
+/// blocks every later bind of its port. A socket that was only bound blocks no bind that sets
+/// `SO_REUSEADDR`, as std's listeners and the servers the tests start do. CI's stop 33 failed on
+/// exactly that: `a_free_port_is_below_the_ephemeral_range_and_bindable`'s bind found the port
+/// taken while its neighbour tests forked (20,000 probes beside a thread spawning `true` in a
+/// loop: 77 ports held by a listening probe, none by this one).
+fn nothing_listens(port: u16) -> bool {
+    use socket2::{Domain, Socket, Type};
+    let Ok(socket) = Socket::new(Domain::IPV4, Type::STREAM, None) else {
+        return false;
+    };
+    socket.set_reuse_address(true).is_ok()
+        && socket
+            .bind(&std::net::SocketAddr::from(([127, 0, 0, 1], port)).into())
+            .is_ok()
+}
+
 /// How long a port handed out by [`free_port`] stays promised to the test process that asked:
 /// long enough for a JVM to start and bind it on a busy machine.
 const PROMISED_FOR: Duration = Duration::from_secs(120);
 
 /// Promises `port` to this process, across every test process of the machine: the test lanes
-/// run side by side, and a port closed by one `free_port` is free again for the other lane's
-/// until the server it was meant for binds it (seconds, for a JVM). CI saw exactly that: a port
-/// found free, closed, then taken before the test bound it again. The promise is a file made
-/// with `O_EXCL`; one older than [`PROMISED_FOR`] is stale and taken over.
+/// run side by side, and a port `free_port` found free in one lane is free too for the other
+/// lane's until the server it was meant for binds it (seconds, for a JVM). The promise is a file
+/// made with `O_EXCL`; one older than [`PROMISED_FOR`] is stale and taken over.
 fn reserve(port: u16) -> bool {
     let dir = std::env::temp_dir().join("chokepoint-test-ports");
     if std::fs::create_dir_all(&dir).is_err() {
@@ -253,7 +272,7 @@ pub fn free_port() -> u16 {
     for _ in 0..1_000 {
         seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
         let port = low + ((seed >> 8) % span) as u16;
-        if TcpListener::bind(("127.0.0.1", port)).is_ok() && reserve(port) {
+        if nothing_listens(port) && reserve(port) {
             return port;
         }
     }
@@ -262,6 +281,33 @@ pub fn free_port() -> u16 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_probed_port_stays_bindable_while_another_thread_forks() {
+        // The race of the probe (see `nothing_listens`): a thread spawning processes in a loop
+        // beside 20,000 probes of 12,000 ports, each probe followed by a listener on its port.
+        // A listening probe left 77 ports held in one such run.
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let forking = stop.clone();
+        let forker = std::thread::spawn(move || {
+            while !forking.load(Ordering::Relaxed) {
+                let _ = std::process::Command::new("true").status();
+            }
+        });
+        let mut held = Vec::new();
+        for i in 0..20_000u32 {
+            let port = 20_000 + (i % 12_000) as u16;
+            if super::nothing_listens(port)
+                && std::net::TcpListener::bind(("127.0.0.1", port)).is_err()
+            {
+                held.push(port);
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        forker.join().expect("the forking thread");
+        assert!(held.is_empty(), "ports probed free, then held: {held:?}");
+    }
+
     #[test]
     fn a_port_is_promised_to_one_test_process_only() {
         let port = super::free_port();
