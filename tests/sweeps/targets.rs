@@ -374,6 +374,30 @@ fn python_threads_doing_cpu_work_under_the_gil_are_cpu_bound_at_1_without_a_mock
     assert_target_cpu_in_evidence("py-cpu-gil (no mock)", &result);
 }
 
+/// tests/targets/go-spin-permits (built after the contention rules): 16 permits whose waiters
+/// spin with `runtime.Gosched()`. Throughput holds at the permits' ~780 req/s while the spinners
+/// fill the cores, so the CPU saturates without holding throughput: contention, not cpu-bound.
+/// Truth by hand (two adaptive sweeps): 774–777 req/s from 17 to 65 clients, the target's CPU
+/// from 0.29 cores at 14 clients to 1.86 at 20 and past.
+#[test]
+fn go_permits_whose_waiters_spin_are_contention_not_the_cpu_they_burn() {
+    if !toolchain_present("go", "version") {
+        return;
+    }
+    let _one = one_at_a_time();
+    let mut command = Command::new(build_go_target("go-spin-permits"));
+    command.args(["-port", "0"]);
+    let target = Target::launch("go-spin-permits", command);
+    let result = sweep_target(&target, Some(vec![1, 8, 14, 24, 48]), STEP, 48, None);
+    drop(target);
+    let diagnosis = assert_kind("go-spin-permits", &result, Kind::Contention);
+    assert!(
+        diagnosis.summary.contains("each request's CPU grows"),
+        "go-spin-permits: {}",
+        diagnosis.summary
+    );
+}
+
 #[test]
 fn go_handler_hashing_on_every_core_is_cpu_bound_at_about_the_cores_it_gets() {
     if !toolchain_present("go", "version") {

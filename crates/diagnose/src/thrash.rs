@@ -25,9 +25,8 @@
 //! the same: the cost is also read at the last step before the plateau, and the lower of the
 //! two is the work's.
 //!
-//! The rule: a `blocking-pool` plateau, or a `cpu-bound` one read from its CPU's saturation
-//! alone (not from whole cores, threads seen running or a quota, which read the CPU directly),
-//! whose CPU per request (all requests: a
+//! The rule: a `blocking-pool` plateau, or a `cpu-bound` one not decided by a CPU quota, whose
+//! CPU per request (all requests: a
 //! failure costs CPU too) at its most clients is at least [`RISE`] times that at its fewest, or
 //! at the last step before it, with [`ADDED_CORES`] or more cores added, is `contention`. Both bounds are absolute, so they read the same on 2
 //! cores or 64: CPU per request does not depend on the machine's size, and a quarter of a core
@@ -65,30 +64,32 @@ pub(crate) fn reconsider(
     let Some(fact) = rise(&finding, evidence, pts) else {
         return finding;
     };
-    // The cores busy were the cpu-bound reading's size; contention's is its own.
-    finding
-        .facts
-        .retain(|fact| !matches!(fact, Fact::CoresBusy { .. }));
+    // The cpu-bound reading's facts say the CPU is the limit (its size, whole cores, threads
+    // running "so it is CPU-bound"); the rise says it is not, and contention's size is its own.
+    finding.facts.retain(|fact| {
+        !matches!(
+            fact,
+            Fact::CoresBusy { .. }
+                | Fact::WholeCores { .. }
+                | Fact::WholeThreadsRunning { .. }
+                | Fact::ThreadsRunning { .. }
+        )
+    });
     finding.kind = Kind::Contention;
     finding.limit = crate::overload::contention_size(finding.usl, finding.peak.as_ref());
     finding.facts.push(fact);
     finding
 }
 
-/// Whether a `cpu-bound` finding was decided by more than its CPU's saturation: whole cores,
-/// threads seen running or waiting for a core, a CPU quota. Those read the CPU as the limit
-/// directly and are left as they are; only a saturation the added clients may have caused is
-/// looked at again.
+/// Whether a `cpu-bound` finding was decided by a CPU quota: a quota caps the cores the target
+/// may use, and its throttling is no work of the requests. Every other reading of the CPU as
+/// the limit (its saturation, whole cores, threads seen running or waiting for a core) says the
+/// CPU was in use; only the cost per request says whether that use held throughput.
 fn cpu_decided_otherwise(finding: &Finding) -> bool {
-    finding.facts.iter().any(|fact| {
-        matches!(
-            fact,
-            Fact::WholeCores { .. }
-                | Fact::WholeThreadsRunning { .. }
-                | Fact::ThreadsRunning { .. }
-                | Fact::CpuQuota { .. }
-        )
-    })
+    finding
+        .facts
+        .iter()
+        .any(|fact| matches!(fact, Fact::CpuQuota { .. }))
 }
 
 /// Whether a fact of `finding` saw the pool directly, at its limit.
