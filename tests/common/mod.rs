@@ -275,10 +275,15 @@ pub fn launch_java_pools(mock: &RunningMock) -> Target {
     Target::launch("java-pools", command)
 }
 
+/// The Go target `tests/targets/<dir>` on a port of its own choosing, with `args`.
+pub fn launch_go(dir: &'static str, args: &[&str]) -> Target {
+    let mut command = Command::new(build_go_target(dir));
+    command.args(["-port", "0"]).args(args);
+    Target::launch(dir, command)
+}
+
 pub fn launch_go_semaphore(mock: &RunningMock) -> Target {
-    let mut command = Command::new(build_go_target("go-semaphore"));
-    command.args(["-port", "0", "-downstream", &mock.url()]);
-    Target::launch("go-semaphore", command)
+    launch_go("go-semaphore", &["-downstream", &mock.url()])
 }
 
 /// The sweep of `target`: `clients` as given (adaptive up to `max_clients` when `None`), with

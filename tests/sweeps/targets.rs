@@ -385,9 +385,7 @@ fn go_permits_whose_waiters_spin_are_contention_not_the_cpu_they_burn() {
         return;
     }
     let _one = one_at_a_time();
-    let mut command = Command::new(build_go_target("go-spin-permits"));
-    command.args(["-port", "0"]);
-    let target = Target::launch("go-spin-permits", command);
+    let target = launch_go("go-spin-permits", &[]);
     let result = sweep_target(&target, Some(vec![1, 8, 14, 24, 48]), STEP, 48, None);
     drop(target);
     let diagnosis = assert_kind("go-spin-permits", &result, Kind::Contention);
@@ -404,9 +402,7 @@ fn go_handler_hashing_on_every_core_is_cpu_bound_at_about_the_cores_it_gets() {
         return;
     }
     let _one = one_at_a_time();
-    let mut command = Command::new(build_go_target("go-cpu"));
-    command.args(["-port", "0"]);
-    let target = Target::launch("go-cpu", command);
+    let target = launch_go("go-cpu", &[]);
     let result = sweep_target(&target, Some(vec![1, 2, 4, 8, 16]), STEP, 16, None);
     drop(target);
 

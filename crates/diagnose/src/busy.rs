@@ -23,14 +23,15 @@
 //! The rule: a `blocking-pool` or `connection-limit` whose steps below the knee show other
 //! processes holding the machine at or past the saturated share (median over those steps, the
 //! target observed so that its own CPU is not counted as theirs), and whose target used at
-//! least [`STARVED_CORES`] at the plateau (median), is `machine-saturated`, and names no limit: the finding says what it saw and what the client side alone would have
-//! read. It runs after every other stage and never overrides direct evidence of a pool: the
-//! mock's ceiling agreeing with the limit, connections or threads held at the limit, a stream
-//! cap ([`crate::thrash::a_pool_is_seen`]). A CPU-bound reading (whole cores, threads
-//! running) is direct evidence of its own and is not a pool, so it is not looked at again.
+//! least [`STARVED_CORES`] at the plateau (median), is `machine-saturated`, and names no
+//! limit: the finding says what it saw and what the client side alone would have read. It runs
+//! after every other stage and never overrides direct evidence of a pool: the mock's ceiling
+//! agreeing with the limit, connections or threads held at the limit, a stream cap
+//! ([`crate::thrash::a_pool_is_seen`]). A `cpu-bound` finding is no reading of a pool, so this
+//! rule leaves it to the others.
 use crate::evidence::Evidence;
 use crate::finding::Finding;
-use crate::saturation::{median, saturated_machine_pct, STARVED_CORES};
+use crate::saturation::{median, others_pct, saturated_machine_pct, STARVED_CORES};
 use crate::thrash::a_pool_is_seen;
 use chokepoint_result::{Fact, Kind, Step};
 
@@ -64,11 +65,14 @@ fn busy_before_load(finding: &Finding, evidence: &Evidence<'_>) -> Option<Fact> 
         .filter(|s| s.clients > 0 && s.clients < knee)
         .filter(|s| s.machine_cpu_pct.is_some() && s.target_cpu_pct.is_some())
         .collect();
+    // The generator's figure is a share of the cores it may use: all of them here, as the
+    // saturation stage reads it.
     let others = |s: &&Step| {
-        let machine = s.machine_cpu_pct.unwrap_or(0.0);
-        // The generator's figure is a share of the cores it may use: all of them here, as the
-        // saturation stage reads it.
-        (machine - s.target_cpu_pct.unwrap_or(0.0) - s.generator_cpu_pct).max(0.0)
+        others_pct(
+            s.machine_cpu_pct.unwrap_or(0.0),
+            s.target_cpu_pct,
+            s.generator_cpu_pct,
+        )
     };
     let others_pct = median(below.iter().map(others).collect())?;
     if others_pct < saturated_machine_pct(cores) {

@@ -62,9 +62,9 @@
 //!    what stopped it. When the mock saw every call in flight at once, stages 1–7 run again with
 //!    those steps counted short of the ideal line, and this stage reads that finding too.
 //!    **A plateau that burns more CPU per request** (`thrash`): a `blocking-pool`, or a
-//!    `cpu-bound` not decided by a CPU quota, whose CPU per request at its most
-//!    clients is 2× or more that at its fewest (or at the last step before the plateau), 0.25
-//!    core or more added, is `contention` ([`Fact::CpuPerRequestRises`]): waiting for a slot burns no CPU,
+//!    `cpu-bound` not decided by a CPU quota, whose CPU per request at its most clients is 2×
+//!    or more that at its fewest (or at the last step before the plateau), 0.25 core or more
+//!    added, is `contention` ([`Fact::CpuPerRequestRises`]): waiting for a slot burns no CPU,
 //!    requests spinning on each other do. Direct evidence of a pool (the mock's ceiling, threads
 //!    or connections held at the limit, a stream cap) leaves it a pool.
 //!    **A machine busy before the load** (`busy`): a `blocking-pool` or `connection-limit`

@@ -48,6 +48,12 @@ pub struct MachineShares {
     pub others_pct: f64,
 }
 
+/// What processes other than the target and the generator held of the machine, percent of all
+/// cores: the machine's share less theirs (the target's counted as none when unknown).
+pub(crate) fn others_pct(machine_pct: f64, target_pct: Option<f64>, generator_pct: f64) -> f64 {
+    (machine_pct - target_pct.unwrap_or(0.0) - generator_pct).max(0.0)
+}
+
 /// The median of the finite `values`; `None` when there is none.
 pub(crate) fn median(mut values: Vec<f64>) -> Option<f64> {
     values.retain(|v| v.is_finite());
@@ -84,7 +90,7 @@ pub fn saturated_machine(
     if target_pct.is_some_and(|target| target > generator_pct) {
         return None;
     }
-    let others_pct = (machine_pct - target_pct.unwrap_or(0.0) - generator_pct).max(0.0);
+    let others_pct = others_pct(machine_pct, target_pct, generator_pct);
     Some(MachineShares {
         machine_pct,
         target_pct,

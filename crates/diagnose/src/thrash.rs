@@ -26,9 +26,9 @@
 //! two is the work's.
 //!
 //! The rule: a `blocking-pool` plateau, or a `cpu-bound` one not decided by a CPU quota, whose
-//! CPU per request (all requests: a
-//! failure costs CPU too) at its most clients is at least [`RISE`] times that at its fewest, or
-//! at the last step before it, with [`ADDED_CORES`] or more cores added, is `contention`. Both bounds are absolute, so they read the same on 2
+//! CPU per request (all requests: a failure costs CPU too) at its most clients is at least
+//! [`RISE`] times that at its fewest, or at the last step before it, with [`ADDED_CORES`] or
+//! more cores added, is `contention`. Both bounds are absolute, so they read the same on 2
 //! cores or 64: CPU per request does not depend on the machine's size, and a quarter of a core
 //! of added burn is far past a CPU sample's noise and a runtime's background work (JIT, GC and
 //! timers move with throughput, which is flat here).
@@ -57,8 +57,12 @@ pub(crate) fn reconsider(
     evidence: &Evidence<'_>,
     pts: &[Point<'_>],
 ) -> Finding {
-    let cpu_saturated = finding.kind == Kind::CpuBound && !cpu_decided_otherwise(&finding);
-    if !(finding.kind == Kind::BlockingPool || cpu_saturated) || a_pool_is_seen(&finding) {
+    let looked_at = match finding.kind {
+        Kind::BlockingPool => true,
+        Kind::CpuBound => !decided_by_a_quota(&finding),
+        _ => false,
+    };
+    if !looked_at || a_pool_is_seen(&finding) {
         return finding;
     }
     let Some(fact) = rise(&finding, evidence, pts) else {
@@ -85,7 +89,7 @@ pub(crate) fn reconsider(
 /// may use, and its throttling is no work of the requests. Every other reading of the CPU as
 /// the limit (its saturation, whole cores, threads seen running or waiting for a core) says the
 /// CPU was in use; only the cost per request says whether that use held throughput.
-fn cpu_decided_otherwise(finding: &Finding) -> bool {
+fn decided_by_a_quota(finding: &Finding) -> bool {
     finding
         .facts
         .iter()
