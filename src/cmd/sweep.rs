@@ -29,8 +29,8 @@ pub struct Args {
     /// Every step measures the whole --step, as before steps could end early
     #[arg(long)]
     pub step_fixed: bool,
-    /// Before the first step, its clients run unmeasured until the latency stops falling (a
-    /// JIT, caches), for at most this long; 0 for no warm-up
+    /// The first step is thrown away while its latency still falls (a JIT, caches), and its
+    /// clients run unmeasured until it stops, for at most this long; 0 for no such check
     #[arg(long, default_value = "20s", value_parser = common::duration, allow_hyphen_values = true)]
     pub warmup: Duration,
     /// Base URL of the running `chokepoint mock` the target calls (downstream evidence)

@@ -1,73 +1,113 @@
-//! When a service has warmed up: the rule that ends the unmeasured run before a sweep's first
-//! step. A JIT compiling hot paths, caches filling, pools started on demand make a service's
-//! first seconds slower than the rest; a step that measures them reads a base latency, stalls
-//! or a knee that belong to the warm-up (issue 22: a JVM in front of a pool of 12 came out
-//! `connection-limit, stalls every 0.4 s` twice, its first step cut short on its slowest
-//! seconds). So the sweep first runs the first step's clients, unmeasured, feeding the mean
-//! latency of each [`WARMUP_INTERVAL`] here, and starts measuring once it stops falling.
+//! When a service has warmed up: the rule that tells a sweep's first step whether it measured a
+//! service still warming. A JIT compiling hot paths, caches filling, pools started on demand make
+//! a service's first seconds slower than the rest; a step that measures them reads a base
+//! latency, stalls or a knee that belong to the warm-up (issue 22: a JVM in front of a pool of
+//! 12 came out `connection-limit, stalls every 0.4 s` twice, its first step cut short on its
+//! slowest seconds).
 //!
-//! The rule, on the intervals' mean latencies: with at least two windows of [`WINDOW`]
-//! intervals, the service is warm when the last window's mean is at least
-//! (1 − [`STILL_FALLING`]) × the window's before it. Why these numbers:
+//! The sweep feeds the mean latency of each interval of its first step here, and asks [`trend`]
+//! until it answers. [`Trend::Level`] lets the step stand: the service was warm, and no
+//! separate warm-up costs time (a warm service is the common case; a warm-up of its own cost
+//! each sweep two seconds, `docs/performance.md`). [`Trend::Falling`] ends the step and throws
+//! it away: the same clients then run unmeasured, the series going on, until it reads
+//! [`Trend::Level`], and the first step runs again. A step that ends by itself before the rule
+//! can answer (fewer than two windows) stands too: the settle rule ends a step only when the
+//! mean latencies of its two halves agree within ±3% (`settle`, rule 4), the same question
+//! asked of less time.
+//!
+//! The rule, on the intervals' mean latencies: with at least two windows of [`WINDOW`], the
+//! series is level when the last window's mean is at least (1 − [`STILL_FALLING`]) × the
+//! window's before it. Why these numbers:
 //! - warming up is a latency that falls and levels off (a decay, as `tests/targets/py-warmup`'s
 //!   20 ms + 80 ms × e^(−t/3 s)); comparing the last window with the one before asks "is it
-//!   still falling", whatever the level, so it holds for a 2 ms service and a 2 s one;
+//!   still falling", whatever the level, so it holds for a 2 ms and a 2 s service;
 //! - [`STILL_FALLING`] is 5% a window of one second: the settle rule calls a step's throughput
 //!   known within ±3% (`settle`), and at one client throughput is 1 / latency, so a fall of
 //!   less than that per second moves a step's reading by less than its own tolerance over the
 //!   seconds a step lasts; a steady service's one-second means differ by less than 5% when
 //!   each holds a few dozen requests;
-//! - one-second windows of four [`WARMUP_INTERVAL`]s: a latency of up to ~250 ms still gives a
-//!   window a few requests per client; slower services simply need the limit;
-//! - a rising latency is not a warm-up (nothing to wait for): warm at once after two windows.
+//! - a window is one second of intervals with an answer: intervals with none are left out, so
+//!   for a service slower than the interval a window spans more time and still holds answers;
+//! - a rising latency is not a warm-up (nothing to wait for): level at once after two windows.
 //!
 //! The sweep stops warming at its time limit whatever this says, and the finding says so
 //! ([`chokepoint_result::Fact::WarmedUp`] with `settled: false`).
 use std::time::Duration;
 
-/// The length of one interval the rule reads.
-pub const WARMUP_INTERVAL: Duration = Duration::from_millis(250);
-/// Intervals in one window (one second).
-pub const WINDOW: usize = 4;
+/// The length of one window the rule compares.
+pub const WINDOW: Duration = Duration::from_secs(1);
 /// A window whose mean latency is lower than the previous one's by more than this share is
 /// still falling.
 pub const STILL_FALLING: f64 = 0.05;
 
-/// Whether a service whose intervals had these mean latencies (ms, oldest first; intervals with
-/// no answer left out) has stopped warming up.
-pub fn warmed_up(latencies_ms: &[f64]) -> bool {
-    if latencies_ms.len() < 2 * WINDOW {
-        return false;
+/// What the last two windows of a latency series say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trend {
+    /// Fewer than two windows: too short to tell.
+    Unknown,
+    /// The last window's latency is more than [`STILL_FALLING`] below the one before: still
+    /// warming up.
+    Falling,
+    /// Not falling (steady, rising or noise): warm.
+    Level,
+}
+
+/// Samples in one [`WINDOW`] of intervals of `interval`.
+fn per_window(interval: Duration) -> usize {
+    let n = WINDOW.as_secs_f64() / interval.as_secs_f64().max(1e-3);
+    (n.round() as usize).max(1)
+}
+
+/// The trend of a service whose intervals of `interval` had these mean latencies (ms, oldest
+/// first; intervals with no answer left out).
+pub fn trend(latencies_ms: &[f64], interval: Duration) -> Trend {
+    let w = per_window(interval);
+    if latencies_ms.len() < 2 * w {
+        return Trend::Unknown;
     }
-    let mean = |w: &[f64]| w.iter().sum::<f64>() / w.len() as f64;
     let n = latencies_ms.len();
-    let last = mean(&latencies_ms[n - WINDOW..]);
-    let before = mean(&latencies_ms[n - 2 * WINDOW..n - WINDOW]);
-    last >= (1.0 - STILL_FALLING) * before
+    let last = mean(&latencies_ms[n - w..]);
+    let before = mean(&latencies_ms[n - 2 * w..n - w]);
+    if last >= (1.0 - STILL_FALLING) * before {
+        Trend::Level
+    } else {
+        Trend::Falling
+    }
+}
+
+/// Whether the series has stopped warming up ([`Trend::Level`]).
+pub fn warmed_up(latencies_ms: &[f64], interval: Duration) -> bool {
+    trend(latencies_ms, interval) == Trend::Level
 }
 
 /// The mean of the first and of the last window of `latencies_ms`, ms: what the finding says
-/// the warm-up went from and to.
-pub fn first_and_last(latencies_ms: &[f64]) -> Option<(f64, f64)> {
+/// the latency went from and to.
+pub fn first_and_last(latencies_ms: &[f64], interval: Duration) -> Option<(f64, f64)> {
     if latencies_ms.is_empty() {
         return None;
     }
-    let mean = |w: &[f64]| w.iter().sum::<f64>() / w.len() as f64;
-    let w = WINDOW.min(latencies_ms.len());
+    let w = per_window(interval).min(latencies_ms.len());
     Some((
         mean(&latencies_ms[..w]),
         mean(&latencies_ms[latencies_ms.len() - w..]),
     ))
 }
 
+fn mean(window: &[f64]) -> f64 {
+    window.iter().sum::<f64>() / window.len() as f64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The sampling interval of the tables: the step's timeline bucket.
+    const INTERVAL: Duration = Duration::from_millis(100);
+
     /// The intervals of a service whose latency is `at(t)` ms, over `seconds`.
     fn sampled(seconds: f64, at: impl Fn(f64) -> f64) -> Vec<f64> {
-        let dt = WARMUP_INTERVAL.as_secs_f64();
-        (0..(seconds / dt) as usize)
+        let dt = INTERVAL.as_secs_f64();
+        (0..(seconds / dt).round() as usize)
             .map(|i| at((i as f64 + 0.5) * dt))
             .collect()
     }
@@ -76,8 +116,8 @@ mod tests {
     fn warm_after(at: impl Fn(f64) -> f64) -> Option<f64> {
         let all = sampled(60.0, at);
         (1..=all.len())
-            .find(|&n| warmed_up(&all[..n]))
-            .map(|n| n as f64 * WARMUP_INTERVAL.as_secs_f64())
+            .find(|&n| warmed_up(&all[..n], INTERVAL))
+            .map(|n| n as f64 * INTERVAL.as_secs_f64())
     }
 
     #[test]
@@ -98,7 +138,7 @@ mod tests {
 
     #[test]
     fn steady_rising_or_noisy_latencies_are_warm_after_two_windows() {
-        let two_windows = 2.0 * WINDOW as f64 * WARMUP_INTERVAL.as_secs_f64();
+        let two_windows = 2.0 * WINDOW.as_secs_f64();
         // (why, latency at t)
         type Latency = Box<dyn Fn(f64) -> f64>;
         let table: [(&str, Latency); 3] = [
@@ -121,13 +161,31 @@ mod tests {
         let warm =
             warm_after(|t| if t < 3.0 { 40.0 - 20.0 * t / 3.0 } else { 20.0 }).expect("warm");
         assert!((4.0..=5.0).contains(&warm), "{warm}");
-        assert!(!warmed_up(&[]), "nothing measured is not warm");
+        assert!(!warmed_up(&[], INTERVAL), "nothing measured is not warm");
+    }
+
+    #[test]
+    fn a_first_step_is_thrown_away_only_while_the_latency_falls() {
+        // What the first step's check reads at two seconds, the first moment it can tell.
+        let at_two_seconds = |at: &dyn Fn(f64) -> f64| trend(&sampled(2.0, at), INTERVAL);
+        let jit = |t: f64| if t < 3.0 { 40.0 - 20.0 * t / 3.0 } else { 20.0 };
+        assert_eq!(at_two_seconds(&jit), Trend::Falling);
+        assert_eq!(
+            at_two_seconds(&|t| 20.0 + 80.0 * (-t / 3.0).exp()),
+            Trend::Falling
+        );
+        assert_eq!(at_two_seconds(&|_| 50.0), Trend::Level);
+        assert_eq!(trend(&sampled(1.9, &jit), INTERVAL), Trend::Unknown);
+        // The windows are one second whatever the interval: the same series sampled every
+        // 250 ms reads the same.
+        let coarse: Vec<f64> = (0..8).map(|i| jit((f64::from(i) + 0.5) * 0.25)).collect();
+        assert_eq!(trend(&coarse, Duration::from_millis(250)), Trend::Falling);
     }
 
     #[test]
     fn the_first_and_last_windows_are_what_the_finding_tells() {
         let all = sampled(4.0, |t| if t < 1.0 { 100.0 } else { 25.0 });
-        assert_eq!(first_and_last(&all), Some((100.0, 25.0)));
-        assert_eq!(first_and_last(&[]), None);
+        assert_eq!(first_and_last(&all, INTERVAL), Some((100.0, 25.0)));
+        assert_eq!(first_and_last(&[], INTERVAL), None);
     }
 }

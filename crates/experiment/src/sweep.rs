@@ -2,6 +2,7 @@
 //! observer saw, saved as it ends, then diagnosed.
 use crate::downstream::MockClient;
 use crate::progress::{StepProgress, SweepEvent};
+use crate::warmup::{warm_up, WarmCheck};
 use crate::watch::StepWatch;
 use anyhow::Context;
 use chokepoint_diagnose::catalogue::Catalogue;
@@ -280,18 +281,22 @@ pub fn sweep(
         Some(queue) => queue.front().copied(),
         None => chokepoint_diagnose::next_step(&[], config.max_clients, cores).map(|(c, _)| c),
     };
-    if let Some(clients) = first_clients.filter(|_| !config.warmup_limit.is_zero()) {
-        result.context.warmup = crate::warmup::warm_up(config, clients, &cancel, on_event)?;
-        drain(config, mock.as_ref(), &cancel);
-    }
+    let mut warm_check = first_clients
+        .filter(|_| !config.warmup_limit.is_zero())
+        .map(|clients| WarmCheck::new(clients, config.base.timeline_bucket));
+    // The first step again, after a warm-up that its check asked for.
+    let mut again: Option<(u32, StepChoice)> = None;
     loop {
         if cancel.is_cancelled() {
             result.interrupted = true;
             break;
         }
-        let next = match &mut planned {
-            Some(queue) => queue.pop_front().map(|c| (c, StepChoice::Given)),
-            None => chokepoint_diagnose::next_step(&result.steps, config.max_clients, cores),
+        let next = match (again.take(), &mut planned) {
+            (Some(first), _) => Some(first),
+            (None, Some(queue)) => queue.pop_front().map(|c| (c, StepChoice::Given)),
+            (None, None) => {
+                chokepoint_diagnose::next_step(&result.steps, config.max_clients, cores)
+            }
         };
         let Some((clients, why)) = next else { break };
         if let Some(clock) = &config.clock {
@@ -300,7 +305,19 @@ pub fn sweep(
                 break;
             }
         }
-        match run_step(config, clients, mock.as_ref(), &cancel, on_event) {
+        let check = warm_check.as_mut().filter(|_| result.steps.is_empty());
+        let ran = run_step(config, clients, mock.as_ref(), check, &cancel, on_event);
+        if let (Ok(Some(_)), Some(check)) = (&ran, warm_check.take()) {
+            if check.still_warming() {
+                drain(config, mock.as_ref(), &cancel);
+                result.context.warmup = warm_up(config, check, &cancel, on_event)?;
+                drain(config, mock.as_ref(), &cancel);
+                again = Some((clients, why));
+                continue;
+            }
+            result.context.warmup = check.stood();
+        }
+        match ran {
             Ok(Some(mut step)) => {
                 step.chosen_because = Some(why);
                 result.steps.push(step);
@@ -392,6 +409,7 @@ pub(crate) fn run_step(
     config: &SweepConfig,
     clients: u32,
     mock: Option<&MockClient>,
+    mut warm_check: Option<&mut WarmCheck>,
     cancel: &CancellationToken,
     on_event: &mut dyn FnMut(SweepEvent<'_>),
 ) -> anyhow::Result<Option<Step>> {
@@ -425,7 +443,18 @@ pub(crate) fn run_step(
         if let LoadEvent::Interval(summary) = &event {
             progress.so_far = Some(summary.total);
             on_event(SweepEvent::Progress(progress));
-            if config.step_fixed || settled || summary.last {
+            if settled || summary.last {
+                continue;
+            }
+            if let Some(check) = warm_check.as_deref_mut() {
+                let answered = summary.interval.requests > summary.interval.errors;
+                if check.see(answered.then_some(summary.interval.mean_ms)) {
+                    settled = true;
+                    run.end_window();
+                    continue;
+                }
+            }
+            if config.step_fixed {
                 continue;
             }
             so_far.push(TimelinePoint {

@@ -111,7 +111,7 @@ fn emulate(
         if cancel.is_cancelled() {
             break;
         }
-        match run_step(config, clients, Some(mock), cancel, on_event)? {
+        match run_step(config, clients, Some(mock), None, cancel, on_event)? {
             Some(step) => {
                 on_event(SweepEvent::EmulatedStep(&step));
                 steps.push(decide::emulated_step(&step));

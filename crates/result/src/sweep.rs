@@ -170,9 +170,9 @@ pub struct SweepContext {
     /// which client holds the connections a place counts. Empty when none or not observed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub target_libraries: Vec<String>,
-    /// The unmeasured run before the first step, until the service's latency stopped falling
-    /// (a JIT, caches, pools started on demand); `None` when there was none (`--warmup 0`,
-    /// shards on a schedule, an older result).
+    /// The warm-up check: whether the first step found the service warm, and when it did not,
+    /// the unmeasured run until its latency stopped falling (a JIT, caches, pools started on
+    /// demand); `None` when there was none (`--warmup 0`, shards on a schedule, an older result).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup: Option<Warmup>,
     /// The observer beside the target that saw it (`sweep --observer URL`): its URL. `None` when
@@ -272,13 +272,15 @@ impl Forwarder {
     }
 }
 
-/// The warm-up before the first step: the first step's clients run unmeasured until the mean
-/// latency stops falling (`chokepoint_diagnose::warmup`), or its time limit.
+/// The warm-up check of the first step (`chokepoint_diagnose::warmup`): the first step's own
+/// latency read while it ran; when it was still falling, the step thrown away and its clients run
+/// unmeasured until the mean latency stopped falling, or the time limit.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Warmup {
     /// The clients it ran (the first step's).
     pub clients: u32,
-    /// How long it ran, seconds.
+    /// How long the service ran unmeasured, seconds: the thrown-away first step and the warm-up
+    /// after it; 0 when the first step stood.
     pub seconds: f64,
     /// Mean latency over its first second, ms.
     pub first_ms: f64,
@@ -287,6 +289,10 @@ pub struct Warmup {
     /// True when the latency stopped falling; false when the time limit came first (the
     /// service may still be warming up in the first steps).
     pub settled: bool,
+    /// True when the first step found the service warm and stood: no time ran unmeasured, and
+    /// `first_ms`/`last_ms` are the first step's. False in results from before this field.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub in_first_step: bool,
 }
 
 /// A sweep's saved result: `DIR/result.json`.

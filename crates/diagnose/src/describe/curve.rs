@@ -377,7 +377,15 @@ fn rank(kind: Kind, fact: &Fact) -> Option<u8> {
 }
 
 /// The warm-up before the first step, and what it means for the steps.
-fn warmed_up_sentence(warmup: &Warmup) -> String {
+pub(super) fn warmed_up_sentence(warmup: &Warmup) -> String {
+    if warmup.in_first_step {
+        return format!(
+            "The first step ({}) was checked for a warm-up as it ran: its mean latency went from {} to {}, not falling, so it stood and nothing ran unmeasured.",
+            clients(warmup.clients),
+            duration(warmup.first_ms),
+            duration(warmup.last_ms)
+        );
+    }
     let ran = format!(
         "Before the first step, {} ran unmeasured for {:.1} s while the service warmed up: its mean latency went from {} to {}",
         clients(warmup.clients),

@@ -2,7 +2,7 @@
 //! knows), and each gets an evidence sentence and a key line from its group's module, and a
 //! rank for some kind of finding, unless listed below as told elsewhere or without one.
 
-use super::{fact_sentences, rank, short};
+use super::{curve, fact_sentences, rank, short};
 use crate::finding::Finding;
 use chokepoint_result::{
     CeilingReading, ErrorCounts, Fact, FanOutShape, Kind, Model, Overload, Place, PlaceUnclearWhy,
@@ -280,6 +280,7 @@ fn samples() -> Vec<Fact> {
                 first_ms: 98.0,
                 last_ms: 31.0,
                 settled: false,
+                in_first_step: false,
             },
         },
         Fact::BehindForwarder {
@@ -464,5 +465,50 @@ fn a_peers_stream_cap_names_the_peer_its_program_and_the_limit_without_a_mock() 
     assert_eq!(
         short(&fact, &finding).as_deref(),
         Some("HTTP/2: 8 calls in flight = 1 connection × 8 streams, the cap 127.0.0.1:8443 (nginx) sent.")
+    );
+}
+
+#[test]
+fn the_warm_up_check_says_whether_the_first_step_stood() {
+    let stood = Warmup {
+        clients: 4,
+        seconds: 0.0,
+        first_ms: 101.0,
+        last_ms: 100.0,
+        settled: true,
+        in_first_step: true,
+    };
+    let warmed = Warmup {
+        seconds: 6.5,
+        first_ms: 90.0,
+        last_ms: 22.0,
+        in_first_step: false,
+        ..stood
+    };
+    let ran_out = Warmup {
+        seconds: 22.0,
+        settled: false,
+        ..warmed
+    };
+    let words = |warmup| curve::warmed_up_sentence(&warmup);
+    assert!(
+        words(stood).contains("it stood and nothing ran unmeasured"),
+        "{}",
+        words(stood)
+    );
+    assert!(
+        words(warmed).contains("ran unmeasured for 6.5 s while the service warmed up"),
+        "{}",
+        words(warmed)
+    );
+    assert!(
+        words(warmed).contains("stopped falling"),
+        "{}",
+        words(warmed)
+    );
+    assert!(
+        words(ran_out).contains("still falling when the warm-up's time ran out"),
+        "{}",
+        words(ran_out)
     );
 }
