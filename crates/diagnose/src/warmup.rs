@@ -16,8 +16,10 @@
 //! asked of less time.
 //!
 //! The rule, on the intervals' mean latencies: with at least two windows of [`WINDOW`], the
-//! series is level when the last window's mean is at least (1 − [`STILL_FALLING`]) × the
-//! window's before it. Why these numbers:
+//! series is still falling when the last window's mean is lower than the window's before it by
+//! more than [`STILL_FALLING`] of it *and* by more than the scatter of the intervals could make
+//! (1.96 standard errors of the difference of the two means, the settle rule's 95%); else it is
+//! level. Why these numbers:
 //! - warming up is a latency that falls and levels off (a decay, as `tests/targets/py-warmup`'s
 //!   20 ms + 80 ms × e^(−t/3 s)); comparing the last window with the one before asks "is it
 //!   still falling", whatever the level, so it holds for a 2 ms and a 2 s service;
@@ -28,7 +30,11 @@
 //!   each holds a few dozen requests;
 //! - a window is one second of intervals with an answer: intervals with none are left out, so
 //!   for a service slower than the interval a window spans more time and still holds answers;
-//! - a rising latency is not a warm-up (nothing to wait for): level at once after two windows.
+//! - a rising latency is not a warm-up (nothing to wait for): level at once after two windows;
+//! - a fall within the intervals' scatter is not one: a CPU-bound service's one-second means at
+//!   one client scatter by more than 5% on a busy machine (py-cpu-gil's first step was thrown
+//!   away in `bench/sweep-time.sh` without this), while a warm-up's first seconds fall by far
+//!   more than their scatter (py-warmup's second second is 22% below its first).
 //!
 //! The sweep stops warming at its time limit whatever this says, and the finding says so
 //! ([`chokepoint_result::Fact::WarmedUp`] with `settled: false`).
@@ -66,13 +72,25 @@ pub fn trend(latencies_ms: &[f64], interval: Duration) -> Trend {
         return Trend::Unknown;
     }
     let n = latencies_ms.len();
-    let last = mean(&latencies_ms[n - w..]);
-    let before = mean(&latencies_ms[n - 2 * w..n - w]);
-    if last >= (1.0 - STILL_FALLING) * before {
-        Trend::Level
-    } else {
+    let (last, before) = (&latencies_ms[n - w..], &latencies_ms[n - 2 * w..n - w]);
+    let fall = mean(before) - mean(last);
+    // The fall the intervals' own scatter could make: 1.96 standard errors of the difference
+    // of the two means, as the settle rule's 95% interval.
+    let noise = 1.96 * (variance(before) / w as f64 + variance(last) / w as f64).sqrt();
+    if fall > STILL_FALLING * mean(before) && fall > noise {
         Trend::Falling
+    } else {
+        Trend::Level
     }
+}
+
+/// The sample variance of `window` (0 for fewer than two samples).
+fn variance(window: &[f64]) -> f64 {
+    if window.len() < 2 {
+        return 0.0;
+    }
+    let m = mean(window);
+    window.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (window.len() - 1) as f64
 }
 
 /// Whether the series has stopped warming up ([`Trend::Level`]).
@@ -152,6 +170,39 @@ mod tests {
         for (why, at) in table {
             assert_eq!(warm_after(at), Some(two_windows), "{why}");
         }
+    }
+
+    /// `at(t)` with a deterministic scatter of ±`share` (uniform) on every interval.
+    fn scattered(share: f64, at: impl Fn(f64) -> f64) -> impl Fn(f64) -> f64 {
+        move |t| {
+            let i = (t / INTERVAL.as_secs_f64()) as u64;
+            let u = ((i.wrapping_mul(2_654_435_761) >> 7) % 1000) as f64 / 999.0;
+            at(t) * (1.0 + share * (2.0 * u - 1.0))
+        }
+    }
+
+    #[test]
+    fn a_fall_within_the_scatter_is_level_and_a_warm_up_falls_through_it() {
+        // A steady 20 ms service with one slow interval (60 ms: a pause, a slow first
+        // connection) in its first second: that window's mean is 20% higher, within its scatter.
+        let hiccup = |t: f64| if (0.3..0.4).contains(&t) { 60.0 } else { 20.0 };
+        assert_eq!(warm_after(hiccup), Some(2.0));
+        for share in [0.1, 0.2] {
+            // A steady 20 ms service whose intervals scatter by ±share: level at two seconds.
+            let steady = scattered(share, |_| 20.0);
+            assert_eq!(warm_after(&steady), Some(2.0), "±{share}");
+            // py-warmup under the same scatter still falls at two seconds.
+            let warming = scattered(share, |t| 20.0 + 80.0 * (-t / 3.0).exp());
+            assert_eq!(
+                trend(&sampled(2.0, &warming), INTERVAL),
+                Trend::Falling,
+                "±{share}"
+            );
+        }
+        // Without scatter the 5% alone decides: a 6% fall is a fall, a 4% one is not.
+        let step = |to: f64| move |t: f64| if t < 1.0 { 100.0 } else { to };
+        assert_eq!(trend(&sampled(2.0, step(94.0)), INTERVAL), Trend::Falling);
+        assert_eq!(trend(&sampled(2.0, step(96.0)), INTERVAL), Trend::Level);
     }
 
     #[test]
