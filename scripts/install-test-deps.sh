@@ -90,6 +90,16 @@ for artifact in com.zaxxer:HikariCP:7.1.0 org.postgresql:postgresql:42.7.14 \
   mkdir -p "$hikari_dir"
   mvn -q dependency:copy -Dartifact="$artifact" -DoutputDirectory="$hikari_dir"
 done
+# OkHttp and what it needs at run time (Maven Central), for tests/targets/java-okhttp, a service
+# whose limit is OkHttp's Dispatcher, 5 asynchronous calls per host (tests/sweeps/connection_pools.rs).
+okhttp_dir="$wiremock_cache/okhttp"
+for artifact in com.squareup.okhttp3:okhttp:4.12.0 com.squareup.okio:okio-jvm:3.6.0 \
+  org.jetbrains.kotlin:kotlin-stdlib:1.8.21; do
+  jar="$(echo "$artifact" | cut -d: -f2)-$(echo "$artifact" | cut -d: -f3).jar"
+  [ -f "$okhttp_dir/$jar" ] && continue
+  mkdir -p "$okhttp_dir"
+  mvn -q dependency:copy -Dartifact="$artifact" -DoutputDirectory="$okhttp_dir"
+done
 # golang.org/x/net (the Go module proxy) for crates/mock/tests/fixtures/go-h2-streams, the Go
 # HTTP/2 client of crates/mock/tests/suite/h2.rs, which builds it offline from the module cache.
 (cd crates/mock/tests/fixtures/go-h2-streams && GOTOOLCHAIN=local go mod download)
@@ -141,6 +151,20 @@ fi
 # connections to PostgreSQL tests/sweeps/database_pools.rs names by the extension the process maps.
 if ! python3 -c 'import asyncpg' >/dev/null 2>&1; then
   PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet asyncpg==0.31.0
+fi
+# SQLAlchemy, psycopg 3 (its binary wheel, with the C extension) and psycopg_pool (PyPI):
+# tests/targets/py-sqlalchemy, whose QueuePool (5 + 10 overflow) and psycopg ConnectionPool (4)
+# in front of PostgreSQL tests/sweeps/database_pools.rs names by their extensions; it fails
+# without them.
+if ! python3 -c 'import sqlalchemy, psycopg, psycopg_pool' >/dev/null 2>&1; then
+  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet sqlalchemy==2.0.58 psycopg==3.3.9 \
+    psycopg-binary==3.3.9 psycopg-pool==3.3.3 typing-extensions==4.16.0 greenlet==3.5.6
+fi
+# requests (PyPI, on urllib3): tests/targets/py-requests, whose Session with pool_block=True
+# tests/sweeps/connection_pools.rs names by urllib3's _get_conn; it fails without it.
+if ! python3 -c 'import requests' >/dev/null 2>&1; then
+  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet requests==2.34.2 urllib3==2.7.0 \
+    charset-normalizer==3.4.7 certifi==2026.5.20 idna==3.13
 fi
 # grpcio (PyPI, with its C core): the gRPC channel that calls the mock's gRPC stubs in
 # crates/mock/tests/suite/h2.rs, which fails without it.

@@ -118,3 +118,176 @@ fn an_aiohttp_event_loops_connector_is_named_from_its_connections_and_its_extens
         "an event loop: no thread queues"
     );
 }
+
+/// tests/targets/py-requests: a thread per connection calling the mock through one
+/// `requests.Session` (built after the catalogue's urllib3 entry).
+fn py_requests(mock: &chokepoint_mock::RunningMock, pool_block: bool) -> Target {
+    assert!(
+        Command::new("python3")
+            .args(["-c", "import requests"])
+            .status()
+            .is_ok_and(|s| s.success()),
+        "python3 with requests is needed: pip install requests (.ci/run does)"
+    );
+    let mut command = Command::new("python3");
+    command
+        .arg(targets_dir().join("py-requests/server.py"))
+        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())]);
+    if pool_block {
+        command.arg("--pool-block");
+    }
+    Target::launch("py-requests", command)
+}
+
+/// requests capped the documented way, `HTTPAdapter(pool_maxsize=10, pool_block=True)`: past
+/// 10 calls in flight the handler threads wait in urllib3's `_get_conn`, which py-spy shows.
+/// Truth by hand: 10 connections × 100 ms = 100 req/s. urllib3 is pure Python: nothing in
+/// `/proc` names it, the stacks do.
+#[test]
+fn a_requests_session_with_pool_block_is_10_named_by_py_spy_in_get_conn() {
+    crate::place::require("py-spy", "--version");
+    let _one = one_at_a_time();
+    let mock = mock_with_delay_of(Duration::from_millis(100));
+    let target = py_requests(&mock, true);
+    let name = "py-requests --pool-block";
+    let result = crate::place::sweep_auto(name, &target.url(), vec![3, 8, 30, 60], &mock, true);
+    drop(target);
+    assert_eq!(most_downstream_in_flight(&result), Some(10), "the truth");
+    assert_finding(name, &result, Kind::BlockingPool, 10.0);
+    let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
+    println!(
+        "{name}: {}",
+        diagnosis.attribution.as_deref().unwrap_or("no place")
+    );
+    let place = diagnosis
+        .place
+        .clone()
+        .unwrap_or_else(|| panic!("{name}: no place: {:#?}", diagnosis.evidence));
+    assert_eq!(place.kind, Some(PlaceKind::ConnectionPool), "{name}");
+    assert_eq!(place.size, Some(10.0), "{name}");
+    let setting = place.setting.as_ref().expect("urllib3's entry");
+    assert!(setting.setting.contains("pool_block=True"), "{setting:?}");
+    let queued = place
+        .queued
+        .as_ref()
+        .expect("threads queued for a connection");
+    assert!(
+        queued.frames.iter().any(|f| f.contains("_get_conn")),
+        "{:?}",
+        queued.frames
+    );
+}
+
+/// The same Session at requests' defaults (`pool_block=False`): a call past the pool's 10
+/// opens one more connection, so nothing caps the calls, and naming `pool_maxsize` would be a
+/// wrong knob. Truth by hand: the mock sees every client's call in flight.
+#[test]
+fn a_requests_session_at_its_defaults_caps_nothing_and_names_no_pool() {
+    crate::place::require("py-spy", "--version");
+    let _one = one_at_a_time();
+    let mock = mock_with_delay_of(Duration::from_millis(100));
+    let target = py_requests(&mock, false);
+    let name = "py-requests";
+    let result = crate::place::sweep_auto(name, &target.url(), vec![5, 30], &mock, true);
+    drop(target);
+    let most = most_downstream_in_flight(&result).unwrap_or_default();
+    assert!(
+        most >= 25,
+        "the truth: calls past the pool's 10 go on ({most} in flight)"
+    );
+    let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
+    println!(
+        "{name}: {} {:?}; {}",
+        diagnosis.kind(),
+        diagnosis.limit(),
+        diagnosis.attribution.as_deref().unwrap_or("no place")
+    );
+    let named = diagnosis.place.as_ref().and_then(|p| p.setting.as_ref());
+    assert!(
+        named.is_none_or(|s| !s.setting.contains("pool_maxsize")),
+        "no cap, no pool_maxsize: {named:?}"
+    );
+}
+
+/// The jars of tests/targets/java-okhttp, which scripts/install-test-deps.sh fetches.
+fn okhttp_jars() -> std::path::PathBuf {
+    let jars = crate::place::httpclient5_jars()
+        .parent()
+        .expect("the cache folder")
+        .join("okhttp");
+    assert!(
+        jars.join("okhttp-4.12.0.jar").is_file(),
+        "OkHttp's jars are missing in {}: run scripts/install-test-deps.sh",
+        jars.display()
+    );
+    jars
+}
+
+/// OkHttp at its defaults, called asynchronously: its Dispatcher runs 5 calls per host on its
+/// own `OkHttp Dispatcher` threads, the rest wait in its ready queue holding no thread, and the
+/// 20 handlers wait for their answers. Truth by hand: 5 × 100 ms = 50 req/s. The handlers'
+/// pool is not the knob; the Dispatcher's `maxRequestsPerHost` is.
+#[test]
+fn okhttps_dispatcher_is_5_per_host_named_from_proc_by_its_jar() {
+    assert!(
+        toolchain_present("java", "-version"),
+        "java is needed: install it (.ci/run does)"
+    );
+    let jars = okhttp_jars();
+    let _one = one_at_a_time();
+    let mock = mock_with_delay_of(Duration::from_millis(100));
+    let mut command = Command::new("java");
+    command
+        .arg("-cp")
+        .arg(jars.join("*"))
+        .arg(targets_dir().join("java-okhttp/OkHttpServer.java"))
+        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())]);
+    let target = Target::launch("java-okhttp", command);
+    let name = "java-okhttp (/proc)";
+    let result = sweep_from_proc(name, &target.url(), vec![1, 3, 10, 20], &mock);
+    drop(target);
+    assert_eq!(most_downstream_in_flight(&result), Some(5), "the truth");
+    assert_finding(name, &result, Kind::BlockingPool, 5.0);
+    let place = connection_place(name, &result, 5.0);
+    let setting = place.setting.as_ref().expect("OkHttp's entry");
+    assert!(
+        setting.setting.contains("maxRequestsPerHost"),
+        "{setting:?}"
+    );
+    let shown_by = place.shown_by.as_deref().unwrap_or_default();
+    assert!(shown_by.contains("okhttp"), "{shown_by}");
+}
+
+/// Node's `http.Agent` with `maxSockets: 10` (its default is Infinity: no cap), one event
+/// loop. Truth by hand: 10 calls × 100 ms = 100 req/s, the rest queued inside the agent. The
+/// size is seen in the connections to the mock, but nothing in `/proc` tells the agent from
+/// undici or any other pool in the same JavaScript: no knob is named.
+#[test]
+fn a_node_agents_max_sockets_is_sized_and_left_unplaced_when_nothing_names_it() {
+    assert!(
+        toolchain_present("node", "--version"),
+        "node is needed (.ci/run installs it)"
+    );
+    let _one = one_at_a_time();
+    let mock = mock_with_delay_of(Duration::from_millis(100));
+    let mut command = Command::new("node");
+    command
+        .arg(targets_dir().join("node-agent/server.js"))
+        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())])
+        .args(["--max-sockets", "10"]);
+    let target = Target::launch("node-agent", command);
+    let name = "node-agent --max-sockets 10";
+    let result = sweep_from_proc(name, &target.url(), vec![3, 8, 30, 60], &mock);
+    drop(target);
+    assert_eq!(most_downstream_in_flight(&result), Some(10), "the truth");
+    assert_finding(name, &result, Kind::BlockingPool, 10.0);
+    let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
+    println!(
+        "{name}: {}",
+        diagnosis.attribution.as_deref().unwrap_or("no place")
+    );
+    assert_eq!(
+        diagnosis.place, None,
+        "no pool of threads and no library names it: no knob to name"
+    );
+}

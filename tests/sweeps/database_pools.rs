@@ -353,3 +353,99 @@ fn a_database_sql_pool_capped_by_set_max_open_conns_is_named_by_pprof() {
     let setting = place.setting.as_ref().expect("database/sql's entry");
     assert_eq!(setting.setting, "db.SetMaxOpenConns(N)", "{setting:?}");
 }
+
+/// tests/targets/py-sqlalchemy: a thread per connection, one query per request through the
+/// pool, on psycopg 3 (pip: sqlalchemy, psycopg[binary], psycopg-pool).
+fn py_sqlalchemy(database: &Postgres, pool: &str) -> Target {
+    assert!(
+        Command::new("python3")
+            .args(["-c", "import sqlalchemy, psycopg, psycopg_pool"])
+            .status()
+            .is_ok_and(|s| s.success()),
+        "python3 with sqlalchemy, psycopg and psycopg_pool is needed: pip install sqlalchemy 'psycopg[binary]' psycopg-pool (.ci/run does)"
+    );
+    let mut command = Command::new("python3");
+    command
+        .arg(targets_dir().join("py-sqlalchemy/server.py"))
+        .args(["--port", "0", "--dsn", &database.dsn(), "--pool", pool])
+        .args(["--sleep", "0.1"]);
+    Target::launch("py-sqlalchemy", command)
+}
+
+/// The place of a Python pool of `size` connections to PostgreSQL, read from `/proc` alone: the
+/// connections to the database's port, the library by its C extension, the threads queued
+/// beside those on the network.
+fn python_database_pool(
+    name: &str,
+    result: &SweepResult,
+    database: &Postgres,
+    size: u32,
+) -> chokepoint_result::Place {
+    assert_eq!(
+        most_connections_to(result, database.port()),
+        Some(size),
+        "{name}: the truth, the pool's {size} connections to PostgreSQL"
+    );
+    assert_finding(name, result, Kind::BlockingPool, f64::from(size));
+    let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
+    println!(
+        "{name}: {}; libraries {:?}",
+        diagnosis.attribution.as_deref().unwrap_or("no place"),
+        result.context.target_libraries
+    );
+    let place = diagnosis
+        .place
+        .clone()
+        .unwrap_or_else(|| panic!("{name}: no place: {:#?}", diagnosis.evidence));
+    assert_eq!(place.kind, Some(PlaceKind::ConnectionPool), "{name}");
+    assert_eq!(place.source, Some(PlaceSource::Connections), "{name}");
+    assert_eq!(place.size, Some(f64::from(size)), "{name}");
+    assert_eq!(place.peer_port, Some(database.port()), "{name}");
+    let handlers = place.queued_threads.as_ref().expect("the handler threads");
+    assert!(
+        handlers.threads > handlers.held,
+        "{name}: handler threads waiting beside those on the network: {handlers:?}"
+    );
+    place
+}
+
+/// SQLAlchemy's `create_engine` at its defaults: a QueuePool of 5 plus 10 overflow, so 15
+/// connections. Truth by hand: 15 × 100 ms = 150 req/s. psycopg's C extension is mapped too,
+/// and its own pool's entry (4) must not be the one named.
+#[test]
+fn sqlalchemys_queue_pool_in_front_of_postgresql_is_15_and_named_with_its_overflow() {
+    let _one = one_at_a_time();
+    let database = Postgres::start();
+    let target = py_sqlalchemy(&database, "sqlalchemy");
+    let name = "py-sqlalchemy";
+    let result = sweep_without_mock(name, &target.url(), vec![3, 8, 30, 60]);
+    drop(target);
+    let place = python_database_pool(name, &result, &database, 15);
+    let setting = place.setting.as_ref().expect("SQLAlchemy's entry");
+    assert_eq!(
+        setting.setting,
+        "create_engine(url, pool_size=N, max_overflow=M)"
+    );
+    let shown_by = place.shown_by.as_deref().unwrap_or_default();
+    assert!(shown_by.contains("/sqlalchemy/"), "{shown_by}");
+}
+
+/// psycopg_pool's `ConnectionPool` at its defaults: 4 connections (max_size is min_size).
+/// Truth by hand: 4 × 100 ms = 40 req/s. SQLAlchemy is not imported.
+#[test]
+fn a_psycopg_pool_in_front_of_postgresql_is_4_and_named_by_its_extension() {
+    let _one = one_at_a_time();
+    let database = Postgres::start();
+    let target = py_sqlalchemy(&database, "psycopg");
+    let name = "py-sqlalchemy --pool psycopg";
+    let result = sweep_without_mock(name, &target.url(), vec![1, 2, 8, 16]);
+    drop(target);
+    let place = python_database_pool(name, &result, &database, 4);
+    let setting = place.setting.as_ref().expect("psycopg_pool's entry");
+    assert_eq!(
+        setting.setting,
+        "ConnectionPool(conninfo, min_size=M, max_size=N)"
+    );
+    let shown_by = place.shown_by.as_deref().unwrap_or_default();
+    assert!(shown_by.contains("/psycopg_binary/"), "{shown_by}");
+}

@@ -6,7 +6,9 @@
 //! process that is gone or unreadable becomes an [`ObservationNote`]; the step goes on.
 use crate::cgroup::{QuotaGroup, Throttling};
 use crate::runtime_cores;
-use crate::sockets::{count_connections, socket_inodes, socket_table, ConnectionSample};
+use crate::sockets::{
+    count_connections, inbound_inodes, socket_inodes, socket_table, ConnectionSample,
+};
 use crate::stacks::{tool_for, StackOptions};
 use crate::threads::{sample_threads, Activity, ThreadSample};
 use crate::tree::process_tree;
@@ -216,8 +218,14 @@ fn sample(spec: &TargetSpec, notes: &mut Vec<ObservationNote>) -> Sample {
         }
     }
     let pids: Vec<i32> = pids.into_iter().collect();
-    let connections =
-        sockets_read.then(|| count_connections(&socket_table(&pids), &owned, spec.listen_port));
+    let connections = sockets_read.then(|| {
+        let table = socket_table(&pids);
+        let inbound = inbound_inodes(&table, &owned, spec.listen_port);
+        for thread in &mut threads {
+            thread.idle_on_a_client(&inbound);
+        }
+        count_connections(&table, &owned, spec.listen_port)
+    });
     Sample {
         pids,
         threads,
@@ -430,6 +438,7 @@ mod tests {
             pool: pool.into(),
             activity,
             waits_on: on.map(str::to_string),
+            socket: None,
         }
     }
 

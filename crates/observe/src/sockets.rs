@@ -153,12 +153,7 @@ pub fn count_connections(
         .filter(|s| s.state == SocketState::Established)
         .map(|s| ((s.local_port, s.remote_port), s))
         .collect();
-    let target_listens: HashSet<u16> = table
-        .iter()
-        .filter(|s| s.state == SocketState::Listen && owned.contains(&s.inode))
-        .map(|s| s.local_port)
-        .chain(listen_port)
-        .collect();
+    let target_listens = listening_ports(table, owned, listen_port);
     for socket in table.iter().filter(|s| s.state != SocketState::Listen) {
         if Some(socket.local_port) == listen_port {
             sample.client_side.add(socket.state);
@@ -181,6 +176,36 @@ pub fn count_connections(
         }
     }
     sample
+}
+
+/// The ports the target listens on: its own listening sockets, and `listen_port`.
+fn listening_ports(
+    table: &[Socket],
+    owned: &HashSet<u64>,
+    listen_port: Option<u16>,
+) -> HashSet<u16> {
+    table
+        .iter()
+        .filter(|s| s.state == SocketState::Listen && owned.contains(&s.inode))
+        .map(|s| s.local_port)
+        .chain(listen_port)
+        .collect()
+}
+
+/// The inodes of the connections the target accepted from its clients: the sockets it holds
+/// (`owned`) on a port it listens on.
+pub fn inbound_inodes(
+    table: &[Socket],
+    owned: &HashSet<u64>,
+    listen_port: Option<u16>,
+) -> HashSet<u64> {
+    let ports = listening_ports(table, owned, listen_port);
+    table
+        .iter()
+        .filter(|s| s.state != SocketState::Listen && s.inode != 0 && owned.contains(&s.inode))
+        .filter(|s| ports.contains(&s.local_port))
+        .map(|s| s.inode)
+        .collect()
 }
 
 #[cfg(test)]

@@ -15,7 +15,8 @@ pub enum Activity {
     LockWait,
     /// An event loop waiting for events (`epoll_wait`, `io_uring_enter`).
     EventWait,
-    /// Sleeping on a timer, or in `accept`.
+    /// Sleeping on a timer, in `accept`, or reading a client's connection to the target
+    /// ([`ThreadSample::idle_on_a_client`]).
     Sleeping,
     /// Uninterruptible (disk) wait.
     DiskWait,
@@ -34,6 +35,25 @@ pub struct ThreadSample {
     pub activity: Activity,
     /// What it waited on: a system call's name, or `wchan:NAME`; `None` when running or unknown.
     pub waits_on: Option<String>,
+    /// The inode of the socket it reads, when its system call reads one descriptor (`read`,
+    /// `recvfrom`, ...: not `poll`, whose descriptors are in its memory).
+    pub socket: Option<u64>,
+}
+
+impl ThreadSample {
+    /// A thread reading one of `inbound` (the target's accepted connections) waits for a
+    /// client's next request on a kept-alive connection: idle, as a thread in `accept` is, and
+    /// holding nothing downstream. A thread-per-connection server (Python's
+    /// ThreadingHTTPServer, a pre-fork worker) has one such thread per idle client; counted as
+    /// network waits they would outnumber the calls in flight to the downstream.
+    pub fn idle_on_a_client(&mut self, inbound: &std::collections::HashSet<u64>) {
+        if self.activity == Activity::SocketWait
+            && self.socket.is_some_and(|i| inbound.contains(&i))
+        {
+            self.activity = Activity::Sleeping;
+            self.waits_on = self.waits_on.take().map(|on| format!("{on} (a client)"));
+        }
+    }
 }
 
 /// The pool a thread belongs to: its name without the counter a pool adds (`actor-pool-7` →
@@ -138,6 +158,18 @@ fn syscall_kind(number: i64) -> Option<(&'static str, SyscallKind)> {
         .map(|(_, name, kind)| (*name, *kind))
 }
 
+/// Whether system call `number` reads the one descriptor its first argument names.
+fn reads_one_descriptor(number: i64) -> bool {
+    [
+        libc::SYS_read,
+        libc::SYS_readv,
+        libc::SYS_recvfrom,
+        libc::SYS_recvmsg,
+        libc::SYS_recvmmsg,
+    ]
+    .contains(&number)
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum SyscallKind {
     /// A read on a descriptor: a socket wait if the descriptor is a socket.
@@ -195,15 +227,30 @@ pub fn sample_threads(pid: i32) -> Result<Vec<ThreadSample>, procfs::ProcError> 
             .ok()
             .and_then(|text| parse_syscall(&text));
         let wchan = std::fs::read_to_string(format!("{base}/wchan")).ok();
+        let socket_of = |fd: u64| {
+            let target = std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).ok()?;
+            let target = target.to_string_lossy();
+            target
+                .strip_prefix("socket:[")?
+                .strip_suffix(']')?
+                .parse::<u64>()
+                .ok()
+        };
         let (activity, waits_on) = classify(stat.state, syscall, wchan.as_deref(), |fd| {
-            std::fs::read_link(format!("/proc/{pid}/fd/{fd}"))
-                .is_ok_and(|target| target.to_string_lossy().starts_with("socket:"))
+            socket_of(fd).is_some()
         });
+        let socket = match syscall {
+            Some(SyscallLine::In { number, arg0 }) if reads_one_descriptor(number) => {
+                socket_of(arg0)
+            }
+            _ => None,
+        };
         threads.push(ThreadSample {
             pool: pool_name(&stat.comm),
             name: stat.comm,
             activity,
             waits_on,
+            socket,
         });
     }
     Ok(threads)
@@ -381,5 +428,58 @@ mod tests {
             matches!(seen.waits_on.as_deref(), Some("read" | "recvfrom")),
             "{seen:?}"
         );
+    }
+
+    /// A server thread reading its accepted connection (a client that sent nothing yet) is idle;
+    /// a thread reading a connection it opened to a peer (a downstream's answer) waits on the
+    /// network. Both in this process, on real sockets.
+    #[test]
+    fn a_thread_reading_its_clients_connection_is_idle_and_one_reading_a_peer_is_not() {
+        use crate::sockets::{inbound_inodes, socket_inodes, socket_table};
+        use std::io::Read;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let mut outbound = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let (accepted, _) = listener.accept().unwrap();
+        let spawn_reader = |name: &str, mut stream: std::net::TcpStream| {
+            std::thread::Builder::new()
+                .name(name.into())
+                .spawn(move || {
+                    let _ = stream.read(&mut [0u8; 1]);
+                })
+                .unwrap()
+        };
+        let serving = spawn_reader("cp-test-srv-1", accepted.try_clone().unwrap());
+        let calling = spawn_reader("cp-test-call-1", outbound.try_clone().unwrap());
+        let pid = std::process::id() as i32;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        let activity_of = |threads: &[ThreadSample], pool: &str| {
+            threads.iter().find(|t| t.pool == pool).map(|t| t.activity)
+        };
+        let seen = loop {
+            let mut threads = sample_threads(pid).unwrap();
+            let owned = socket_inodes(pid).unwrap();
+            let inbound = inbound_inodes(&socket_table(&[pid]), &owned, None);
+            for thread in &mut threads {
+                thread.idle_on_a_client(&inbound);
+            }
+            let both = (
+                activity_of(&threads, "cp-test-srv"),
+                activity_of(&threads, "cp-test-call"),
+            );
+            let settled =
+                both.0 == Some(Activity::Sleeping) && both.1 == Some(Activity::SocketWait);
+            if settled || std::time::Instant::now() > deadline {
+                break both;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        // Wake both readers: a byte each way.
+        use std::io::Write;
+        outbound.write_all(b"x").unwrap();
+        (&accepted).write_all(b"x").unwrap();
+        serving.join().unwrap();
+        calling.join().unwrap();
+        assert_eq!(seen, (Some(Activity::Sleeping), Some(Activity::SocketWait)));
     }
 }

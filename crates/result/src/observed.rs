@@ -44,7 +44,8 @@ pub struct ThreadCounts {
     pub lock_wait: f64,
     /// An idle event loop (`epoll_wait`, `io_uring_enter`).
     pub event_wait: f64,
-    /// Sleeping on a timer, or waiting in `accept`.
+    /// Sleeping on a timer, waiting in `accept`, or reading a connection a client opened to the
+    /// target (idle until its next request; from issue 22, a socket wait before).
     pub sleeping: f64,
     /// In uninterruptible (disk) wait.
     pub disk_wait: f64,
