@@ -164,7 +164,9 @@ fn a_requests_session_with_pool_block_is_10_named_by_py_spy_in_get_conn() {
         .clone()
         .unwrap_or_else(|| panic!("{name}: no place: {:#?}", diagnosis.evidence));
     assert_eq!(place.kind, Some(PlaceKind::ConnectionPool), "{name}");
-    assert_eq!(place.size, Some(10.0), "{name}");
+    // Read from the stacks: `size` is the handler threads seen, `held` those in the call.
+    let held = place.held.unwrap_or_default();
+    assert!((9.0..=11.0).contains(&held), "{name}: {held} in the call");
     let setting = place.setting.as_ref().expect("urllib3's entry");
     assert!(setting.setting.contains("pool_block=True"), "{setting:?}");
     let queued = place

@@ -50,9 +50,15 @@ def main():
         def log_message(self, *_):
             pass
 
-    ThreadingHTTPServer.daemon_threads = True
-    ThreadingHTTPServer.request_queue_size = 1024
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    class Server(ThreadingHTTPServer):
+        daemon_threads = True
+        request_queue_size = 1024
+
+        def handle_error(self, request, client_address):
+            if not isinstance(sys.exc_info()[1], ConnectionError):
+                super().handle_error(request, client_address)  # a client gone is no error
+
+    server = Server(("127.0.0.1", args.port), Handler)
     print(f"listening on 127.0.0.1:{server.server_address[1]}", flush=True)
     try:
         server.serve_forever()
