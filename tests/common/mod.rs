@@ -317,11 +317,12 @@ pub fn sweep_with(
     sweep_as_configured(name, config, clients, step, max_clients, mock)
 }
 
-/// Whether an observed process of `config` is a JVM or Node. The product's warm-up waits for a
-/// JIT's hot paths (DESIGN.md, "Warm-up"), at least two one-second windows; a target without a
-/// JIT answers its first requests as it answers the rest, so the tests sweep it cold and each
-/// such sweep saves that time. The warm-up itself is tested where it matters: on every JVM and
-/// Node target, and on py-warmup ([`sweep_as_configured`]), whose test is the warm-up's own.
+/// Whether an observed process of `config` is a JVM or Node. The product checks its first step
+/// for a warm-up (DESIGN.md, "warm-up check"): a warm service pays nothing, but a check misled by
+/// a noisy first step throws that step away and warms up (seconds of the sweep lock). A target
+/// without a JIT answers its first requests as it answers the rest, so the tests sweep it without
+/// the check. The check is tested where it matters: on every JVM and Node target, and on
+/// py-warmup ([`sweep_as_configured`]), whose test is the warm-up's own.
 pub fn runs_a_jit(config: &SweepConfig) -> bool {
     let roots = match &config.target_cpu {
         Some(CpuScope::Tree(roots)) => roots.clone(),

@@ -1,16 +1,25 @@
-//! Connection pools as places, from `/proc` alone (`--stacks off`): the target's connections
-//! to the downstream held at the limit, joined with a connection pool the process shows (a
-//! library file it has open or mapped) whose default cap is those connections. Both targets
-//! were built after the rule (`crates/diagnose/src/place`):
+//! Client connection pools in front of an HTTP downstream, as places, from `/proc` (`--stacks
+//! off`) unless said: the target's connections to the downstream held at the limit, joined with
+//! a connection pool the process shows (a library file it has open or mapped, its threads'
+//! names, or with the stacks on, the frames its threads queue in). Every target was built after
+//! the rule (`crates/diagnose/src/place`) or the catalogue entry it tests:
 //! - `tests/targets/java-httpclient5`: 20 handler threads behind Apache HttpClient 5 at its
 //!   defaults (5 per route); the JVM holds `httpclient5-5.3.1.jar` open. The handlers park in
 //!   `futex` beside the 5 on the network: their pool is not the knob;
 //! - `tests/targets/py-aiohttp`: one event loop calling the mock through an `aiohttp`
 //!   `ClientSession` at its defaults (`TCPConnector(limit=100)`), whose C extension
-//!   (`aiohttp/_http_parser…so`) is mapped; no thread waits at all.
+//!   (`aiohttp/_http_parser…so`) is mapped; no thread waits at all;
+//! - `tests/targets/py-requests`: a thread per connection calling through one `requests.Session`:
+//!   with `pool_block=True` (10), named by py-spy in urllib3's `_get_conn`; at requests'
+//!   defaults, no cap, and no `pool_maxsize` named;
+//! - `tests/targets/java-okhttp`: OkHttp at its defaults called with `enqueue`: its Dispatcher's
+//!   5 calls per host run on its own threads, renamed after the call's URL while they run;
+//! - `tests/targets/node-agent`: Node's `http.Agent` with `maxSockets: 10`: sized, and no knob
+//!   named, since nothing in `/proc` tells the agent from any other pool in the same JavaScript.
 //!
-//! Each needs its tool (java and the HttpClient jars from Maven Central; python3 with aiohttp
-//! from PyPI): `.ci/run` installs them, and a missing one fails the test.
+//! Each needs its tool (java with the HttpClient and OkHttp jars from Maven Central; python3 with
+//! aiohttp and requests from PyPI, py-spy; node): `.ci/run` installs them, and a missing one
+//! fails the test.
 use crate::common;
 
 use crate::place::sweep_from_proc;

@@ -19,13 +19,19 @@
 //!   by the service with `db.SetMaxOpenConns(6)` (database/sql's own default is no cap), built
 //!   after the catalogue's entry. Truth by hand: 6 connections × 100 ms = 60 req/s; past 6 in
 //!   flight the handlers wait in `database/sql.(*DB).conn`, which pprof shows.
+//! - `tests/targets/py-sqlalchemy`: a thread per connection (Python's ThreadingHTTPServer), one
+//!   query per request through SQLAlchemy's `create_engine` pool at its defaults (QueuePool, 5 +
+//!   10 overflow: 15) or, with `--pool psycopg`, psycopg_pool's `ConnectionPool` (4), both on
+//!   psycopg 3, built after the catalogue's entries. Truth by hand: 15 (4) connections × ~100 ms;
+//!   the handler threads idle on their clients' kept-alive connections are not network waits
+//!   (`chokepoint_observe::threads::ThreadSample::idle_on_a_client`).
 //! - `tests/targets/node-pg`: one Node.js event loop, node-postgres's `Pool` at its defaults
 //!   (`max` 10, opened on demand). Truth by hand: 100 req/s as above. Node's modules are read,
 //!   never mapped, and it runs no pool thread: nothing in `/proc` names the pool, so the place
 //!   must stay unclear (a right size, no wrong knob).
 //!
 //! Each needs its tools (PostgreSQL's server from Debian's `postgresql`; node with `pg` from npm; python3 with asyncpg
-//! and aiohttp from PyPI; java with HikariCP's and the JDBC driver's jars from Maven Central):
+//! and aiohttp, SQLAlchemy and psycopg from PyPI; java with HikariCP's and the JDBC driver's jars from Maven Central):
 //! `.ci/run` installs them, and a missing one fails the test.
 use crate::common;
 
