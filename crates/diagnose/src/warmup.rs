@@ -226,7 +226,7 @@ mod tests {
             Trend::Falling
         );
         assert_eq!(at_two_seconds(&|_| 50.0), Trend::Level);
-        assert_eq!(trend(&sampled(1.9, &jit), INTERVAL), Trend::Unknown);
+        assert_eq!(trend(&sampled(1.9, jit), INTERVAL), Trend::Unknown);
         // The windows are one second whatever the interval: the same series sampled every
         // 250 ms reads the same.
         let coarse: Vec<f64> = (0..8).map(|i| jit((f64::from(i) + 0.5) * 0.25)).collect();
