@@ -14,11 +14,13 @@
 //!   defaults, no cap, and no `pool_maxsize` named;
 //! - `tests/targets/java-okhttp`: OkHttp at its defaults called with `enqueue`: its Dispatcher's
 //!   5 calls per host run on its own threads, renamed after the call's URL while they run;
+//! - `tests/targets/go-transport`: Go's `http.Transport` with `MaxConnsPerHost: 10`, named by
+//!   pprof in `(*Transport).getConn`;
 //! - `tests/targets/node-agent`: Node's `http.Agent` with `maxSockets: 10`: sized, and no knob
 //!   named, since nothing in `/proc` tells the agent from any other pool in the same JavaScript.
 //!
 //! Each needs its tool (java with the HttpClient and OkHttp jars from Maven Central; python3 with
-//! aiohttp and requests from PyPI, py-spy; node): `.ci/run` installs them, and a missing one
+//! aiohttp and requests from PyPI, py-spy; go; node): `.ci/run` installs them, and a missing one
 //! fails the test.
 use crate::common;
 
@@ -312,5 +314,56 @@ fn a_node_agents_max_sockets_is_sized_and_left_unplaced_when_nothing_names_it() 
     assert_eq!(
         diagnosis.place, None,
         "no pool of threads and no library names it: no knob to name"
+    );
+}
+
+/// Go's net/http Transport capped the way services cap it, `MaxConnsPerHost: 10` (its default
+/// is no cap), built after the catalogue's entry: past 10 calls in flight the handlers'
+/// goroutines wait in `(*Transport).getConn` for a connection, which pprof shows. Truth by hand:
+/// 10 calls × 100 ms = 100 req/s, the mock's 10 in flight.
+#[test]
+fn a_go_transport_capped_by_max_conns_per_host_is_named_by_pprof() {
+    assert!(
+        toolchain_present("go", "version"),
+        "go is needed: install it (.ci/run does)"
+    );
+    let _one = one_at_a_time();
+    let mock = mock_with_delay_of(Duration::from_millis(100));
+    let mut command = Command::new(build_go_target("go-transport"));
+    command
+        .args(["-port", "0", "-downstream", &format!("{}/", mock.url())])
+        .args(["-max-conns-per-host", "10", "-pprof"]);
+    let target = Target::launch("go-transport", command);
+    let name = "go-transport -max-conns-per-host 10";
+    let result = crate::place::sweep_auto(name, &target.url(), vec![3, 8, 30, 60], &mock, true);
+    drop(target);
+    assert_eq!(most_downstream_in_flight(&result), Some(10), "the truth");
+    assert_finding(name, &result, Kind::BlockingPool, 10.0);
+    let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
+    println!(
+        "{name}: {}",
+        diagnosis.attribution.as_deref().unwrap_or("no place")
+    );
+    let place = diagnosis
+        .place
+        .clone()
+        .unwrap_or_else(|| panic!("{name}: no place: {:#?}", diagnosis.evidence));
+    assert_eq!(place.kind, Some(PlaceKind::ConnectionPool), "{name}");
+    let queued = place
+        .queued
+        .as_ref()
+        .expect("goroutines queued for a connection");
+    assert!(
+        queued
+            .frames
+            .iter()
+            .any(|f| f.starts_with("net/http.(*Transport).")),
+        "{:?}",
+        queued.frames
+    );
+    let setting = place.setting.as_ref().expect("the Transport's entry");
+    assert_eq!(
+        setting.setting, "&http.Transport{MaxConnsPerHost: N}",
+        "{setting:?}"
     );
 }

@@ -1,0 +1,3 @@
+module chokepoint/tests/targets/go-transport
+
+go 1.22
