@@ -30,6 +30,8 @@ def main():
     parser.add_argument("--pool-block", action="store_true")
     parser.add_argument("--pool-size", type=int, default=10)
     args = parser.parse_args()
+    if not args.downstream.startswith(("http://", "https://")):
+        parser.error(f"--downstream must be an http:// or https:// URL, got {args.downstream}")
     session = requests.Session()
     if args.pool_block:
         adapter = HTTPAdapter(pool_maxsize=args.pool_size, pool_block=True)
@@ -40,9 +42,12 @@ def main():
         protocol_version = "HTTP/1.1"
 
         def do_GET(self):
-            answer = session.get(downstream, timeout=30)
-            body = f"downstream said {answer.status_code}\n".encode()
-            self.send_response(200)
+            try:
+                answer = session.get(downstream, timeout=30)
+                status, body = 200, f"downstream said {answer.status_code}\n".encode()
+            except requests.RequestException as e:
+                status, body = 502, f"downstream failed: {e}\n".encode()
+            self.send_response(status)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)

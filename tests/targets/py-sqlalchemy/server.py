@@ -55,6 +55,14 @@ def main():
     parser.add_argument("--pool", choices=["sqlalchemy", "psycopg"], default="sqlalchemy")
     parser.add_argument("--sleep", type=float, default=0.1)
     args = parser.parse_args()
+    try:  # one connection first: a wrong --dsn fails here in one line, not in every request
+        import psycopg
+
+        psycopg.connect(args.dsn, connect_timeout=5).close()
+    except Exception as e:
+        first_line = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        print(f"py-sqlalchemy: --dsn {args.dsn}: {first_line}", file=sys.stderr)
+        sys.exit(2)
     make = sqlalchemy_query if args.pool == "sqlalchemy" else psycopg_query
     query = make(args.dsn, args.sleep)
 
