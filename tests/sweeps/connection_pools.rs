@@ -58,6 +58,19 @@ fn connection_place(name: &str, result: &SweepResult, size: f64) -> Place {
     place
 }
 
+/// The finding's place, printed as a user reads it; a panic naming the evidence when there is none.
+fn the_place(name: &str, result: &SweepResult) -> Place {
+    let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
+    println!(
+        "{name}: {}",
+        diagnosis.attribution.as_deref().unwrap_or("no place")
+    );
+    diagnosis
+        .place
+        .clone()
+        .unwrap_or_else(|| panic!("{name}: no place: {:#?}", diagnosis.evidence))
+}
+
 #[test]
 fn httpclient5s_pool_is_named_from_proc_by_its_jar_and_its_connections() {
     assert!(
@@ -165,15 +178,7 @@ fn a_requests_session_with_pool_block_is_10_named_by_py_spy_in_get_conn() {
     drop(target);
     assert_eq!(most_downstream_in_flight(&result), Some(10), "the truth");
     assert_finding(name, &result, Kind::BlockingPool, 10.0);
-    let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
-    println!(
-        "{name}: {}",
-        diagnosis.attribution.as_deref().unwrap_or("no place")
-    );
-    let place = diagnosis
-        .place
-        .clone()
-        .unwrap_or_else(|| panic!("{name}: no place: {:#?}", diagnosis.evidence));
+    let place = the_place(name, &result);
     assert_eq!(place.kind, Some(PlaceKind::ConnectionPool), "{name}");
     // Read from the stacks: `size` is the handler threads seen, `held` those in the call.
     let held = place.held.unwrap_or_default();
@@ -261,15 +266,7 @@ fn okhttps_dispatcher_is_5_per_host_named_from_proc_by_its_threads() {
     drop(target);
     assert_eq!(most_downstream_in_flight(&result), Some(5), "the truth");
     assert_finding(name, &result, Kind::BlockingPool, 5.0);
-    let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
-    println!(
-        "{name}: {}",
-        diagnosis.attribution.as_deref().unwrap_or("no place")
-    );
-    let place = diagnosis
-        .place
-        .clone()
-        .unwrap_or_else(|| panic!("{name}: no place: {:#?}", diagnosis.evidence));
+    let place = the_place(name, &result);
     // The calls run on the Dispatcher's own threads, each renamed after its call's URL while it
     // runs (`OkHttp http://127.0.0.1:PORT/`, cut at 15 bytes by Linux): 5 of them, all on the
     // network; the handlers wait elsewhere.
@@ -337,17 +334,17 @@ fn a_go_transport_capped_by_max_conns_per_host_is_named_by_pprof() {
     let name = "go-transport -max-conns-per-host 10";
     let result = crate::place::sweep_auto(name, &target.url(), vec![3, 8, 30, 60], &mock, true);
     drop(target);
-    assert_eq!(most_downstream_in_flight(&result), Some(10), "the truth");
-    assert_finding(name, &result, Kind::BlockingPool, 10.0);
-    let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
-    println!(
-        "{name}: {}",
-        diagnosis.attribution.as_deref().unwrap_or("no place")
+    // The truth: 10 in flight at the plateau. A call the load generator abandons at a step's
+    // end is cancelled, and Go closes its connection and may dial the next before the mock has
+    // seen the close: the mock's maximum can read one more for an instant, its mean cannot.
+    let plateau = result.steps.last().and_then(|s| s.downstream_inflight);
+    let plateau = plateau.expect("the mock's counts");
+    assert!(
+        (9.0..=10.0).contains(&plateau.mean) && plateau.max <= 11,
+        "the truth: {plateau:?}"
     );
-    let place = diagnosis
-        .place
-        .clone()
-        .unwrap_or_else(|| panic!("{name}: no place: {:#?}", diagnosis.evidence));
+    assert_finding(name, &result, Kind::BlockingPool, 10.0);
+    let place = the_place(name, &result);
     assert_eq!(place.kind, Some(PlaceKind::ConnectionPool), "{name}");
     let queued = place
         .queued
