@@ -272,7 +272,9 @@ fn okhttps_dispatcher_is_5_per_host_named_from_proc_by_its_threads() {
     // network; the handlers wait elsewhere.
     assert_eq!(place.kind, Some(PlaceKind::ThreadPool), "{name}");
     assert_eq!(place.pool.as_deref(), Some("OkHttp http"), "{name}");
-    assert_eq!(place.held, Some(5.0), "{name}");
+    // `held` is a mean over /proc's samples: a thread caught between two calls reads 4.9.
+    let held = place.held.unwrap_or_default();
+    assert!((4.25..=5.75).contains(&held), "{name}: {held} held");
     let setting = place.setting.as_ref().expect("OkHttp's entry");
     assert!(
         setting.setting.contains("maxRequestsPerHost"),
