@@ -236,15 +236,15 @@ pub fn sample_threads(pid: i32) -> Result<Vec<ThreadSample>, procfs::ProcError> 
                 .parse::<u64>()
                 .ok()
         };
-        let (activity, waits_on) = classify(stat.state, syscall, wchan.as_deref(), |fd| {
-            socket_of(fd).is_some()
-        });
+        // One read of the descriptor's link: `classify` asks only of a `read`'s own descriptor.
         let socket = match syscall {
             Some(SyscallLine::In { number, arg0 }) if reads_one_descriptor(number) => {
                 socket_of(arg0)
             }
             _ => None,
         };
+        let (activity, waits_on) =
+            classify(stat.state, syscall, wchan.as_deref(), |_| socket.is_some());
         threads.push(ThreadSample {
             pool: pool_name(&stat.comm),
             name: stat.comm,
