@@ -229,16 +229,7 @@ fn a_requests_session_at_its_defaults_caps_nothing_and_names_no_pool() {
 
 /// The jars of tests/targets/java-okhttp, which scripts/install-test-deps.sh fetches.
 fn okhttp_jars() -> std::path::PathBuf {
-    let jars = crate::place::httpclient5_jars()
-        .parent()
-        .expect("the cache folder")
-        .join("okhttp");
-    assert!(
-        jars.join("okhttp-4.12.0.jar").is_file(),
-        "OkHttp's jars are missing in {}: run scripts/install-test-deps.sh",
-        jars.display()
-    );
-    jars
+    crate::place::cached_jars("okhttp", "okhttp-4.12.0.jar", "OkHttp")
 }
 
 /// OkHttp at its defaults, called asynchronously: its Dispatcher runs 5 calls per host on its

@@ -134,16 +134,7 @@ fn database_pool_place(
 
 /// The jars of tests/targets/java-hikari, which scripts/install-test-deps.sh fetches.
 fn hikari_jars() -> std::path::PathBuf {
-    let jars = crate::place::httpclient5_jars()
-        .parent()
-        .expect("the cache folder")
-        .join("hikari");
-    assert!(
-        jars.join("HikariCP-7.1.0.jar").is_file(),
-        "HikariCP's jars are missing in {}: run scripts/install-test-deps.sh",
-        jars.display()
-    );
-    jars
+    crate::place::cached_jars("hikari", "HikariCP-7.1.0.jar", "HikariCP")
 }
 
 #[test]

@@ -307,16 +307,25 @@ fn the_jvm_twins_routes_are_placed_in_their_pools_by_thread_dumps_and_from_proc_
 
 /// Where `scripts/install-test-deps.sh` puts Apache HttpClient 5's jars (Maven Central).
 pub(crate) fn httpclient5_jars() -> std::path::PathBuf {
+    cached_jars(
+        "httpclient5",
+        "httpclient5-5.3.1.jar",
+        "Apache HttpClient 5",
+    )
+}
+
+/// The folder `folder` of the jar cache scripts/install-test-deps.sh fills, checked to hold `jar`.
+pub(crate) fn cached_jars(folder: &str, jar: &str, what: &str) -> std::path::PathBuf {
     let cache = std::env::var_os("XDG_CACHE_HOME")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| {
             std::path::PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/root".into()))
                 .join(".cache")
         });
-    let jars = cache.join("chokepoint-bench/httpclient5");
+    let jars = cache.join("chokepoint-bench").join(folder);
     assert!(
-        jars.join("httpclient5-5.3.1.jar").is_file(),
-        "Apache HttpClient 5's jars are missing in {}: run scripts/install-test-deps.sh",
+        jars.join(jar).is_file(),
+        "{what}'s jars are missing in {}: run scripts/install-test-deps.sh",
         jars.display()
     );
     jars
