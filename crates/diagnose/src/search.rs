@@ -11,7 +11,8 @@
 //!    than 10% of the estimated limit (plateau throughput × base latency).
 //!    Skipped when a step past the knee already says the size: the mock saw a flat ceiling of
 //!    calls in flight below the clients (its mean within 10% of its most), or the target kept a
-//!    whole number of cores busy (within 10%). Then one step confirms it instead — just past the
+//!    whole number of cores busy (within 10%) while its throughput held (within 10%: a
+//!    CPU-bound service is work-conserving; cores held while throughput falls are contention). Then one step confirms it instead — just past the
 //!    ceiling (a fifth past, at least one more client), or one doubling past the step that
 //!    showed the cores (once) — and two steps past the knee that agree end the search. The 2× probe stands for
 //!    the step past the ceiling when a step within 1.5× of the ceiling already places the knee.
@@ -136,11 +137,22 @@ pub fn next_step(
         .filter(|p: &&Point<'_>| !chain.contains(&p.clients) && p.clients < max_clients)
         .count();
     if let Some((size, why)) = size_seen_past_knee(&pts[knee..], cores) {
+        let ceiling = matches!(why, StepChoice::ConfirmCeiling { .. });
+        let shown_at = match why {
+            StepChoice::ConfirmCeiling { seen_at, .. }
+            | StepChoice::ConfirmCores { seen_at, .. } => pts.iter().find(|p| p.clients == seen_at),
+            _ => None,
+        };
+        // A CPU-bound service is work-conserving: the same busy cores serve the same requests
+        // per second however long the queue. Cores that stay while throughput falls cost more
+        // CPU per request (contention), so they do not say the plateau's size; its peak does,
+        // and the bisection below looks for it.
+        let held =
+            |p: &Point<'_>| ceiling || shown_at.is_none_or(|shown| same_size(p.ok_x, shown.ok_x));
         let agreeing = pts[knee..]
             .iter()
-            .filter(|p| size_of(p, cores).is_some_and(|s| same_size(s, size)))
+            .filter(|p| size_of(p, cores).is_some_and(|s| same_size(s, size)) && held(p))
             .count();
-        let ceiling = matches!(why, StepChoice::ConfirmCeiling { .. });
         // A ceiling is a size in requests: the probes go by it; cores are not.
         let probe_estimate = if ceiling { size } else { estimate };
         if agreeing >= 2 {

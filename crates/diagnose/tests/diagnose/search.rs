@@ -300,6 +300,27 @@ fn one_core(c: u32) -> Step {
     s
 }
 
+/// java-thrash's steps in stop 35's CI run (pinned to one core of two): throughput, mean
+/// latency and target CPU as printed.
+fn java_thrash_stop_35(counts: &[u32]) -> Vec<Step> {
+    let measured = [
+        (1, 41.3, 23.9, 8.0),
+        (2, 85.2, 23.5, 10.0),
+        (8, 341.8, 23.4, 20.0),
+        (32, 441.6, 69.1, 50.0),
+        (64, 357.5, 206.2, 50.0),
+    ];
+    counts
+        .iter()
+        .map(|&c| {
+            let &(_, x, mean, cpu) = measured.iter().find(|m| m.0 == c).expect("measured");
+            let mut s = step(c, x, mean);
+            s.target_cpu_pct = Some(cpu);
+            s
+        })
+        .collect()
+}
+
 /// A row of the table: comment, steps so far, the machine's cores, the expected next step.
 type Row = (
     &'static str,
@@ -416,6 +437,32 @@ fn next_step_table_says_why() {
             {
                 let mut s = run(one_core, &[1, 2, 4]);
                 s[2].target_cpu_pct = Some(62.5);
+                s
+            },
+            Some(2),
+            None,
+        ),
+        (
+            "java-thrash on one core (CI, stop 35): one core busy at 32 and 64 clients, but 64 \
+             served 19% less than 32 with the same core (each request cost more CPU): the core is \
+             not the size, so the peak is looked for between 8 and 32",
+            java_thrash_stop_35(&[1, 2, 8, 32, 64]),
+            Some(2),
+            Some((20, Narrowing { last_good: 8, first_bad: 32 })),
+        ),
+        (
+            "the same steps on a 16-core machine read 8 whole cores at 32 and 64: the same \
+             fall, the same search",
+            java_thrash_stop_35(&[1, 2, 8, 32, 64]),
+            Some(16),
+            Some((20, Narrowing { last_good: 8, first_bad: 32 })),
+        ),
+        (
+            "the same two steps serving the same throughput on one core => done, as one_core",
+            {
+                let mut s = java_thrash_stop_35(&[1, 2, 8, 32, 64]);
+                s[4] = step(64, 441.6, 64.0 / 441.6 * 1000.0);
+                s[4].target_cpu_pct = Some(50.0);
                 s
             },
             Some(2),
