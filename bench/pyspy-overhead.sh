@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Does reading a Python target's stacks move what is measured? tests/targets/py-threadpool behind
 # a 50 ms chokepoint mock, swept at 24 clients (past its pool of 6) with fixed steps, alternately
-# with `--stacks auto` (py-spy dump --nonblocking, 3 times per step) and `--stacks off`, ROUNDS
+# with `--stacks auto` (py-spy dump, 3 times per step) and `--stacks off`, ROUNDS
 # times each, interleaved. Prints each step's throughput and the ratio of the means.
 #
 # Usage: bench/pyspy-overhead.sh [ROUNDS=4] [STEP=4s]

@@ -402,6 +402,11 @@ pub fn assert_kind<'r>(name: &str, result: &'r SweepResult, kind: Kind) -> &'r D
     println!("{name}: steps");
     for step in &result.steps {
         println!("  {}", step_line(step));
+        // What an observer could not see (a stack tool that failed, a process that went):
+        // the first thing to read when a place is missing.
+        for note in &step.observation_notes {
+            println!("    note: {note:?}");
+        }
     }
     let diagnosis = result
         .diagnosis
