@@ -69,37 +69,36 @@ if [ ! -f "$wiremock_cache/wiremock-standalone-$wiremock_version.jar" ]; then
   mvn -q dependency:copy -Dartifact="org.wiremock:wiremock-standalone:$wiremock_version" \
     -DoutputDirectory="$wiremock_cache"
 fi
-# Apache HttpClient 5 and what it needs (Maven Central), for tests/targets/java-httpclient5,
-# a service whose limit is the client's pool of 5 connections per route (tests/sweeps/place.rs).
-httpclient5_dir="$wiremock_cache/httpclient5"
-for artifact in org.apache.httpcomponents.client5:httpclient5:5.3.1 \
+# Jars from Maven Central into one folder of the cache: `maven_jars FOLDER GROUP:ARTIFACT:VERSION…`
+# (each skipped when its jar is there).
+maven_jars() {
+  local dir="$wiremock_cache/$1" artifact jar
+  shift
+  for artifact in "$@"; do
+    jar="$(echo "$artifact" | cut -d: -f2)-$(echo "$artifact" | cut -d: -f3).jar"
+    [ -f "$dir/$jar" ] && continue
+    mkdir -p "$dir"
+    mvn -q dependency:copy -Dartifact="$artifact" -DoutputDirectory="$dir"
+  done
+}
+# Apache HttpClient 5 and what it needs, for tests/targets/java-httpclient5, a service whose
+# limit is the client's pool of 5 connections per route (tests/sweeps/place.rs).
+maven_jars httpclient5 org.apache.httpcomponents.client5:httpclient5:5.3.1 \
   org.apache.httpcomponents.core5:httpcore5:5.2.4 \
-  org.apache.httpcomponents.core5:httpcore5-h2:5.2.4 org.slf4j:slf4j-api:1.7.36; do
-  jar="$(echo "$artifact" | cut -d: -f2)-$(echo "$artifact" | cut -d: -f3).jar"
-  [ -f "$httpclient5_dir/$jar" ] && continue
-  mkdir -p "$httpclient5_dir"
-  mvn -q dependency:copy -Dartifact="$artifact" -DoutputDirectory="$httpclient5_dir"
-done
-# HikariCP and PostgreSQL's JDBC driver (Maven Central), for tests/targets/java-hikari, a
-# service whose limit is HikariCP's default pool of 10 (tests/sweeps/database_pools.rs).
-hikari_dir="$wiremock_cache/hikari"
-for artifact in com.zaxxer:HikariCP:7.1.0 org.postgresql:postgresql:42.7.14 \
-  org.slf4j:slf4j-api:1.7.36; do
-  jar="$(echo "$artifact" | cut -d: -f2)-$(echo "$artifact" | cut -d: -f3).jar"
-  [ -f "$hikari_dir/$jar" ] && continue
-  mkdir -p "$hikari_dir"
-  mvn -q dependency:copy -Dartifact="$artifact" -DoutputDirectory="$hikari_dir"
-done
-# OkHttp and what it needs at run time (Maven Central), for tests/targets/java-okhttp, a service
-# whose limit is OkHttp's Dispatcher, 5 asynchronous calls per host (tests/sweeps/connection_pools.rs).
-okhttp_dir="$wiremock_cache/okhttp"
-for artifact in com.squareup.okhttp3:okhttp:4.12.0 com.squareup.okio:okio-jvm:3.6.0 \
-  org.jetbrains.kotlin:kotlin-stdlib:1.8.21; do
-  jar="$(echo "$artifact" | cut -d: -f2)-$(echo "$artifact" | cut -d: -f3).jar"
-  [ -f "$okhttp_dir/$jar" ] && continue
-  mkdir -p "$okhttp_dir"
-  mvn -q dependency:copy -Dartifact="$artifact" -DoutputDirectory="$okhttp_dir"
-done
+  org.apache.httpcomponents.core5:httpcore5-h2:5.2.4 org.slf4j:slf4j-api:1.7.36
+# Apache HttpClient 4 and what it needs, for tests/targets/java-httpclient4, a service whose
+# limit is the client's pool of 2 connections per route (tests/sweeps/connection_pools.rs).
+maven_jars httpclient4 org.apache.httpcomponents:httpclient:4.5.14 \
+  org.apache.httpcomponents:httpcore:4.4.16 commons-logging:commons-logging:1.2 \
+  commons-codec:commons-codec:1.11
+# HikariCP and PostgreSQL's JDBC driver, for tests/targets/java-hikari, a service whose limit
+# is HikariCP's default pool of 10 (tests/sweeps/database_pools.rs).
+maven_jars hikari com.zaxxer:HikariCP:7.1.0 org.postgresql:postgresql:42.7.14 \
+  org.slf4j:slf4j-api:1.7.36
+# OkHttp and what it needs at run time, for tests/targets/java-okhttp, a service whose limit is
+# OkHttp's Dispatcher, 5 asynchronous calls per host (tests/sweeps/connection_pools.rs).
+maven_jars okhttp com.squareup.okhttp3:okhttp:4.12.0 com.squareup.okio:okio-jvm:3.6.0 \
+  org.jetbrains.kotlin:kotlin-stdlib:1.8.21
 # golang.org/x/net (the Go module proxy) for crates/mock/tests/fixtures/go-h2-streams, the Go
 # HTTP/2 client of crates/mock/tests/suite/h2.rs, which builds it offline from the module cache.
 (cd crates/mock/tests/fixtures/go-h2-streams && GOTOOLCHAIN=local go mod download)

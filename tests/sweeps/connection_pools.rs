@@ -6,6 +6,8 @@
 //! - `tests/targets/java-httpclient5`: 20 handler threads behind Apache HttpClient 5 at its
 //!   defaults (5 per route); the JVM holds `httpclient5-5.3.1.jar` open. The handlers park in
 //!   `futex` beside the 5 on the network: their pool is not the knob;
+//! - `tests/targets/java-httpclient4`: the same handlers behind Apache HttpClient 4 at its
+//!   defaults (2 per route), `httpclient-4.5.14.jar` open;
 //! - `tests/targets/py-aiohttp`: one event loop calling the mock through an `aiohttp`
 //!   `ClientSession` at its defaults (`TCPConnector(limit=100)`), whose C extension
 //!   (`aiohttp/_http_parser…so`) is mapped; no thread waits at all;
@@ -109,6 +111,46 @@ fn httpclient5s_pool_is_named_from_proc_by_its_jar_and_its_connections() {
         handlers.threads > handlers.held,
         "handlers parked beside those on the network: {handlers:?}"
     );
+}
+
+/// tests/targets/java-httpclient4: the same 20 handler threads behind Apache HttpClient 4 at its
+/// defaults, `HttpClients.createDefault()`: 2 connections per route. Truth by hand (`wrk` at 8
+/// and 20 clients against the 100 ms mock): the mock never saw more than 2 calls in flight,
+/// 18–19 req/s.
+#[test]
+fn httpclient4s_pool_of_2_per_route_is_named_from_proc_by_its_jar_and_its_connections() {
+    assert!(
+        toolchain_present("java", "-version"),
+        "java is needed: install it (.ci/run does)"
+    );
+    let jars = crate::place::cached_jars(
+        "httpclient4",
+        "httpclient-4.5.14.jar",
+        "Apache HttpClient 4",
+    );
+    let _one = one_at_a_time();
+    let mock = mock_with_delay_of(Duration::from_millis(100));
+    let mut command = Command::new("java");
+    command
+        .arg("-cp")
+        .arg(jars.join("*"))
+        .arg(targets_dir().join("java-httpclient4/ClientPoolServer.java"))
+        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())]);
+    let target = Target::launch("java-httpclient4", command);
+    let name = "java-httpclient4 (/proc)";
+    let result = sweep_from_proc(name, &target.url(), vec![1, 2, 4, 8], &mock);
+    drop(target);
+    assert_eq!(most_downstream_in_flight(&result), Some(2), "the truth");
+    assert_finding(name, &result, Kind::BlockingPool, 2.0);
+    let place = connection_place(name, &result, 2.0);
+    let setting = place.setting.as_ref().expect("HttpClient 4's entry");
+    assert!(
+        setting.setting.starts_with("setDefaultMaxPerRoute"),
+        "{setting:?}"
+    );
+    assert!(setting.default.starts_with("2 per route"), "{setting:?}");
+    let shown_by = place.shown_by.as_deref().unwrap_or_default();
+    assert!(shown_by.ends_with("httpclient-4.5.14.jar"), "{shown_by}");
 }
 
 #[test]
