@@ -91,6 +91,13 @@ maven_jars httpclient5 org.apache.httpcomponents.client5:httpclient5:5.3.1 \
 maven_jars httpclient4 org.apache.httpcomponents:httpclient:4.5.14 \
   org.apache.httpcomponents:httpcore:4.4.16 commons-logging:commons-logging:1.2 \
   commons-codec:commons-codec:1.11
+# Reactor Netty and its dependencies (Netty, Reactor Core: the closure of the target's pom.xml),
+# for tests/targets/java-reactor-netty, a service whose limit is the shared pool of
+# HttpClient.create(), 500 per host (tests/sweeps/connection_pools.rs).
+if [ ! -f "$wiremock_cache/reactor-netty/reactor-netty-core-1.2.16.jar" ]; then
+  mvn -q -f tests/targets/java-reactor-netty/pom.xml dependency:copy-dependencies \
+    -DoutputDirectory="$wiremock_cache/reactor-netty"
+fi
 # HikariCP and PostgreSQL's JDBC driver, for tests/targets/java-hikari, a service whose limit
 # is HikariCP's default pool of 10 (tests/sweeps/database_pools.rs).
 maven_jars hikari com.zaxxer:HikariCP:7.1.0 org.postgresql:postgresql:42.7.14 \
