@@ -265,7 +265,7 @@ fn an_httpx_async_clients_pool_is_not_placed_and_the_finding_says_its_100_connec
         "py-httpx-async",
         &target.url(),
         target.pid(),
-        vec![1, 25, 50, 100, 150],
+        vec![1, 50, 100, 150],
         &mock,
     );
     drop(target);
