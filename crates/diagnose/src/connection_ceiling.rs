@@ -16,7 +16,7 @@
 //! shows N connections whatever limits the service. The threads held in the network wait are
 //! what shows each connection busy; an event loop holds its calls without a thread, so there
 //! this reading says nothing and Little's law stands.
-use crate::place::{background, matches_limit};
+use crate::place::matches_limit;
 use crate::points::{median, Point};
 use chokepoint_result::{Fact, Step};
 
@@ -46,21 +46,22 @@ pub(crate) fn connection_ceiling(
     if steps.len() < 2 {
         return None;
     }
-    let fewest = all.iter().min_by_key(|p| p.clients)?.steps.first().copied();
+    let fewest = all.iter().min_by_key(|p| p.clients)?;
     let (peer_port, connections) = same_count_to_one_peer(&steps)?;
     let largest = steps.iter().map(|s| s.clients).max()?;
     let n = f64::from(connections);
     if f64::from(largest) <= QUEUED_BEYOND * n || n >= little * (1.0 - LITTLE_SLACK) {
         return None;
     }
-    let (pool, held) = pool_holding(&steps, fewest, connections)?;
+    let hold_s = n / throughput_rps;
+    let (pool, held) = pool_holding(&steps, fewest, hold_s, connections)?;
     Some(Fact::ConnectionCeiling {
         clients: steps.iter().map(|s| s.clients).collect(),
         peer_port,
         connections,
         pool,
         held_threads: held,
-        hold_ms: n / throughput_rps * 1000.0,
+        hold_ms: hold_s * 1000.0,
         little,
     })
 }
@@ -91,13 +92,17 @@ fn same_count_to_one_peer(steps: &[&Step]) -> Option<(u16, u32)> {
 }
 
 /// The pool whose threads held `connections` in a network wait at every step (the mean over
-/// the samples, less the threads of that pool already in one at the fewest clients beyond one
-/// per client: an accept loop), with the median held.
-fn pool_holding(steps: &[&Step], fewest: Option<&Step>, connections: u32) -> Option<(String, f64)> {
+/// the samples, less the pool's [`background`] threads), with the median held.
+fn pool_holding(
+    steps: &[&Step],
+    fewest: &Point<'_>,
+    hold_s: f64,
+    connections: u32,
+) -> Option<(String, f64)> {
     let n = f64::from(connections);
     let pools = steps.first()?.threads_by_pool.as_ref()?;
     pools.pools.iter().find_map(|pool| {
-        let background = background(&pool.pool, &fewest.into_iter().collect::<Vec<_>>());
+        let background = background(&pool.pool, fewest, hold_s);
         let held: Vec<f64> = steps
             .iter()
             .map(|step| {
@@ -112,4 +117,26 @@ fn pool_holding(steps: &[&Step], fewest: Option<&Step>, connections: u32) -> Opt
             .all(|&h| h >= HELD_ALL_THE_TIME * n && matches_limit(h, n));
         all_held.then(|| (pool.pool.clone(), median(held.iter().copied())))
     })
+}
+
+/// The threads of `/proc`'s pool `name` in a network wait whatever the load (an accept loop, a
+/// listener polling its socket), in whole threads, read at the fewest clients: the pool's
+/// threads in a network wait there, less the calls in flight there. Under the reading being
+/// tested, each call holds its connection `hold_s` (N / the plateau's throughput), so by
+/// Little's law X × `hold_s` calls were in flight at that step's throughput X. Taking one
+/// thread per client instead counts every client as in a call all the time: at 1 client a
+/// request whose call is 100 ms of 145 leaves 0.69 of a thread, and 8 samples at 250 ms that
+/// caught the call 3 times read 1.375 beside an accept loop, which rounded to no background at
+/// all (psycopg_pool's 4 then read 5 held and was not sized).
+fn background(name: &str, fewest: &Point<'_>, hold_s: f64) -> f64 {
+    fewest
+        .steps
+        .first()
+        .and_then(|step| step.threads_by_pool.as_ref())
+        .and_then(|threads| threads.pools.iter().find(|p| p.pool == name))
+        .map_or(0.0, |pool| {
+            (pool.mean.socket_wait - fewest.ok_x * hold_s)
+                .round()
+                .max(0.0)
+        })
 }

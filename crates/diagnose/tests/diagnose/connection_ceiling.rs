@@ -143,3 +143,39 @@ fn an_event_loop_holds_its_connections_without_threads_and_keeps_littles_law() {
     assert_eq!(ceiling(&d.facts), None, "{:#?}", d.facts);
     assert_near(d.limit.expect("a limit"), 14.0, 0.1);
 }
+
+/// `service`'s steps with a listener beside the handlers: one more thread of the pool, in a
+/// network wait all the time (ThreadingHTTPServer's `serve_forever` polling its socket).
+fn with_a_listener(mut s: Step) -> Step {
+    let pool = &mut s.threads_by_pool.as_mut().expect("threads").pools[0];
+    for counts in [&mut pool.most, &mut pool.mean] {
+        counts.threads += 1.0;
+        counts.socket_wait += 1.0;
+    }
+    s
+}
+
+#[test]
+fn a_listener_beside_a_pool_read_at_one_client_is_not_a_call_on_2_16_and_64_cores() {
+    // psycopg_pool's 4 behind ThreadingHTTPServer (py-sqlalchemy --pool psycopg): a 100 ms query
+    // in a 145 ms request, a thread per client, the listener polling. At 1 client the query is
+    // 0.69 of a thread; 8 samples that caught it 3 times read 1.375 threads in a network wait,
+    // listener included. One thread per client taken off that leaves no listener, and the
+    // plateau's 4 holders read as 5 (beyond 4 + 15%); the calls in flight by Little's law
+    // (6.9 req/s x 100 ms) leave the listener, and the 4.
+    for (cores, pool) in [(2u32, 4u32), (16, 40), (64, 160)] {
+        let steps: Vec<Step> = [1, 2, pool * 2, pool * 4]
+            .map(|c| with_a_listener(service(cores, 30 * pool, pool, 100.0, 45.0, c)))
+            .to_vec();
+        let mut steps = steps;
+        steps[0].threads_by_pool.as_mut().expect("threads").pools[0]
+            .mean
+            .socket_wait = 1.375;
+        let d = diagnosed(&steps, &observed(cores));
+        assert_eq!(d.kind, Kind::BlockingPool, "{cores} cores: {d:#?}");
+        let (connections, _) = ceiling(&d.facts)
+            .unwrap_or_else(|| panic!("{cores} cores: no ceiling: {:#?}", d.facts));
+        assert_eq!(connections, pool, "{cores} cores");
+        assert_eq!(d.limit, Some(f64::from(pool)), "{cores} cores");
+    }
+}
