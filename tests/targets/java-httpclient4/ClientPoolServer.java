@@ -39,13 +39,16 @@ public class ClientPoolServer {
                 usage("a value is missing after " + args[i]);
             }
             switch (args[i]) {
-                case "--port": port = Integer.parseInt(args[i + 1]); break;
+                case "--port": port = portOf(args[i + 1]); break;
                 case "--downstream": downstream = args[i + 1]; break;
                 default: usage("unknown argument " + args[i]);
             }
         }
         if (downstream == null) {
             usage("--downstream URL is needed");
+        }
+        if (!isHttpUrl(downstream)) {
+            usage("--downstream must be an http:// or https:// URL, not " + downstream);
         }
         // The defaults: HttpClients.createDefault() pools 2 connections per route, 20 in all.
         CloseableHttpClient client = HttpClients.createDefault();
@@ -56,12 +59,41 @@ public class ClientPoolServer {
             thread.setDaemon(true);
             return thread;
         });
-        HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 1024);
+        HttpServer server;
+        try {
+            server = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 1024);
+        } catch (java.io.IOException e) {
+            usage("cannot listen on 127.0.0.1:" + port + ": " + e.getMessage());
+            return;
+        }
         server.setExecutor(handlers);
         server.createContext("/", exchange -> handle(exchange, client, target));
         server.start();
         System.out.println("listening on 127.0.0.1:" + server.getAddress().getPort());
         System.out.flush();
+    }
+
+    static boolean isHttpUrl(String value) {
+        try {
+            java.net.URI uri = new java.net.URI(value);
+            return ("http".equals(uri.getScheme()) || "https".equals(uri.getScheme()))
+                    && uri.getHost() != null;
+        } catch (java.net.URISyntaxException e) {
+            return false;
+        }
+    }
+
+    static int portOf(String value) {
+        try {
+            int port = Integer.parseInt(value);
+            if (port >= 0 && port <= 65535) {
+                return port;
+            }
+        } catch (NumberFormatException e) {
+            // Said below.
+        }
+        usage("--port " + value + " is not a port (0 to 65535; 0 picks a free one)");
+        return 0;
     }
 
     static void usage(String what) {

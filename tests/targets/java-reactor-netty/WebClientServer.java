@@ -29,7 +29,7 @@ public class WebClientServer {
                 usage("a value is missing after " + args[i]);
             }
             switch (args[i]) {
-                case "--port": port = Integer.parseInt(args[i + 1]); break;
+                case "--port": port = portOf(args[i + 1]); break;
                 case "--downstream": downstream = args[i + 1]; break;
                 default: usage("unknown argument " + args[i]);
             }
@@ -37,10 +37,26 @@ public class WebClientServer {
         if (downstream == null) {
             usage("--downstream URL is needed");
         }
+        if (!isHttpUrl(downstream)) {
+            usage("--downstream must be an http:// or https:// URL, not " + downstream);
+        }
         // The defaults: the shared pool of HttpClient.create(), 500 connections per remote host.
         HttpClient client = HttpClient.create();
-        String target = downstream;
-        DisposableServer server = HttpServer.create()
+        DisposableServer server;
+        try {
+            server = listen(port, client, downstream);
+        } catch (RuntimeException e) {
+            usage("cannot listen on 127.0.0.1:" + port + ": " + e.getMessage());
+            return;
+        }
+        System.out.println("listening on 127.0.0.1:" + server.port());
+        System.out.flush();
+        server.onDispose().block();
+    }
+
+    /** The server: each request calls the downstream through `client` and answers its body. */
+    static DisposableServer listen(int port, HttpClient client, String target) {
+        return HttpServer.create()
                 .host("127.0.0.1")
                 .port(port)
                 .handle((request, response) -> client.get().uri(target)
@@ -49,9 +65,29 @@ public class WebClientServer {
                         .onErrorResume(e -> response.status(502)
                                 .sendString(Mono.just("downstream failed: " + e)).then()))
                 .bindNow();
-        System.out.println("listening on 127.0.0.1:" + server.port());
-        System.out.flush();
-        server.onDispose().block();
+    }
+
+    static boolean isHttpUrl(String value) {
+        try {
+            java.net.URI uri = new java.net.URI(value);
+            return ("http".equals(uri.getScheme()) || "https".equals(uri.getScheme()))
+                    && uri.getHost() != null;
+        } catch (java.net.URISyntaxException e) {
+            return false;
+        }
+    }
+
+    static int portOf(String value) {
+        try {
+            int port = Integer.parseInt(value);
+            if (port >= 0 && port <= 65535) {
+                return port;
+            }
+        } catch (NumberFormatException e) {
+            // Said below.
+        }
+        usage("--port " + value + " is not a port (0 to 65535; 0 picks a free one)");
+        return 0;
     }
 
     static void usage(String what) {
