@@ -75,39 +75,71 @@ fn the_place(name: &str, result: &SweepResult) -> Place {
         .unwrap_or_else(|| panic!("{name}: no place: {:#?}", diagnosis.evidence))
 }
 
-#[test]
-fn httpclient5s_pool_is_named_from_proc_by_its_jar_and_its_connections() {
+/// The JVM target `file` of tests/targets, run on the jars in `jars` with `mock` as its
+/// downstream, swept from `/proc` over `clients`.
+fn sweep_java_client(
+    name: &str,
+    jars: &std::path::Path,
+    file: &'static str,
+    mock: &chokepoint_mock::RunningMock,
+    clients: Vec<u32>,
+) -> SweepResult {
     assert!(
         toolchain_present("java", "-version"),
         "java is needed: install it (.ci/run does)"
     );
-    let jars = crate::place::httpclient5_jars();
-    let _one = one_at_a_time();
-    let mock = mock_with_delay_of(Duration::from_millis(100));
+    let folder = file.split('/').next().unwrap_or(file);
     let mut command = Command::new("java");
     command
         .arg("-cp")
         .arg(jars.join("*"))
-        .arg(targets_dir().join("java-httpclient5/ClientPoolServer.java"))
+        .arg(targets_dir().join(file))
         .args(["--port", "0", "--downstream", &format!("{}/", mock.url())]);
-    let target = Target::launch("java-httpclient5", command);
-    let result = sweep_from_proc(
-        "java-httpclient5 (/proc)",
-        &target.url(),
-        vec![1, 5, 10, 20],
-        &mock,
-    );
+    let target = Target::launch(folder, command);
+    let result = sweep_from_proc(name, &target.url(), clients, mock);
     drop(target);
-    assert_eq!(most_downstream_in_flight(&result), Some(5), "the truth");
-    assert_finding("java-httpclient5 (/proc)", &result, Kind::BlockingPool, 5.0);
-    let place = connection_place("java-httpclient5 (/proc)", &result, 5.0);
-    let setting = place.setting.as_ref().expect("HttpClient 5's entry");
-    assert!(
-        setting.setting.starts_with("setMaxConnPerRoute"),
-        "{setting:?}"
+    result
+}
+
+/// A client's pool of `size` connections to the mock, checked against the truth (the mock's
+/// most in flight) and named: the catalogue's setting containing `setting`, shown by the jar
+/// whose path ends in `jar`.
+fn assert_client_pool(
+    name: &str,
+    result: &SweepResult,
+    size: u32,
+    setting: &str,
+    jar: &str,
+) -> Place {
+    assert_eq!(
+        most_downstream_in_flight(result),
+        Some(u64::from(size)),
+        "{name}: the truth"
     );
+    assert_finding(name, result, Kind::BlockingPool, f64::from(size));
+    let place = connection_place(name, result, f64::from(size));
+    let named = place.setting.as_ref().expect("the catalogue's entry");
+    assert!(named.setting.contains(setting), "{name}: {named:?}");
     let shown_by = place.shown_by.as_deref().unwrap_or_default();
-    assert!(shown_by.ends_with("httpclient5-5.3.1.jar"), "{shown_by}");
+    assert!(shown_by.ends_with(jar), "{name}: {shown_by}");
+    place
+}
+
+#[test]
+fn httpclient5s_pool_is_named_from_proc_by_its_jar_and_its_connections() {
+    let jars = crate::place::httpclient5_jars();
+    let _one = one_at_a_time();
+    let mock = mock_with_delay_of(Duration::from_millis(100));
+    let name = "java-httpclient5 (/proc)";
+    let file = "java-httpclient5/ClientPoolServer.java";
+    let result = sweep_java_client(name, &jars, file, &mock, vec![1, 5, 10, 20]);
+    let place = assert_client_pool(
+        name,
+        &result,
+        5,
+        "setMaxConnPerRoute",
+        "httpclient5-5.3.1.jar",
+    );
     let handlers = place.queued_threads.as_ref().expect("the handlers");
     assert!(
         handlers.threads > handlers.held,
@@ -121,10 +153,6 @@ fn httpclient5s_pool_is_named_from_proc_by_its_jar_and_its_connections() {
 /// 18–19 req/s.
 #[test]
 fn httpclient4s_pool_of_2_per_route_is_named_from_proc_by_its_jar_and_its_connections() {
-    assert!(
-        toolchain_present("java", "-version"),
-        "java is needed: install it (.ci/run does)"
-    );
     let jars = crate::place::cached_jars(
         "httpclient4",
         "httpclient-4.5.14.jar",
@@ -132,27 +160,18 @@ fn httpclient4s_pool_of_2_per_route_is_named_from_proc_by_its_jar_and_its_connec
     );
     let _one = one_at_a_time();
     let mock = mock_with_delay_of(Duration::from_millis(100));
-    let mut command = Command::new("java");
-    command
-        .arg("-cp")
-        .arg(jars.join("*"))
-        .arg(targets_dir().join("java-httpclient4/ClientPoolServer.java"))
-        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())]);
-    let target = Target::launch("java-httpclient4", command);
     let name = "java-httpclient4 (/proc)";
-    let result = sweep_from_proc(name, &target.url(), vec![1, 2, 4, 8], &mock);
-    drop(target);
-    assert_eq!(most_downstream_in_flight(&result), Some(2), "the truth");
-    assert_finding(name, &result, Kind::BlockingPool, 2.0);
-    let place = connection_place(name, &result, 2.0);
-    let setting = place.setting.as_ref().expect("HttpClient 4's entry");
-    assert!(
-        setting.setting.starts_with("setDefaultMaxPerRoute"),
-        "{setting:?}"
+    let file = "java-httpclient4/ClientPoolServer.java";
+    let result = sweep_java_client(name, &jars, file, &mock, vec![1, 2, 4, 8]);
+    let place = assert_client_pool(
+        name,
+        &result,
+        2,
+        "setDefaultMaxPerRoute",
+        "httpclient-4.5.14.jar",
     );
+    let setting = place.setting.expect("checked");
     assert!(setting.default.starts_with("2 per route"), "{setting:?}");
-    let shown_by = place.shown_by.as_deref().unwrap_or_default();
-    assert!(shown_by.ends_with("httpclient-4.5.14.jar"), "{shown_by}");
 }
 
 /// tests/targets/java-reactor-netty: a Reactor Netty server calling the mock through
@@ -163,10 +182,6 @@ fn httpclient4s_pool_of_2_per_route_is_named_from_proc_by_its_jar_and_its_connec
 /// flight on 500 connections, 412 req/s.
 #[test]
 fn reactor_nettys_shared_pool_of_500_is_named_from_proc_by_its_jar_and_its_connections() {
-    assert!(
-        toolchain_present("java", "-version"),
-        "java is needed: install it (.ci/run does)"
-    );
     let jars = crate::place::cached_jars(
         "reactor-netty",
         "reactor-netty-core-1.2.16.jar",
@@ -175,25 +190,15 @@ fn reactor_nettys_shared_pool_of_500_is_named_from_proc_by_its_jar_and_its_conne
     let _one = one_at_a_time();
     // 500 calls held 1 s each: 500 req/s, light for the event loops on a busy machine.
     let mock = mock_with_delay_of(Duration::from_secs(1));
-    let mut command = Command::new("java");
-    command
-        .arg("-cp")
-        .arg(jars.join("*"))
-        .arg(targets_dir().join("java-reactor-netty/WebClientServer.java"))
-        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())]);
-    let target = Target::launch("java-reactor-netty", command);
     let name = "java-reactor-netty (/proc)";
-    let result = sweep_from_proc(name, &target.url(), vec![100, 650, 900], &mock);
-    drop(target);
-    assert_eq!(most_downstream_in_flight(&result), Some(500), "the truth");
-    assert_finding(name, &result, Kind::BlockingPool, 500.0);
-    let place = connection_place(name, &result, 500.0);
-    let setting = place.setting.as_ref().expect("Reactor Netty's entry");
-    assert!(setting.setting.contains("maxConnections"), "{setting:?}");
-    let shown_by = place.shown_by.as_deref().unwrap_or_default();
-    assert!(
-        shown_by.ends_with("reactor-netty-core-1.2.16.jar"),
-        "{shown_by}"
+    let file = "java-reactor-netty/WebClientServer.java";
+    let result = sweep_java_client(name, &jars, file, &mock, vec![100, 650, 900]);
+    assert_client_pool(
+        name,
+        &result,
+        500,
+        "maxConnections",
+        "reactor-netty-core-1.2.16.jar",
     );
 }
 
@@ -324,23 +329,12 @@ fn okhttp_jars() -> std::path::PathBuf {
 /// pool is not the knob; the Dispatcher's `maxRequestsPerHost` is.
 #[test]
 fn okhttps_dispatcher_is_5_per_host_named_from_proc_by_its_threads() {
-    assert!(
-        toolchain_present("java", "-version"),
-        "java is needed: install it (.ci/run does)"
-    );
     let jars = okhttp_jars();
     let _one = one_at_a_time();
     let mock = mock_with_delay_of(Duration::from_millis(100));
-    let mut command = Command::new("java");
-    command
-        .arg("-cp")
-        .arg(jars.join("*"))
-        .arg(targets_dir().join("java-okhttp/OkHttpServer.java"))
-        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())]);
-    let target = Target::launch("java-okhttp", command);
     let name = "java-okhttp (/proc)";
-    let result = sweep_from_proc(name, &target.url(), vec![1, 3, 10, 20], &mock);
-    drop(target);
+    let file = "java-okhttp/OkHttpServer.java";
+    let result = sweep_java_client(name, &jars, file, &mock, vec![1, 3, 10, 20]);
     assert_eq!(most_downstream_in_flight(&result), Some(5), "the truth");
     assert_finding(name, &result, Kind::BlockingPool, 5.0);
     let place = the_place(name, &result);
