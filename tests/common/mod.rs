@@ -9,7 +9,7 @@ pub mod postgres;
 use chokepoint_experiment::{sweep, SweepConfig, SweepEvent};
 use chokepoint_mock::{MockConfig, RunningMock};
 use chokepoint_observe::CpuScope;
-use chokepoint_result::{Diagnosis, Kind, PoolStacks, Step, SweepResult};
+use chokepoint_result::{Diagnosis, Kind, Place, PoolStacks, Step, SweepResult};
 use chokepoint_testkit::Server;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -395,6 +395,20 @@ pub fn step_line(step: &Step) -> String {
             .unwrap_or_else(|| "-".into()),
         step.generator_cpu_pct,
     )
+}
+
+/// The finding's place, printed as a user reads it (its attribution); a panic naming the
+/// evidence when there is none.
+pub fn the_place(name: &str, result: &SweepResult) -> Place {
+    let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
+    println!(
+        "{name}: {}",
+        diagnosis.attribution.as_deref().unwrap_or("no place")
+    );
+    diagnosis
+        .place
+        .clone()
+        .unwrap_or_else(|| panic!("{name}: no place: {:#?}", diagnosis.evidence))
 }
 
 /// Prints the step table and the finding, then checks that the sweep ended and found `kind`.

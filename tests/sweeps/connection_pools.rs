@@ -39,16 +39,12 @@ use std::time::Duration;
 fn connection_place(name: &str, result: &SweepResult, size: f64) -> Place {
     let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
     println!(
-        "{name}: {} {:?}; {}; libraries {:?}",
+        "{name}: {} {:?}; libraries {:?}",
         diagnosis.kind(),
         diagnosis.limit(),
-        diagnosis.attribution.as_deref().unwrap_or("no place"),
         result.context.target_libraries
     );
-    let place = diagnosis
-        .place
-        .clone()
-        .unwrap_or_else(|| panic!("{name}: no place: {:#?}", diagnosis.evidence));
+    let place = the_place(name, result);
     assert_eq!(place.kind, Some(PlaceKind::ConnectionPool), "{name}");
     assert_eq!(place.source, Some(PlaceSource::Connections), "{name}");
     assert_eq!(place.size, Some(size), "{name}");
@@ -60,19 +56,6 @@ fn connection_place(name: &str, result: &SweepResult, size: f64) -> Place {
         .next();
     assert_eq!(place.peer_port, mock_port, "{name}: the mock's port");
     place
-}
-
-/// The finding's place, printed as a user reads it; a panic naming the evidence when there is none.
-fn the_place(name: &str, result: &SweepResult) -> Place {
-    let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
-    println!(
-        "{name}: {}",
-        diagnosis.attribution.as_deref().unwrap_or("no place")
-    );
-    diagnosis
-        .place
-        .clone()
-        .unwrap_or_else(|| panic!("{name}: no place: {:#?}", diagnosis.evidence))
 }
 
 /// The JVM target `file` of tests/targets, run on the jars in `jars` with `mock` as its

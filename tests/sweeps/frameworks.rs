@@ -102,19 +102,6 @@ fn sweep_framework(
     result
 }
 
-/// The finding's place, printed with its attribution (a panic naming the evidence when none).
-fn the_place(name: &str, result: &SweepResult) -> Place {
-    let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
-    println!(
-        "{name}: {}",
-        diagnosis.attribution.as_deref().unwrap_or("no place")
-    );
-    diagnosis
-        .place
-        .clone()
-        .unwrap_or_else(|| panic!("{name}: no place: {:?}", diagnosis.evidence))
-}
-
 /// Checks the place's held threads against the pool's `size` (as `tests/sweeps/place.rs` does).
 fn assert_held(name: &str, place: &Place, size: f64) {
     let held = place.held.unwrap_or(0.0);

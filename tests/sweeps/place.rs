@@ -138,15 +138,8 @@ fn go_goroutines_are_not_placed_from_proc_and_the_finding_says_what_it_saw() {
 
 /// The place of a finding read from the runtime's stacks, printed.
 pub(crate) fn stacks_place(name: &str, result: &SweepResult) -> chokepoint_result::Place {
-    let diagnosis = assert_kind(name, result, Kind::BlockingPool);
-    println!(
-        "{name}: {}",
-        diagnosis.attribution.as_deref().unwrap_or("no place")
-    );
-    diagnosis
-        .place
-        .clone()
-        .unwrap_or_else(|| panic!("{name}: no place: {:?}", diagnosis.evidence))
+    assert_kind(name, result, Kind::BlockingPool);
+    the_place(name, result)
 }
 
 #[test]

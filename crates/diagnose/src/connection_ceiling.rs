@@ -16,7 +16,7 @@
 //! shows N connections whatever limits the service. The threads held in the network wait are
 //! what shows each connection busy; an event loop holds its calls without a thread, so there
 //! this reading says nothing and Little's law stands.
-use crate::place::matches_limit;
+use crate::place::{background_beside_calls, matches_limit};
 use crate::points::{median, Point};
 use chokepoint_result::{Fact, Step};
 
@@ -120,23 +120,13 @@ fn pool_holding(
 }
 
 /// The threads of `/proc`'s pool `name` in a network wait whatever the load (an accept loop, a
-/// listener polling its socket), in whole threads, read at the fewest clients: the pool's
-/// threads in a network wait there, less the calls in flight there. Under the reading being
-/// tested, each call holds its connection `hold_s` (N / the plateau's throughput), so by
-/// Little's law X × `hold_s` calls were in flight at that step's throughput X. Taking one
-/// thread per client instead counts every client as in a call all the time: at 1 client a
-/// request whose call is 100 ms of 145 leaves 0.69 of a thread, and 8 samples at 250 ms that
-/// caught the call 3 times read 1.375 beside an accept loop, which rounded to no background at
-/// all (psycopg_pool's 4 then read 5 held and was not sized).
+/// listener polling its socket), read at the fewest clients less the calls in flight there.
+/// Under the reading being tested each call holds its connection `hold_s` (N / the plateau's
+/// throughput), so by Little's law X × `hold_s` calls were in flight at that step's throughput
+/// X. The `/proc` place's [`crate::place::background`] takes one thread per client instead,
+/// every client in a call all the time: at 1 client a call of 100 ms in a 145 ms request is
+/// 0.69 of a thread, and 8 samples at 250 ms that caught it 3 times read 1.375 beside an accept
+/// loop, which rounded to no background at all (psycopg_pool's 4 then read 5 held).
 fn background(name: &str, fewest: &Point<'_>, hold_s: f64) -> f64 {
-    fewest
-        .steps
-        .first()
-        .and_then(|step| step.threads_by_pool.as_ref())
-        .and_then(|threads| threads.pools.iter().find(|p| p.pool == name))
-        .map_or(0.0, |pool| {
-            (pool.mean.socket_wait - fewest.ok_x * hold_s)
-                .round()
-                .max(0.0)
-        })
+    background_beside_calls(name, &fewest.steps, |_| fewest.ok_x * hold_s)
 }

@@ -12,7 +12,8 @@
 //!    Skipped when a step past the knee already says the size: the mock saw a flat ceiling of
 //!    calls in flight below the clients (its mean within 10% of its most), or the target kept a
 //!    whole number of cores busy (within 10%) while its throughput held (within 10%: a
-//!    CPU-bound service is work-conserving; cores held while throughput falls are contention). Then one step confirms it instead — just past the
+//!    CPU-bound service is work-conserving; cores held while throughput falls are contention).
+//!    Then one step confirms it instead — just past the
 //!    ceiling (a fifth past, at least one more client), or one doubling past the step that
 //!    showed the cores (once) — and two steps past the knee that agree end the search. The 2× probe stands for
 //!    the step past the ceiling when a step within 1.5× of the ceiling already places the knee.

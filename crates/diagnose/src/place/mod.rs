@@ -518,25 +518,31 @@ fn from_proc(plateau: &[&Step], before: &[&Step], wait: ProcWait) -> Vec<Held> {
 /// fewest clients observed before the knee, those beyond one per client (an accept loop, a
 /// listener polling its socket), in whole threads.
 pub(crate) fn background(name: &str, before: &[&Step]) -> f64 {
-    at_fewest_clients(name, before)
-        .map(|(clients, pool)| {
-            (pool.mean.socket_wait - f64::from(clients))
-                .round()
-                .max(0.0)
-        })
-        .unwrap_or(0.0)
+    background_beside_calls(name, before, |step| f64::from(step.clients))
 }
 
-/// `/proc`'s pool `name` at the fewest clients observed before the knee, with those clients.
+/// The threads of `/proc`'s pool `name` in a network wait at the fewest clients of `before`,
+/// less `calls` there (the threads the load itself kept in a network wait), in whole threads.
+pub(crate) fn background_beside_calls(
+    name: &str,
+    before: &[&Step],
+    calls: impl Fn(&Step) -> f64,
+) -> f64 {
+    at_fewest_clients(name, before).map_or(0.0, |(step, pool)| {
+        (pool.mean.socket_wait - calls(step)).round().max(0.0)
+    })
+}
+
+/// `/proc`'s pool `name` at the fewest clients observed before the knee, with that step.
 fn at_fewest_clients<'s>(
     name: &str,
     before: &[&'s Step],
-) -> Option<(u32, &'s chokepoint_result::PoolThreads)> {
-    let (clients, threads) = before
+) -> Option<(&'s Step, &'s chokepoint_result::PoolThreads)> {
+    let (step, threads) = before
         .iter()
-        .filter_map(|step| Some((step.clients, step.threads_by_pool.as_ref()?)))
-        .min_by_key(|(clients, _)| *clients)?;
-    Some((clients, threads.pools.iter().find(|p| p.pool == name)?))
+        .filter_map(|step| Some((*step, step.threads_by_pool.as_ref()?)))
+        .min_by_key(|(step, _)| step.clients)?;
+    Some((step, threads.pools.iter().find(|p| p.pool == name)?))
 }
 
 /// The threads of `/proc`'s pool `name` parked in `futex` at the fewest clients observed before

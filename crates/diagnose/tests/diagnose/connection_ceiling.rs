@@ -164,10 +164,9 @@ fn a_listener_beside_a_pool_read_at_one_client_is_not_a_call_on_2_16_and_64_core
     // plateau's 4 holders read as 5 (beyond 4 + 15%); the calls in flight by Little's law
     // (6.9 req/s x 100 ms) leave the listener, and the 4.
     for (cores, pool) in [(2u32, 4u32), (16, 40), (64, 160)] {
-        let steps: Vec<Step> = [1, 2, pool * 2, pool * 4]
+        let mut steps: Vec<Step> = [1, 2, pool * 2, pool * 4]
             .map(|c| with_a_listener(service(cores, 30 * pool, pool, 100.0, 45.0, c)))
             .to_vec();
-        let mut steps = steps;
         steps[0].threads_by_pool.as_mut().expect("threads").pools[0]
             .mean
             .socket_wait = 1.375;

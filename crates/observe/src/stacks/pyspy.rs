@@ -2,14 +2,16 @@
 //!
 //! A target whose process tree holds CPython interpreters (`/proc/PID/exe` named `python*`, or
 //! a process that loaded `libpython`) is dumped a few times per step, each interpreter of the
-//! tree in turn ([`super::snapshots`]). The dump pauses the interpreter while it reads it (py-spy's
-//! default), so its threads are counted at one instant: `--nonblocking` reads them one after
-//! another while they run, and on tests/targets/py-requests (a pool of 10 connections, 30
+//! tree in turn ([`super::snapshots`]). The dump pauses the interpreter while it reads it
+//! (py-spy's default), so its threads are counted at one instant: `--nonblocking` reads them one
+//! after another while they run, and on tests/targets/py-requests (a pool of 10 connections, 30
 //! clients) read 8 to 12 threads in the call where paused dumps read 10 (9 once, at a
 //! hand-off) in 20 dumps each; one in ten of its dumps failed outright. The pause costs little:
 //! 4 dumps a second (this module takes at most 1) moved py-requests' throughput by 0.2–0.5% and
-//! its p99 by 3–4 ms of 152. Each Python thread becomes a [`ThreadStack`]: its `threading` name, its OS thread
-//! id, py-spy's status (`active+gil`, `active`, `idle`), what it waits on and where.
+//! its p99 by 3–4 ms of 152.
+//!
+//! Each Python thread becomes a [`ThreadStack`]: its `threading` name, its OS thread id,
+//! py-spy's status (`active+gil`, `active`, `idle`), what it waits on and where.
 //!
 //! What it waits on is read from its frames ([`classify`]): a socket read under an HTTP or
 //! database client is a downstream call; the same read under `http.server` is a connection
