@@ -59,7 +59,8 @@ pub struct StateCounts {
     pub other: u32,
     /// Of the established ones, those the peer (on this machine) is not serving: its end is
     /// still in its listener's accept queue (no inode yet), or holds bytes it has not read. A
-    /// server that caps its connections (seed 001's Apache) leaves them so.
+    /// server that caps its connections (seed 001's Apache) leaves them so. A loopback peer's
+    /// end that the read missed counts here too: served is only what was seen served.
     pub unserved: u32,
 }
 
@@ -105,23 +106,31 @@ pub fn socket_table(pids: &[i32]) -> Vec<Socket> {
     table
 }
 
+/// The kernel writes `/proc/net/tcp` a page per `read`, resuming each page at a position
+/// (bucket, offset) counted before sockets were added or removed: under churn one read can
+/// list a socket twice or skip one. A socket once: (local address, peer address, inode) names
+/// one socket of a namespace's table, so a second entry with all three is the same one again.
 fn sockets(
     tables: [procfs::ProcResult<Vec<procfs::net::TcpNetEntry>>; 2],
 ) -> impl Iterator<Item = Socket> {
-    tables.into_iter().flatten().flatten().map(|entry| Socket {
-        local_port: entry.local_address.port(),
-        remote_port: entry.remote_address.port(),
-        remote_ip: entry.remote_address.ip().to_canonical(),
-        state: match entry.state {
-            TcpState::Listen => SocketState::Listen,
-            TcpState::Established => SocketState::Established,
-            TcpState::TimeWait => SocketState::TimeWait,
-            TcpState::CloseWait => SocketState::CloseWait,
-            _ => SocketState::Other,
-        },
-        inode: entry.inode,
-        rx_queue: entry.rx_queue,
-    })
+    let mut seen = HashSet::new();
+    let entries = tables.into_iter().flatten().flatten();
+    entries
+        .filter(move |entry| seen.insert((entry.local_address, entry.remote_address, entry.inode)))
+        .map(|entry| Socket {
+            local_port: entry.local_address.port(),
+            remote_port: entry.remote_address.port(),
+            remote_ip: entry.remote_address.ip().to_canonical(),
+            state: match entry.state {
+                TcpState::Listen => SocketState::Listen,
+                TcpState::Established => SocketState::Established,
+                TcpState::TimeWait => SocketState::TimeWait,
+                TcpState::CloseWait => SocketState::CloseWait,
+                _ => SocketState::Other,
+            },
+            inode: entry.inode,
+            rx_queue: entry.rx_queue,
+        })
 }
 
 /// The socket inodes process `pid` holds.
@@ -163,8 +172,12 @@ pub fn count_connections(
         {
             let counts = sample.downstream.entry(socket.remote()).or_default();
             counts.add(socket.state);
-            let other_end = ends.get(&(socket.remote_port, socket.local_port));
-            let unserved = other_end.is_some_and(|end| end.inode == 0 || end.rx_queue > 0);
+            // A peer on loopback is in this table: an end missing from it was skipped by the
+            // read (see [`sockets`]), and is not evidence that the peer served it.
+            let unserved = match ends.get(&(socket.remote_port, socket.local_port)) {
+                Some(end) => end.inode == 0 || end.rx_queue > 0,
+                None => socket.remote_ip.is_loopback(),
+            };
             if socket.state == SocketState::Established && unserved {
                 counts.unserved += 1;
             }
@@ -285,6 +298,66 @@ mod tests {
             Some(1)
         );
         assert_eq!(sample.downstream.len(), 2, "{:?}", sample.downstream);
+    }
+
+    /// `/proc/net/tcp` as the kernel writes it, from `(local, peer, state, rx_queue, inode)`.
+    fn proc_net_tcp(rows: &[(&str, &str, &str, u32, u64)]) -> Vec<procfs::net::TcpNetEntry> {
+        let mut text = String::from(
+            "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n",
+        );
+        for (i, (local, peer, state, rx, inode)) in rows.iter().enumerate() {
+            text += &format!(
+                "{i:4}: {local} {peer} {state} 00000000:{rx:08X} 00:00000000 00000000     0        0 {inode} 1 0000000000000000 20 4 30 10 -1\n"
+            );
+        }
+        let entries: procfs::net::TcpNetEntries =
+            procfs::FromBufReadSI::from_buf_read(text.as_bytes(), procfs::current_system_info())
+                .expect("a table in the kernel's format");
+        entries.0
+    }
+
+    #[test]
+    fn a_socket_a_read_lists_twice_is_one_socket() {
+        // 127.0.0.1:50001 -> 127.0.0.1:9090 (0x2382) and the mock's end, the first listed
+        // again on the next page of a read under churn.
+        let to_mock = ("0100007F:C351", "0100007F:2382", "01", 0, 10);
+        let mocks_end = ("0100007F:2382", "0100007F:C351", "01", 0, 201);
+        let listed = proc_net_tcp(&[to_mock, mocks_end, to_mock]);
+        assert_eq!(listed.len(), 3, "the parser keeps every line");
+        let table: Vec<Socket> = sockets([Ok(listed), Ok(Vec::new())]).collect();
+        assert_eq!(
+            table.iter().map(|s| s.inode).collect::<Vec<_>>(),
+            vec![10, 201]
+        );
+        let owned: HashSet<u64> = [10].into();
+        let sample = count_connections(&table, &owned, Some(8080));
+        assert_eq!(
+            sample.downstream.get(&local(9090)).map(|c| c.established),
+            Some(1),
+            "{table:?}"
+        );
+    }
+
+    #[test]
+    fn a_loopback_peers_end_missing_from_the_read_is_not_served() {
+        // The target's two connections to the mock on loopback; the read skipped the mock's end
+        // of the second. One to a server elsewhere has no end here, and stays served.
+        let elsewhere: IpAddr = Ipv4Addr::new(10, 0, 0, 5).into();
+        let table = [
+            socket(50001, 9090, Established, 10),
+            socket(9090, 50001, Established, 201),
+            socket(50002, 9090, Established, 11),
+            Socket {
+                remote_ip: elsewhere,
+                ..socket(50003, 9090, Established, 12)
+            },
+        ];
+        let owned: HashSet<u64> = (1..=99).collect();
+        let sample = count_connections(&table, &owned, Some(8080));
+        let mock = &sample.downstream[&local(9090)];
+        assert_eq!((mock.established, mock.unserved), (2, 1));
+        let remote = &sample.downstream[&SocketAddr::new(elsewhere, 9090)];
+        assert_eq!((remote.established, remote.unserved), (1, 0));
     }
 
     #[test]
