@@ -33,6 +33,7 @@ pub mod cpu;
 pub mod files;
 pub mod forward;
 pub mod namespace;
+pub mod polled;
 pub mod runtime_cores;
 pub mod sampler;
 pub mod sockets;

@@ -7,7 +7,7 @@
 use crate::cgroup::{QuotaGroup, Throttling};
 use crate::runtime_cores;
 use crate::sockets::{
-    count_connections, inbound_inodes, socket_inodes, socket_table, ConnectionSample,
+    client_side_inodes, count_connections, socket_inodes, socket_table, ConnectionSample,
 };
 use crate::stacks::{tool_for, StackOptions};
 use crate::threads::{sample_threads, Activity, ThreadSample};
@@ -220,9 +220,9 @@ fn sample(spec: &TargetSpec, notes: &mut Vec<ObservationNote>) -> Sample {
     let pids: Vec<i32> = pids.into_iter().collect();
     let connections = sockets_read.then(|| {
         let table = socket_table(&pids);
-        let inbound = inbound_inodes(&table, &owned, spec.listen_port);
+        let client_side = client_side_inodes(&table, &owned, spec.listen_port);
         for thread in &mut threads {
-            thread.idle_on_a_client(&inbound);
+            thread.idle_on_a_client(&client_side);
         }
         count_connections(&table, &owned, spec.listen_port)
     });

@@ -205,9 +205,9 @@ fn listening_ports(
         .collect()
 }
 
-/// The inodes of the connections the target accepted from its clients: the sockets it holds
-/// (`owned`) on a port it listens on.
-pub fn inbound_inodes(
+/// The inodes of the target's client side: the sockets it holds (`owned`) on a port it listens
+/// on, its listening sockets and the connections it accepted from its clients.
+pub fn client_side_inodes(
     table: &[Socket],
     owned: &HashSet<u64>,
     listen_port: Option<u16>,
@@ -215,7 +215,7 @@ pub fn inbound_inodes(
     let ports = listening_ports(table, owned, listen_port);
     table
         .iter()
-        .filter(|s| s.state != SocketState::Listen && s.inode != 0 && owned.contains(&s.inode))
+        .filter(|s| s.inode != 0 && owned.contains(&s.inode))
         .filter(|s| ports.contains(&s.local_port))
         .map(|s| s.inode)
         .collect()

@@ -2,6 +2,7 @@
 //! counter), whether it runs, and what it waits on (`/proc/PID/task/TID/syscall`, else
 //! `wchan`): a thread parked in `futex` waits for a lock or a queue; one in `recvfrom`, `read`
 //! on a socket, or `poll` waits on the network.
+use crate::polled::polled_descriptors;
 use procfs::process::Process;
 
 /// What a thread was doing when sampled.
@@ -35,20 +36,21 @@ pub struct ThreadSample {
     pub activity: Activity,
     /// What it waited on: a system call's name, or `wchan:NAME`; `None` when running or unknown.
     pub waits_on: Option<String>,
-    /// The inode of the socket it reads, when its system call reads one descriptor (`read`,
-    /// `recvfrom`, ...: not `poll`, whose descriptors are in its memory).
+    /// The inode of the socket it waits on, when its system call reads one descriptor (`read`,
+    /// `recvfrom`, ...) or polls one whose memory could be read ([`crate::polled`]).
     pub socket: Option<u64>,
 }
 
 impl ThreadSample {
-    /// A thread reading one of `inbound` (the target's accepted connections) waits for a
-    /// client's next request on a kept-alive connection: idle, as a thread in `accept` is, and
-    /// holding nothing downstream. A thread-per-connection server (Python's
-    /// ThreadingHTTPServer, a pre-fork worker) has one such thread per idle client; counted as
-    /// network waits they would outnumber the calls in flight to the downstream.
-    pub fn idle_on_a_client(&mut self, inbound: &std::collections::HashSet<u64>) {
+    /// A thread waiting on one of `client_side` (the target's listening sockets and accepted
+    /// connections) waits for a client: for its next request on a kept-alive connection, or for
+    /// a new one (CPython's `socketserver` polls its listener between accepts). It is idle, as a
+    /// thread in `accept` is, and holds nothing downstream. A thread-per-connection server
+    /// (Python's ThreadingHTTPServer, a pre-fork worker) has one such thread per idle client;
+    /// counted as network waits they would outnumber the calls in flight to the downstream.
+    pub fn idle_on_a_client(&mut self, client_side: &std::collections::HashSet<u64>) {
         if self.activity == Activity::SocketWait
-            && self.socket.is_some_and(|i| inbound.contains(&i))
+            && self.socket.is_some_and(|i| client_side.contains(&i))
         {
             self.activity = Activity::Sleeping;
             self.waits_on = self.waits_on.take().map(|on| format!("{on} (a client)"));
@@ -92,12 +94,15 @@ pub enum SyscallLine {
     Running,
     /// Blocked outside any system call (`-1 ...`).
     NotInSyscall,
-    /// Blocked in system call `number` with first argument `arg0`.
+    /// Blocked in system call `number` with first arguments `arg0` and `arg1`.
     In {
         /// The system call number.
         number: i64,
-        /// Its first argument (a file descriptor for `read`, `recvfrom`, ...).
+        /// Its first argument (a file descriptor for `read`, `recvfrom`, ...; the address of
+        /// the descriptors for `poll`).
         arg0: u64,
+        /// Its second (how many descriptors, for `poll`).
+        arg1: u64,
     },
 }
 
@@ -112,11 +117,18 @@ pub fn parse_syscall(text: &str) -> Option<SyscallLine> {
     if number < 0 {
         return Some(SyscallLine::NotInSyscall);
     }
-    let arg0 = fields
-        .next()
-        .and_then(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok())
-        .unwrap_or(0);
-    Some(SyscallLine::In { number, arg0 })
+    let mut arg = || {
+        fields
+            .next()
+            .and_then(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok())
+            .unwrap_or(0)
+    };
+    let arg0 = arg();
+    Some(SyscallLine::In {
+        number,
+        arg0,
+        arg1: arg(),
+    })
 }
 
 /// The system calls a waiting thread is told apart by, by name and kind.
@@ -170,6 +182,22 @@ fn reads_one_descriptor(number: i64) -> bool {
     .contains(&number)
 }
 
+/// Whether system call `number` waits on an array of `struct pollfd` (its first argument,
+/// as many as its second).
+fn polls_descriptors(number: i64) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if number == libc::SYS_poll {
+        return true;
+    }
+    number == libc::SYS_ppoll
+}
+
+fn syscall_now(task: &str) -> Option<SyscallLine> {
+    std::fs::read_to_string(format!("{task}/syscall"))
+        .ok()
+        .and_then(|text| parse_syscall(&text))
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum SyscallKind {
     /// A read on a descriptor: a socket wait if the descriptor is a socket.
@@ -197,7 +225,7 @@ pub fn classify(
         'D' => return (Activity::DiskWait, wchan),
         _ => {}
     }
-    let Some(SyscallLine::In { number, arg0 }) = syscall else {
+    let Some(SyscallLine::In { number, arg0, .. }) = syscall else {
         return (Activity::Other, wchan);
     };
     let Some((name, kind)) = syscall_kind(number) else {
@@ -223,9 +251,7 @@ pub fn sample_threads(pid: i32) -> Result<Vec<ThreadSample>, procfs::ProcError> 
     for task in tasks.flatten() {
         let Ok(stat) = task.stat() else { continue };
         let base = format!("/proc/{pid}/task/{}", task.tid);
-        let syscall = std::fs::read_to_string(format!("{base}/syscall"))
-            .ok()
-            .and_then(|text| parse_syscall(&text));
+        let syscall = syscall_now(&base);
         let wchan = std::fs::read_to_string(format!("{base}/wchan")).ok();
         let socket_of = |fd: u64| {
             let target = std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).ok()?;
@@ -238,8 +264,16 @@ pub fn sample_threads(pid: i32) -> Result<Vec<ThreadSample>, procfs::ProcError> 
         };
         // One read of the descriptor's link: `classify` asks only of a `read`'s own descriptor.
         let socket = match syscall {
-            Some(SyscallLine::In { number, arg0 }) if reads_one_descriptor(number) => {
+            Some(SyscallLine::In { number, arg0, .. }) if reads_one_descriptor(number) => {
                 socket_of(arg0)
+            }
+            // A poll of one socket waits on that socket, if the thread was still in the same
+            // call after its memory was read.
+            Some(SyscallLine::In { number, arg0, arg1 }) if polls_descriptors(number) => {
+                match polled_descriptors(task.tid, arg0, arg1).as_deref() {
+                    Some(&[fd]) if syscall_now(&base) == syscall => socket_of(fd as u64),
+                    _ => None,
+                }
             }
             _ => None,
         };
@@ -319,7 +353,8 @@ mod tests {
             parse_syscall("45 0x1b 0x7f0 0x2000 0x0 0x0 0x0 0x7ffd 0x7f12\n"),
             Some(SyscallLine::In {
                 number: 45,
-                arg0: 27
+                arg0: 27,
+                arg1: 0x7f0
             })
         );
         assert_eq!(parse_syscall(""), None);
@@ -327,7 +362,13 @@ mod tests {
 
     #[test]
     fn waiting_threads_are_told_apart_by_their_system_call() {
-        let on = |number: i64, arg0: u64| Some(SyscallLine::In { number, arg0 });
+        let on = |number: i64, arg0: u64| {
+            Some(SyscallLine::In {
+                number,
+                arg0,
+                arg1: 1,
+            })
+        };
         let socket_fd_7 = |fd: u64| fd == 7;
         let table = [
             ('R', Some(SyscallLine::Running), Activity::Running, None),
@@ -435,7 +476,7 @@ mod tests {
     /// network. Both in this process, on real sockets.
     #[test]
     fn a_thread_reading_its_clients_connection_is_idle_and_one_reading_a_peer_is_not() {
-        use crate::sockets::{inbound_inodes, socket_inodes, socket_table};
+        use crate::sockets::{client_side_inodes, socket_inodes, socket_table};
         use std::io::Read;
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
@@ -459,9 +500,9 @@ mod tests {
         let seen = loop {
             let mut threads = sample_threads(pid).unwrap();
             let owned = socket_inodes(pid).unwrap();
-            let inbound = inbound_inodes(&socket_table(&[pid]), &owned, None);
+            let client_side = client_side_inodes(&socket_table(&[pid]), &owned, None);
             for thread in &mut threads {
-                thread.idle_on_a_client(&inbound);
+                thread.idle_on_a_client(&client_side);
             }
             let both = (
                 activity_of(&threads, "cp-test-srv"),
@@ -481,5 +522,75 @@ mod tests {
         serving.join().unwrap();
         calling.join().unwrap();
         assert_eq!(seen, (Some(Activity::Sleeping), Some(Activity::SocketWait)));
+    }
+
+    /// The same told apart in `poll`, whose descriptor is in the thread's memory: a thread
+    /// polling its listener between accepts (CPython's `socketserver`) is idle; one polling its
+    /// connection to a peer (a CPython socket with a timeout, libpq) waits on the network, on
+    /// that connection.
+    #[test]
+    fn a_thread_polling_its_listener_is_idle_and_one_polling_a_peer_waits_on_that_connection() {
+        use crate::sockets::{client_side_inodes, socket_inodes, socket_table};
+        use std::os::fd::AsRawFd;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let outbound = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let (accepted, _) = listener.accept().unwrap();
+        let spawn_poller = |name: &str, fd: i32| {
+            std::thread::Builder::new()
+                .name(name.into())
+                .spawn(move || {
+                    let mut one = libc::pollfd {
+                        fd,
+                        events: libc::POLLIN,
+                        revents: 0,
+                    };
+                    // SAFETY: one valid pollfd; the descriptor outlives the poll (closed after
+                    // the join below); 10 s bounds it if no byte ever comes.
+                    unsafe { libc::poll(&mut one, 1, 10_000) };
+                })
+                .unwrap()
+        };
+        let listening = spawn_poller("cp-test-plis-1", listener.as_raw_fd());
+        let calling = spawn_poller("cp-test-pcal-1", outbound.as_raw_fd());
+        let pid = std::process::id() as i32;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        let seen = loop {
+            let mut threads = sample_threads(pid).unwrap();
+            let owned = socket_inodes(pid).unwrap();
+            let client_side = client_side_inodes(&socket_table(&[pid]), &owned, None);
+            for thread in &mut threads {
+                thread.idle_on_a_client(&client_side);
+            }
+            let of = |pool: &str| {
+                threads
+                    .iter()
+                    .find(|t| t.pool == pool)
+                    .map(|t| (t.activity, t.socket.is_some()))
+            };
+            let both = (of("cp-test-plis"), of("cp-test-pcal"));
+            let settled = both
+                == (
+                    Some((Activity::Sleeping, true)),
+                    Some((Activity::SocketWait, true)),
+                );
+            if settled || std::time::Instant::now() > deadline {
+                break both;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        // Wake both pollers: a client connects, the peer answers.
+        let _client = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        use std::io::Write;
+        (&accepted).write_all(b"x").unwrap();
+        listening.join().unwrap();
+        calling.join().unwrap();
+        assert_eq!(
+            seen,
+            (
+                Some((Activity::Sleeping, true)),
+                Some((Activity::SocketWait, true))
+            )
+        );
     }
 }
