@@ -23,7 +23,9 @@
 //! slot always held). A pool of 10 calls of 50 ms whose requests each burn 5 ms of CPU keeps
 //! 0.91 of a core busy, near enough a whole one; an event loop's calls come in bursts, so its
 //! most in flight moves from step to step and its mean stays below. Then only the threads
-//! decide.
+//! decide, and only while the throughput follows the CPU the target got
+//! ([`throughput_follows_the_cpu`]): the ceiling is direct evidence of a pool, and threads
+//! runnable on a busy machine do not outweigh it when the CPU does not explain the throughput.
 //!
 //! The caller skips the rule when errors decide the kind, and when throughput falls past its
 //! peak while the CPU does not ([`fall_follows_the_cpu`]): a thrashing lock keeps its core busy
@@ -168,6 +170,30 @@ pub(crate) fn fall_follows_the_cpu(pts: &[Point<'_>]) -> bool {
     }
 }
 
+/// Whether the throughput at each point followed the CPU the target got: its CPU per successful
+/// request within [`SAME_WORK`] of the first point's. A thread that wants a core serves at the
+/// rate of the CPU it gets (the work is the same per request), so a target CPU-bound on a core
+/// a busy machine withholds serves less as it gets less. `true` when some CPU is unknown (nothing
+/// says otherwise).
+///
+/// With the mock's ceiling flat at the same most calls at every point, a throughput apart from
+/// the CPU is the pool binding, and a thread seen runnable is the busy machine's queue for its
+/// cores: Reactor Netty's event loop, runnable all the time beside a full pool of 500 held 1 s,
+/// got 0.5 then 0.26 of a core while throughput went from 499 to 441 req/s (a full run of
+/// `tests/sweeps`, where another lane ran beside it).
+fn throughput_follows_the_cpu(pts: &[Point<'_>]) -> bool {
+    let per_request: Option<Vec<f64>> = pts
+        .iter()
+        .map(|p| p.target_cpu.filter(|_| p.ok_x > 0.0).map(|t| t / p.ok_x))
+        .collect();
+    match per_request.as_deref() {
+        Some([first, rest @ ..]) if *first > 0.0 => {
+            rest.iter().all(|at| (at / first - 1.0).abs() <= SAME_WORK)
+        }
+        _ => true,
+    }
+}
+
 /// Whether the mock saw a pool's ceiling at every point: the same most calls in flight, with
 /// the mean within [`FLAT`] of it.
 pub(crate) fn pool_ceiling(past_knee: &[Point<'_>]) -> bool {
@@ -196,7 +222,9 @@ pub(crate) fn whole_cores(past_knee: &[Point<'_>], cores: u32) -> Option<WholeCo
     // of whole cores outweighs (a pool of 200 threads that burns 6 of 64 cores is a pool).
     let by_cpu =
         held(&busy).filter(|_| !pool_ceiling(past_knee) && !waits_on_the_network(past_knee));
-    let by_threads = held(&running).filter(|&(k, _)| k <= cores);
+    let by_threads = held(&running)
+        .filter(|&(k, _)| k <= cores)
+        .filter(|_| !pool_ceiling(past_knee) || throughput_follows_the_cpu(past_knee));
     let busy_median = by_cpu.map(|b| b.1).or_else(|| {
         let known: Vec<f64> = busy.iter().flatten().copied().collect();
         (!known.is_empty()).then(|| median(known))

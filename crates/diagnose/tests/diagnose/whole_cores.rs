@@ -311,3 +311,63 @@ fn a_pool_of_200_burning_whole_cores_without_a_mock_is_still_a_pool_on_16_and_64
         assert!((limit - 200.0).abs() <= 20.0, "{cores} cores: {limit}");
     }
 }
+
+/// An event loop behind a full pool of 500 calls held 1 s, on a machine of `cores` that gives
+/// its loop `got_cores` while the loop is runnable all the time: the steps of a full run's
+/// failing sweep of tests/targets/java-reactor-netty (100, 650, 900 clients), as printed.
+fn reactor_behind_a_full_pool(cores: u32, row: (u32, f64, f64, f64, u64, f64)) -> Step {
+    let (clients, ok_rps, mean_ms, in_flight, most, got_cores) = row;
+    let mut s = with_mock(step(clients, ok_rps, mean_ms), 1000.0, 1.0, most);
+    s.downstream_inflight = Some(chokepoint_result::DownstreamInFlight {
+        mean: in_flight,
+        max: most,
+    });
+    s.target_cpu_pct = Some(got_cores * 100.0 / f64::from(cores));
+    s.machine_cpu_pct = Some(100.0);
+    with_threads(s, if clients > 500 { 1.0 } else { 0.2 }, 0.0)
+}
+
+fn reactor_context(cores: u32) -> SweepContext {
+    SweepContext {
+        target_observed: true,
+        cores: Some(cores),
+        ..mock_context(1000.0)
+    }
+}
+
+#[test]
+fn a_full_pool_beside_a_runnable_loop_whose_throughput_does_not_follow_its_cpu_is_the_pool() {
+    // 650 clients: 499 req/s on 0.5 of a core; 900: 441 req/s on 0.26. The CPU per request
+    // fell by 41% while the mock held 500 at every step: the pool bound, and the loop's
+    // runnable thread was the busy machine's queue. Before the rule: cpu-bound on one core.
+    let rows = [
+        (100, 68.5, 1018.2, 98.9, 100, 0.12),
+        (650, 499.0, 1305.5, 484.7, 500, 0.50),
+        (900, 441.1, 1838.6, 486.6, 500, 0.26),
+    ];
+    for cores in [2u32, 16, 64] {
+        let steps: Vec<Step> = rows
+            .iter()
+            .map(|&row| reactor_behind_a_full_pool(cores, row))
+            .collect();
+        let context = reactor_context(cores);
+        let d = diagnosed(&steps, &context);
+        assert_eq!(decided_by(&d.facts), None, "{cores} cores: {:#?}", d.facts);
+        assert_eq!(d.kind, Kind::BlockingPool, "{cores} cores: {:#?}", d.facts);
+        let limit = d.limit.expect("a limit");
+        assert!((limit - 500.0).abs() <= 50.0, "{cores} cores: {limit}");
+    }
+    // The same loop given the CPU its throughput needs (1 ms a request, as at 650 clients):
+    // the throughput follows the CPU, and the runnable thread still decides.
+    let following: Vec<Step> = rows
+        .iter()
+        .map(|&(c, x, m, f, most, _)| reactor_behind_a_full_pool(2, (c, x, m, f, most, x / 1000.0)))
+        .collect();
+    let d = diagnosed(&following, &reactor_context(2));
+    assert_eq!(
+        decided_by(&d.facts),
+        Some(("threads-running", 1)),
+        "{:#?}",
+        d.facts
+    );
+}
