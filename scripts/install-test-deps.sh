@@ -193,6 +193,12 @@ if [ ! -d tests/targets/node-pg/node_modules/pg ]; then
   command -v npm >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq npm; }
   (cd tests/targets/node-pg && npm ci --no-audit --no-fund --silent)
 fi
+# undici (npm, pinned by its package-lock.json): tests/targets/node-undici, a Node.js service whose
+# undici Agent's connections tests/sweeps/connection_pools.rs sweeps.
+if [ ! -d tests/targets/node-undici/node_modules/undici ]; then
+  command -v npm >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq npm; }
+  (cd tests/targets/node-undici && npm ci --no-audit --no-fund --silent)
+fi
 # The manifests in deploy/kubernetes/ are validated offline against the Kubernetes schemas.
 if ! command -v kubernetes-validate >/dev/null 2>&1; then
   PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet kubernetes-validate

@@ -21,10 +21,16 @@
 //! - `tests/targets/go-transport`: Go's `http.Transport` with `MaxConnsPerHost: 10`, named by
 //!   pprof in `(*Transport).getConn`;
 //! - `tests/targets/node-agent`: Node's `http.Agent` with `maxSockets: 10`: sized, and no knob
-//!   named, since nothing in `/proc` tells the agent from any other pool in the same JavaScript.
+//!   named, since nothing in `/proc` tells the agent from any other pool in the same JavaScript;
+//! - `tests/targets/node-undici`: undici's `Agent({ connections: 8 })`, the same shape from
+//!   another client: sized, and no knob named;
+//! - `tests/targets/java-jdk-httpclient`: the JDK's own `HttpClient` at its defaults, which caps
+//!   nothing at HTTP/1.1: the service's 12 handler threads are the limit and the place, and no
+//!   client setting is named.
 //!
 //! Each needs its tool (java with the HttpClient and OkHttp jars from Maven Central; python3 with
-//! aiohttp and requests from PyPI, py-spy; go; node): `.ci/run` installs them, and a missing one
+//! aiohttp and requests from PyPI, py-spy; go; node with undici from npm): `.ci/run` installs
+//! them, and a missing one
 //! fails the test.
 use crate::common;
 
@@ -367,6 +373,85 @@ fn a_node_agents_max_sockets_is_sized_and_left_unplaced_when_nothing_names_it() 
     assert_eq!(
         diagnosis.place, None,
         "no pool of threads and no library names it: no knob to name"
+    );
+}
+
+/// undici's `Agent({ connections: 8 })` (its default is no cap), one event loop: the same
+/// shape as the agent above from another client, built after it. Truth by hand: 8 calls × 100 ms
+/// = 80 req/s, the rest queued inside undici's Pool. Nothing in `/proc` names undici, and the
+/// finding must not name `http.Agent`'s `maxSockets` either: no knob.
+#[test]
+fn undicis_connections_are_sized_and_no_other_clients_knob_is_named() {
+    assert!(
+        toolchain_present("node", "--version"),
+        "node is needed (.ci/run installs it)"
+    );
+    let folder = targets_dir().join("node-undici");
+    assert!(
+        folder.join("node_modules/undici").is_dir(),
+        "undici is needed: run npm ci in {} (.ci/run does)",
+        folder.display()
+    );
+    let _one = one_at_a_time();
+    let mock = mock_with_delay_of(Duration::from_millis(100));
+    let mut command = Command::new("node");
+    command
+        .arg(folder.join("server.js"))
+        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())])
+        .args(["--connections", "8"]);
+    let target = Target::launch("node-undici", command);
+    let name = "node-undici --connections 8";
+    let result = sweep_from_proc(name, &target.url(), vec![3, 6, 24, 48], &mock);
+    drop(target);
+    assert_eq!(most_downstream_in_flight(&result), Some(8), "the truth");
+    assert_finding(name, &result, Kind::BlockingPool, 8.0);
+    let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
+    println!(
+        "{name}: {}",
+        diagnosis.attribution.as_deref().unwrap_or("no place")
+    );
+    assert_eq!(
+        diagnosis.place, None,
+        "nothing names undici: no knob to name"
+    );
+}
+
+/// The JDK's own `java.net.http.HttpClient` at its defaults caps nothing at HTTP/1.1: its
+/// `ConnectionPool` holds idle connections only. The limit is the service's 12 handler threads,
+/// each parked in `HttpClient.send` on a future while the client's selector thread does the
+/// I/O. Truth by hand (`wrk` at 24 and 48 clients against the 100 ms mock): the mock's 12 in
+/// flight, 117–118 req/s. The handlers are the place, by jcmd's stacks; no client setting may
+/// be named, since raising one would change nothing.
+#[test]
+fn the_jdk_httpclient_caps_nothing_and_the_handler_pool_in_front_of_it_is_named() {
+    assert!(
+        toolchain_present("java", "-version"),
+        "java is needed: install it (.ci/run does)"
+    );
+    let _one = one_at_a_time();
+    let mock = mock_with_delay_of(Duration::from_millis(100));
+    let mut command = Command::new("java");
+    command
+        .arg(targets_dir().join("java-jdk-httpclient/JdkClientServer.java"))
+        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())]);
+    let target = Target::launch("java-jdk-httpclient", command);
+    let name = "java-jdk-httpclient";
+    let result = crate::place::sweep_auto(name, &target.url(), vec![2, 6, 24, 48], &mock, true);
+    drop(target);
+    assert_eq!(most_downstream_in_flight(&result), Some(12), "the truth");
+    assert_finding(name, &result, Kind::BlockingPool, 12.0);
+    let place = crate::place::stacks_place(name, &result);
+    assert_eq!(place.kind, Some(PlaceKind::ThreadPool), "{name}: {place:?}");
+    assert_eq!(
+        place.pool.as_deref(),
+        Some("http-exec"),
+        "{name}: {place:?}"
+    );
+    let held = place.held.unwrap_or_default();
+    assert!((10.2..=13.8).contains(&held), "{name}: {held} held");
+    assert_eq!(
+        place.setting, None,
+        "{name}: the service's own pool is in no catalogue, and no client knob applies"
     );
 }
 
