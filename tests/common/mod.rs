@@ -397,6 +397,40 @@ pub fn step_line(step: &Step) -> String {
     )
 }
 
+/// What `/proc` saw at a step, as the rules read it: each of the 3 busiest pools' mean threads
+/// running, on the network and parked (of all, and the most on the network at once), and the
+/// connections to each downstream peer (most established, mean, most served). A failure whose
+/// reading turned on these means can then be read from the log.
+fn proc_line(step: &Step) -> Option<String> {
+    let mut parts = Vec::new();
+    if let Some(threads) = &step.threads_by_pool {
+        for pool in threads.pools.iter().take(3) {
+            let mean = &pool.mean;
+            parts.push(format!(
+                "`{}` {:.2} running {:.2} network (most {}) {:.2} parked of {:.0}",
+                pool.pool,
+                mean.running,
+                mean.socket_wait,
+                pool.most.socket_wait,
+                mean.lock_wait,
+                mean.threads
+            ));
+        }
+    }
+    if let Some(connections) = &step.connections {
+        for peer in &connections.downstream {
+            parts.push(format!(
+                "to :{} {} most {:.2} mean {} served",
+                peer.peer_port,
+                peer.counts.most.established,
+                peer.counts.mean_established,
+                peer.counts.most_served
+            ));
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
 /// The finding's place, printed as a user reads it (its attribution); a panic naming the
 /// evidence when there is none.
 pub fn the_place(name: &str, result: &SweepResult) -> Place {
@@ -420,6 +454,9 @@ pub fn assert_kind<'r>(name: &str, result: &'r SweepResult, kind: Kind) -> &'r D
         // the first thing to read when a place is missing.
         for note in &step.observation_notes {
             println!("    note: {note:?}");
+        }
+        if let Some(seen) = proc_line(step) {
+            println!("    /proc: {seen}");
         }
     }
     let diagnosis = result

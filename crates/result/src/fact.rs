@@ -233,8 +233,9 @@ pub enum Fact {
         reading: CeilingReading,
     },
     /// No mock counted the calls: the target's connections to one downstream peer were the
-    /// same count at every plateau step, each held by a thread of one pool in a network wait all
-    /// the time. That count is the pool, and Little's law over the whole request is higher.
+    /// same count at every plateau step, each held by a thread of one pool all the time (in a
+    /// network wait, or woken by the answer and on a core or waiting for one). That count is the
+    /// pool, and Little's law over the whole request is higher.
     ConnectionCeiling {
         /// The plateau steps read.
         clients: Vec<u32>,
@@ -244,7 +245,8 @@ pub enum Fact {
         connections: u32,
         /// The pool whose threads held them.
         pool: String,
-        /// Its threads held in a network wait (median over the steps of the mean over samples).
+        /// Its threads holding them: in a network wait, or woken by the answer and running or
+        /// waiting for a core (median over the steps of the mean over samples).
         held_threads: f64,
         /// The time each call holds its connection: connections / plateau throughput, ms.
         hold_ms: f64,

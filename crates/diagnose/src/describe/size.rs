@@ -115,7 +115,8 @@ fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
             little,
         } => format!(
             "The target kept exactly {connections} connections to port {peer_port} at each of the {} plateau steps \
-             while clients grew to {}, and `{pool}` had {} threads waiting on the network all the time: \
+             while clients grew to {}, and `{pool}` had {} threads holding them all the time (waiting on the network, \
+             or woken by the answer and on a CPU or waiting for one): \
              {connections} calls in flight at once, each holding its connection ~{} ({connections} / the plateau's \
              throughput). Little's law over the whole request gives more ({}): each request spends part of its time \
              outside the pool.",

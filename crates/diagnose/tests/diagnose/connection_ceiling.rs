@@ -178,3 +178,30 @@ fn a_listener_beside_a_pool_read_at_one_client_is_not_a_call_on_2_16_and_64_core
         assert_eq!(d.limit, Some(f64::from(pool)), "{cores} cores");
     }
 }
+
+#[test]
+fn holders_woken_and_waiting_for_a_core_still_hold_their_connections_on_2_16_and_64_cores() {
+    // psycopg_pool's 4 swept beside another lane of tests: at one plateau step 3.50 threads in
+    // a network wait and 0.88 running or runnable (a holder woken by its answer, waiting for a
+    // core). The network waits alone are below 90% of the pool, and Little's law over the
+    // whole request read 5.5.
+    for (cores, pool) in [(2u32, 4u32), (16, 40), (64, 160)] {
+        let mut steps: Vec<Step> = [1, 2, pool * 2, pool * 4]
+            .map(|c| service(cores, 30 * pool, pool, 100.0, 46.0, c))
+            .to_vec();
+        let n = f64::from(pool);
+        let last = &mut steps[3].threads_by_pool.as_mut().expect("threads").pools[0];
+        last.mean.socket_wait = 0.875 * n;
+        last.mean.running = 0.22 * n;
+        let d = diagnosed(&steps, &observed(cores));
+        let (connections, _) = ceiling(&d.facts)
+            .unwrap_or_else(|| panic!("{cores} cores: no ceiling: {:#?}", d.facts));
+        assert_eq!(connections, pool, "{cores} cores");
+        assert_eq!(d.limit, Some(n), "{cores} cores");
+        // Running threads beyond the pool's 15% (a busy pool's CPU work): no reading.
+        let last = &mut steps[3].threads_by_pool.as_mut().expect("threads").pools[0];
+        last.mean.running = 0.4 * n;
+        let d = chokepoint_diagnose::diagnose(&steps, &observed(cores));
+        assert_eq!(ceiling(&d.facts), None, "{cores} cores: {:#?}", d.facts);
+    }
+}
