@@ -342,12 +342,17 @@ fn okhttps_dispatcher_is_5_per_host_named_from_proc_by_its_threads() {
     );
 }
 
-/// Node's `http.Agent` with `maxSockets: 10` (its default is Infinity: no cap), one event
-/// loop. Truth by hand: 10 calls × 100 ms = 100 req/s, the rest queued inside the agent. The
-/// size is seen in the connections to the mock, but nothing in `/proc` tells the agent from
-/// undici or any other pool in the same JavaScript: no knob is named.
-#[test]
-fn a_node_agents_max_sockets_is_sized_and_left_unplaced_when_nothing_names_it() {
+/// A Node.js target (`folder/server.js`) calling the mock through a client capped at `size`
+/// connections by `cap` (its flag and value), swept from `/proc` over `clients`: the truth,
+/// the kind and size, and no place. One event loop holds every call without a thread, and
+/// Node's modules are read, never mapped: nothing in `/proc` tells one JavaScript client from
+/// another, so no knob may be named.
+fn assert_node_client_sized_and_unplaced(
+    folder: &'static str,
+    cap: [&str; 2],
+    size: u32,
+    clients: Vec<u32>,
+) {
     assert!(
         toolchain_present("node", "--version"),
         "node is needed (.ci/run installs it)"
@@ -356,15 +361,19 @@ fn a_node_agents_max_sockets_is_sized_and_left_unplaced_when_nothing_names_it() 
     let mock = mock_with_delay_of(Duration::from_millis(100));
     let mut command = Command::new("node");
     command
-        .arg(targets_dir().join("node-agent/server.js"))
+        .arg(targets_dir().join(folder).join("server.js"))
         .args(["--port", "0", "--downstream", &format!("{}/", mock.url())])
-        .args(["--max-sockets", "10"]);
-    let target = Target::launch("node-agent", command);
-    let name = "node-agent --max-sockets 10";
-    let result = sweep_from_proc(name, &target.url(), vec![3, 8, 30, 60], &mock);
+        .args(cap);
+    let target = Target::launch(folder, command);
+    let name = format!("{folder} {}", cap.join(" "));
+    let result = sweep_from_proc(&name, &target.url(), clients, &mock);
     drop(target);
-    assert_eq!(most_downstream_in_flight(&result), Some(10), "the truth");
-    assert_finding(name, &result, Kind::BlockingPool, 10.0);
+    assert_eq!(
+        most_downstream_in_flight(&result),
+        Some(u64::from(size)),
+        "the truth"
+    );
+    assert_finding(&name, &result, Kind::BlockingPool, f64::from(size));
     let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
     println!(
         "{name}: {}",
@@ -372,47 +381,38 @@ fn a_node_agents_max_sockets_is_sized_and_left_unplaced_when_nothing_names_it() 
     );
     assert_eq!(
         diagnosis.place, None,
-        "no pool of threads and no library names it: no knob to name"
+        "{name}: no pool of threads and no library names it: no knob to name"
     );
 }
 
-/// undici's `Agent({ connections: 8 })` (its default is no cap), one event loop: the same
-/// shape as the agent above from another client, built after it. Truth by hand: 8 calls × 100 ms
-/// = 80 req/s, the rest queued inside undici's Pool. Nothing in `/proc` names undici, and the
-/// finding must not name `http.Agent`'s `maxSockets` either: no knob.
+/// Node's `http.Agent` with `maxSockets: 10` (its default is Infinity: no cap). Truth by hand:
+/// 10 calls × 100 ms = 100 req/s, the rest queued inside the agent.
+#[test]
+fn a_node_agents_max_sockets_is_sized_and_left_unplaced_when_nothing_names_it() {
+    assert_node_client_sized_and_unplaced(
+        "node-agent",
+        ["--max-sockets", "10"],
+        10,
+        vec![3, 8, 30, 60],
+    );
+}
+
+/// undici's `Agent({ connections: 8 })` (its default is no cap): the same shape as the agent
+/// above from another client, built after it. Truth by hand: 8 calls × 100 ms = 80 req/s, the
+/// rest queued inside undici's Pool. The finding must not name `http.Agent`'s `maxSockets`
+/// either.
 #[test]
 fn undicis_connections_are_sized_and_no_other_clients_knob_is_named() {
+    let modules = targets_dir().join("node-undici/node_modules/undici");
     assert!(
-        toolchain_present("node", "--version"),
-        "node is needed (.ci/run installs it)"
+        modules.is_dir(),
+        "undici is needed: run npm ci in tests/targets/node-undici (.ci/run does)"
     );
-    let folder = targets_dir().join("node-undici");
-    assert!(
-        folder.join("node_modules/undici").is_dir(),
-        "undici is needed: run npm ci in {} (.ci/run does)",
-        folder.display()
-    );
-    let _one = one_at_a_time();
-    let mock = mock_with_delay_of(Duration::from_millis(100));
-    let mut command = Command::new("node");
-    command
-        .arg(folder.join("server.js"))
-        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())])
-        .args(["--connections", "8"]);
-    let target = Target::launch("node-undici", command);
-    let name = "node-undici --connections 8";
-    let result = sweep_from_proc(name, &target.url(), vec![3, 6, 24, 48], &mock);
-    drop(target);
-    assert_eq!(most_downstream_in_flight(&result), Some(8), "the truth");
-    assert_finding(name, &result, Kind::BlockingPool, 8.0);
-    let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
-    println!(
-        "{name}: {}",
-        diagnosis.attribution.as_deref().unwrap_or("no place")
-    );
-    assert_eq!(
-        diagnosis.place, None,
-        "nothing names undici: no knob to name"
+    assert_node_client_sized_and_unplaced(
+        "node-undici",
+        ["--connections", "8"],
+        8,
+        vec![3, 6, 24, 48],
     );
 }
 
