@@ -8,6 +8,9 @@
 # Usage: bench/sweep-time.sh [BEFORE_REV=HEAD~1]    (AFTER is the work tree)
 #   BEFORE_BIN=/path/to/chokepoint skips building BEFORE_REV.
 #   TARGETS="pool20 go-semaphore ..." runs a subset; DEMO=0 skips the demo.
+#   ROUNDS=N sweeps each target N times by each binary, the order alternated each round (one
+#   row per round); KEEP=DIR keeps each sweep's result.json as DIR/TARGET-before|after-ROUND/,
+#   so the steps behind a difference (each one's `chosen_because`, `ended`, CPU) can be read.
 # Needs go, python3, java, node and taskset (as the tests do). Loopback only; every sweep is
 # bounded by --max-clients and a timeout.
 set -euo pipefail
@@ -114,18 +117,32 @@ PY
 TARGETS=${TARGETS:-"pool20 go-semaphore py-threadpool py-asyncio-blocked java-shed py-cpu-gil go-cpu java-thrash py-pool-timeout node-cpu-downstream py-prefork-cpu py-warmup"}
 echo "| target | before: wall s | load s | steps | finding | after: wall s | load s | steps | finding |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+ROUNDS=${ROUNDS:-1}
 for t in $TARGETS; do
-  row=("$t")
-  for which in before after; do
-    bin=$BEFORE; [ $which = after ] && bin=$AFTER
-    setup "$t"
-    read -r wall load steps kind limit < <(sweep "$bin" "$WORK/$t-$which")
-    row+=("$wall" "$load" "$steps" "$kind $limit")
-    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    PIDS=()
+  for round in $(seq 1 "$ROUNDS"); do
+    declare -A cells=()
+    order="before after"
+    [ $((round % 2)) = 0 ] && order="after before"
+    for which in $order; do
+      bin=$BEFORE; [ $which = after ] && bin=$AFTER
+      setup "$t"
+      read -r wall load steps kind limit < <(sweep "$bin" "$WORK/$t-$which-$round")
+      cells[$which]="$wall|$load|$steps|$kind $limit"
+      if [ -n "${KEEP:-}" ]; then
+        mkdir -p "$KEEP" && cp -r "$WORK/$t-$which-$round" "$KEEP/"
+      fi
+      for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+      wait 2>/dev/null || true
+      PIDS=()
+    done
+    label=$t
+    [ "$ROUNDS" -gt 1 ] && label="$t ($round)"
+    IFS='|' read -r -a before_cells <<< "${cells[before]}"
+    IFS='|' read -r -a after_cells <<< "${cells[after]}"
+    row=("$label" "${before_cells[@]}" "${after_cells[@]}")
+    printf '| %s ' "${row[@]}"; echo '|'
+    unset cells
   done
-  printf '| %s ' "${row[@]}"; echo '|'
 done
 
 # The demo: one row, its wall time, the load of all its scenarios' steps, and how many it found.
