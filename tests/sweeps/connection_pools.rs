@@ -329,12 +329,25 @@ fn okhttps_dispatcher_is_5_per_host_named_from_proc_by_its_threads() {
     let place = the_place(name, &result);
     // The calls run on the Dispatcher's own threads, each renamed after its call's URL while it
     // runs (`OkHttp http://127.0.0.1:PORT/`, cut at 15 bytes by Linux): 5 of them, all on the
-    // network; the handlers wait elsewhere.
-    assert_eq!(place.kind, Some(PlaceKind::ThreadPool), "{name}");
-    assert_eq!(place.pool.as_deref(), Some("OkHttp http"), "{name}");
-    // `held` is a mean over /proc's samples: a thread caught between two calls reads 4.9.
-    let held = place.held.unwrap_or_default();
-    assert!((4.25..=5.75).contains(&held), "{name}: {held} held");
+    // network; the handlers wait elsewhere. Read so, the place is that pool of threads. When a
+    // sample catches a 6th thread under the name (one call's thread starting as another's ends,
+    // once in about 25 full runs), the pool is not all held and the same catalogue entry is
+    // named from the 5 connections instead: the same knob, by the connections' evidence.
+    match place.kind {
+        Some(PlaceKind::ThreadPool) => {
+            assert_eq!(place.pool.as_deref(), Some("OkHttp http"), "{name}");
+            // `held` is a mean over /proc's samples: a thread caught between two calls reads 4.9.
+            let held = place.held.unwrap_or_default();
+            assert!((4.25..=5.75).contains(&held), "{name}: {held} held");
+        }
+        Some(PlaceKind::ConnectionPool) => {
+            assert_eq!(place.size, Some(5.0), "{name}: {place:?}");
+            assert_eq!(place.source, Some(PlaceSource::Connections), "{name}");
+        }
+        other => {
+            panic!("{name}: the place is neither OkHttp's threads nor its connections: {other:?}")
+        }
+    }
     let setting = place.setting.as_ref().expect("OkHttp's entry");
     assert!(
         setting.setting.contains("maxRequestsPerHost"),
