@@ -220,11 +220,11 @@ pub(crate) fn whole_cores(past_knee: &[Point<'_>], cores: u32) -> Option<WholeCo
     let running: Vec<Option<f64>> = past_knee.iter().map(threads_running).collect();
     // Threads seen waiting on the network are a pool blocked on a call, which no CPU reading
     // of whole cores outweighs (a pool of 200 threads that burns 6 of 64 cores is a pool).
-    let by_cpu =
-        held(&busy).filter(|_| !pool_ceiling(past_knee) && !waits_on_the_network(past_knee));
+    let ceiling = pool_ceiling(past_knee);
+    let by_cpu = held(&busy).filter(|_| !ceiling && !waits_on_the_network(past_knee));
     let by_threads = held(&running)
         .filter(|&(k, _)| k <= cores)
-        .filter(|_| !pool_ceiling(past_knee) || throughput_follows_the_cpu(past_knee));
+        .filter(|_| !ceiling || throughput_follows_the_cpu(past_knee));
     let busy_median = by_cpu.map(|b| b.1).or_else(|| {
         let known: Vec<f64> = busy.iter().flatten().copied().collect();
         (!known.is_empty()).then(|| median(known))

@@ -2,7 +2,7 @@
 //! counter), whether it runs, and what it waits on (`/proc/PID/task/TID/syscall`, else
 //! `wchan`): a thread parked in `futex` waits for a lock or a queue; one in `recvfrom`, `read`
 //! on a socket, or `poll` waits on the network.
-use crate::polled::polled_descriptors;
+use crate::polled::polled_descriptor;
 use procfs::process::Process;
 
 /// What a thread was doing when sampled.
@@ -267,14 +267,15 @@ pub fn sample_threads(pid: i32) -> Result<Vec<ThreadSample>, procfs::ProcError> 
             Some(SyscallLine::In { number, arg0, .. }) if reads_one_descriptor(number) => {
                 socket_of(arg0)
             }
-            // A poll of one socket waits on that socket, if the thread was still in the same
+            // A poll of one descriptor waits on that socket, if the thread was still in the same
             // call after its memory was read.
-            Some(SyscallLine::In { number, arg0, arg1 }) if polls_descriptors(number) => {
-                match polled_descriptors(task.tid, arg0, arg1).as_deref() {
-                    Some(&[fd]) if syscall_now(&base) == syscall => socket_of(fd as u64),
-                    _ => None,
-                }
-            }
+            Some(SyscallLine::In {
+                number,
+                arg0,
+                arg1: 1,
+            }) if polls_descriptors(number) => polled_descriptor(task.tid, arg0)
+                .filter(|_| syscall_now(&base) == syscall)
+                .and_then(|fd| socket_of(fd as u64)),
             _ => None,
         };
         let (activity, waits_on) =
