@@ -18,7 +18,8 @@
 //! ([`Entry::default_here`]) before it is compared with the connections seen.
 use crate::pool_pattern::Pattern;
 use crate::size_rule::{SizeRule, UsableCores};
-use chokepoint_result::{DefaultHere, Setting};
+use crate::stated_size::Factor;
+use chokepoint_result::{DefaultHere, Setting, Stated};
 use serde::Deserialize;
 use std::sync::OnceLock;
 
@@ -44,6 +45,8 @@ struct EntryText {
     size: Option<f64>,
     #[serde(default)]
     size_rule: Option<String>,
+    #[serde(default)]
+    stated: Vec<Factor>,
     setting: String,
     default: String,
     source: String,
@@ -84,6 +87,8 @@ pub struct Entry {
     pub kind: EntryKind,
     /// Its default cap on connections to one peer, when it has one.
     pub size: Option<DefaultSize>,
+    /// The values a process states that set its size ([`crate::stated_size`]).
+    stated: Vec<Factor>,
 }
 
 /// A connection pool's default cap.
@@ -136,10 +141,12 @@ impl Entry {
             .is_some_and(|d| crate::place::matches_limit(seen, f64::from(d.size)))
     }
 
-    /// Its setting, with its default cap on a target that counts `cores`.
-    pub fn setting_on(&self, cores: Option<&UsableCores>) -> Setting {
+    /// Its setting on the target: its default cap with the `cores` it counts, and the size its
+    /// processes state when they state one (`stated`: what the sweep read of them).
+    pub fn setting_on(&self, cores: Option<&UsableCores>, stated: &[Stated]) -> Setting {
         Setting {
             default_here: self.default_here(cores),
+            stated_here: crate::stated_size::size_stated(&self.stated, stated),
             ..self.setting.clone()
         }
     }
@@ -266,6 +273,7 @@ impl Catalogue {
         pools: &[&str],
         connections: f64,
         cores: Option<&UsableCores>,
+        stated: &[Stated],
     ) -> Option<(Setting, String)> {
         self.entries
             .iter()
@@ -277,8 +285,34 @@ impl Catalogue {
                         .find(|pool| e.matches_pool(pool))
                         .map(|pool| format!("threads `{pool}`"))
                 })?;
-                Some((e.setting_on(cores), shown_by))
+                Some((e.setting_on(cores, stated), shown_by))
             })
+    }
+
+    /// The command-line flags (and JVM properties) and the environment variables its entries
+    /// read for a size a process states: what a sweep asks the target's processes for.
+    pub fn stated_names(&self) -> (Vec<String>, Vec<String>) {
+        let mut flags: Vec<String> = Vec::new();
+        let mut variables: Vec<String> = Vec::new();
+        for factor in self.entries.iter().flat_map(|e| &e.stated) {
+            flags.extend(
+                factor
+                    .flags
+                    .iter()
+                    .filter(|f| !flags.contains(f))
+                    .cloned()
+                    .collect::<Vec<_>>(),
+            );
+            variables.extend(
+                factor
+                    .env
+                    .iter()
+                    .filter(|v| !variables.contains(v))
+                    .cloned()
+                    .collect::<Vec<_>>(),
+            );
+        }
+        (flags, variables)
     }
 
     /// This catalogue's entries, then `later`'s.
@@ -311,6 +345,9 @@ fn checked(entry: EntryText) -> Result<Entry, String> {
             "no threads, processes, frames or libraries: the entry must say which pool it is"
                 .to_string(),
         );
+    }
+    if let Some(problem) = entry.stated.iter().find_map(Factor::problem) {
+        return Err(problem);
     }
     let size = match (entry.size, &entry.size_rule) {
         (Some(_), Some(_)) => {
@@ -352,8 +389,10 @@ fn checked(entry: EntryText) -> Result<Entry, String> {
                 _ => None,
             },
             default_here: None,
+            stated_here: None,
         },
         size,
+        stated: entry.stated,
     })
 }
 
@@ -526,7 +565,7 @@ mod tests {
                     "{cores:?}: {seen} connections"
                 );
             }
-            let here = pgxpool.setting_on(Some(&cores)).default_here.unwrap();
+            let here = pgxpool.setting_on(Some(&cores), &[]).default_here.unwrap();
             assert_eq!(f64::from(here.size), truth, "{cores:?}");
         }
         // Within the place's tolerance of 15%: 4.5 held on 2 CPUs is the 4, 17 on 16 the 16.
@@ -538,7 +577,7 @@ mod tests {
         assert!(!pgxpool.agrees_with(5.5, Some(&two)));
         // The CPUs unknown: a rule backs nothing.
         assert!(!pgxpool.agrees_with(4.0, None));
-        assert_eq!(pgxpool.setting_on(None).default_here, None);
+        assert_eq!(pgxpool.setting_on(None, &[]).default_here, None);
         // A fixed cap needs no cores: HikariCP's 10 wherever it runs.
         let hikari = Catalogue::built_in()
             .entry_for_frames(&["com.zaxxer.hikari.pool.HikariPool.getConnection".to_string()])
@@ -575,7 +614,7 @@ mod tests {
         ];
         for (cpus, quota, connections, named) in table {
             let cores = UsableCores { cpus, quota };
-            let found = user.connection_pool(&[], &pools, connections, Some(&cores));
+            let found = user.connection_pool(&[], &pools, connections, Some(&cores), &[]);
             assert_eq!(found.is_some(), named, "{cores:?} {connections}");
             if let Some((setting, shown_by)) = found {
                 assert_eq!(shown_by, "threads `ourdb-conn`");
@@ -590,7 +629,7 @@ mod tests {
                 );
             }
         }
-        assert_eq!(user.connection_pool(&[], &pools, 4.0, None), None);
+        assert_eq!(user.connection_pool(&[], &pools, 4.0, None, &[]), None);
     }
 
     #[test]

@@ -112,6 +112,7 @@ mod settle;
 mod size;
 pub mod size_rule;
 mod stalls;
+pub mod stated_size;
 mod stream_cap;
 mod summary;
 mod thrash;

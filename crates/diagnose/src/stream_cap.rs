@@ -333,6 +333,7 @@ fn mock_setting() -> Setting {
         source: SERVERS_SOURCE.into(),
         size_rule: None,
         default_here: None,
+        stated_here: None,
     }
 }
 
@@ -367,6 +368,7 @@ fn peer_setting(addr: SocketAddr, program: Option<&str>) -> Setting {
         source: source.into(),
         size_rule: None,
         default_here: None,
+        stated_here: None,
     }
 }
 
@@ -380,5 +382,6 @@ fn client_setting() -> Setting {
         source: "https://github.com/grpc/grpc.io/blob/e98a6214300c735da9bdd30e7efb3b5de4d29407/content/en/docs/guides/performance.md; Go https://github.com/golang/go/blob/go1.26.8/src/net/http/http.go (HTTP2Config.StrictMaxConcurrentRequests)".into(),
         size_rule: None,
         default_here: None,
+        stated_here: None,
     }
 }

@@ -187,16 +187,32 @@ impl SweepConfig {
                 .unwrap_or_default();
             return self.catalogue.known_libraries(&files);
         }
+        self.catalogue
+            .known_libraries(&chokepoint_observe::files::library_files(
+                &self.target_pids(),
+            ))
+    }
+
+    /// The values the target's processes were started with that size a pool the catalogue
+    /// knows (`--workers 2`): read once, as a sweep ends. Not through an observer beside the
+    /// target: it serves no process's command line or environment.
+    fn target_stated(&self) -> Vec<chokepoint_result::Stated> {
+        if self.observer.is_some() {
+            return Vec::new();
+        }
+        let (flags, variables) = self.catalogue.stated_names();
+        chokepoint_observe::stated::stated_values(&self.target_pids(), &flags, &variables)
+    }
+
+    /// The target's processes on this machine now: its roots' trees.
+    fn target_pids(&self) -> Vec<i32> {
         let Some(spec) = self.target_spec() else {
             return Vec::new();
         };
-        let pids: Vec<i32> = spec
-            .roots
+        spec.roots
             .iter()
             .flat_map(|&root| chokepoint_observe::process_tree(root).unwrap_or_default())
-            .collect();
-        self.catalogue
-            .known_libraries(&chokepoint_observe::files::library_files(&pids))
+            .collect()
     }
 
     /// What the observer samples: the processes of `target_cpu`, the URL's and the mock's ports.
@@ -341,6 +357,7 @@ pub fn sweep(
     result.load_s = result.steps.iter().map(|s| s.measured_s).sum();
     result.context.downstream_delay_ms = downstream_delay_ms(&result.steps, first_stats.as_ref());
     result.context.target_libraries = config.target_libraries();
+    result.context.stated = config.target_stated();
     let mut finding =
         chokepoint_diagnose::diagnose_with(&result.steps, &result.context, &config.catalogue);
     if !result.interrupted {
@@ -664,6 +681,7 @@ fn context_from(stats: Option<&MockStats>, config: &SweepConfig) -> SweepContext
             None => available_cores() as u32,
         }),
         target_libraries: Vec::new(),
+        stated: Vec::new(),
         warmup: None,
         observer: config
             .observer

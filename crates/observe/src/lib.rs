@@ -38,6 +38,7 @@ pub mod runtime_cores;
 pub mod sampler;
 pub mod sockets;
 pub mod stacks;
+pub mod stated;
 pub mod threads;
 pub mod tree;
 pub mod unix_diag;

@@ -670,6 +670,9 @@ pub enum Fact {
         /// no pool held either (an event loop holds its calls without a thread each).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         stacks: Option<crate::StackSource>,
+        /// For `setting-disagrees`: the pool's setting, with the size its processes state.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        setting: Option<Box<crate::Setting>>,
     },
 }
 

@@ -128,6 +128,9 @@ pub enum PlaceUnclearWhy {
     SeveralMatch,
     /// No pool's held threads came near the limit.
     NoneMatch,
+    /// The one pool held at the limit has a size its processes state (`--workers 2 --threads
+    /// 4`: 8) that is not what it held: something else stops it (`PlaceUnclear::setting`).
+    SettingDisagrees,
 }
 
 /// A pool as the place decision saw it at the step read: what it was, what held it.
@@ -167,6 +170,46 @@ pub struct Setting {
     /// counts; `None` when unlimited, a thread pool's (not checked), or the cores are unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_here: Option<DefaultHere>,
+    /// The size the target's processes were started with (`--workers 2 --threads 4` on the
+    /// command line, `UV_THREADPOOL_SIZE` in the environment), when they state it; `None` when
+    /// nothing the catalogue reads was stated (the default stands) or it was not read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stated_here: Option<StatedHere>,
+}
+
+/// A pool's size as the target's processes state it: the product of the values that set it
+/// (gunicorn's `--workers` × `--threads`), each stated or at its default.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatedHere {
+    /// The size they give.
+    pub size: u32,
+    /// The values stated (a factor not stated is at its default, and not listed).
+    pub by: Vec<Stated>,
+}
+
+/// One whole-number value a target's process was started with: a command-line flag
+/// (`--workers 2`, `--threads=4`, `-w 2`), a JVM system property (`-Dname=4`), an environment
+/// variable (`UV_THREADPOOL_SIZE=8`). A sweep keeps only the names the catalogue reads, and
+/// only whole numbers: a command line or an environment may hold secrets.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stated {
+    /// The flag, property or variable as the catalogue names it (`--workers`, `-Dname`,
+    /// `UV_THREADPOOL_SIZE`).
+    pub name: String,
+    /// Its value.
+    pub value: u32,
+    /// Where it was read.
+    pub from: StatedIn,
+}
+
+/// Where a process states a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StatedIn {
+    /// Its command line (`/proc/PID/cmdline`).
+    CommandLine,
+    /// Its environment as it started (`/proc/PID/environ`).
+    Environment,
 }
 
 /// A default cap as it comes out on the target.

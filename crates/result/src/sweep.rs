@@ -170,6 +170,11 @@ pub struct SweepContext {
     /// which client holds the connections a place counts. Empty when none or not observed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub target_libraries: Vec<String>,
+    /// Values the target's processes were started with that size a pool the catalogue knows
+    /// (`--workers 2`, `UV_THREADPOOL_SIZE=8`), read once as the sweep ends: only the names the
+    /// catalogue reads, only whole numbers. Empty when none or not observed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stated: Vec<crate::Stated>,
     /// The warm-up check: whether the first step found the service warm, and when it did not,
     /// the unmeasured run until its latency stopped falling (a JIT, caches, pools started on
     /// demand); `None` when there was none (`--warmup 0`, shards on a schedule, an older result).

@@ -8,7 +8,7 @@ use crate::finding::Finding;
 use chokepoint_result::format::{clients, concurrency, count};
 use chokepoint_result::{
     CoreCount, DefaultHere, Fact, Kind, Place, PlaceKind, PlaceSource, PlaceUnclearWhy, PoolSeen,
-    Setting, StackSource, WaitKind,
+    Setting, StackSource, Stated, StatedHere, StatedIn, WaitKind,
 };
 
 /// The words of the place's facts; their key line comes right after a kind's headline.
@@ -158,6 +158,7 @@ pub(crate) fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
             seen,
             downstream_connections,
             stacks,
+            setting,
         } => Some(unclear(
             *c,
             *limit,
@@ -165,6 +166,7 @@ pub(crate) fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
             seen,
             *downstream_connections,
             *stacks,
+            setting.as_deref(),
         )),
         _ => None,
     }
@@ -185,6 +187,10 @@ pub(crate) fn short(fact: &Fact) -> Option<String> {
             PlaceUnclearWhy::NoneMatch => {
                 "Where: unclear, no pool's waiting threads match the limit.".to_string()
             }
+            PlaceUnclearWhy::SettingDisagrees => format!(
+                "Where: unclear, {} matches the limit but its processes state another size.",
+                names(seen)
+            ),
         }),
         _ => None,
     }
@@ -408,13 +414,55 @@ fn setting_sentence(place: &Place, setting: &Setting) -> String {
             .map_or("it".to_string(), |p| format!("`{p}`"))
     };
     format!(
-        "The catalogue knows {known}: {}, sized by `{}` (default {}; {}){here}{}.",
+        "The catalogue knows {known}: {}, sized by `{}` (default {}; {}){here}{}{}.",
         setting.framework,
         setting.setting,
         default_told(setting),
         setting.source,
         default_disagrees(place, setting),
+        stated_agrees(setting),
     )
+}
+
+/// "; its processes were started with `--workers 2` and `--threads 4` on their command line:
+/// 8 at once, as held" when they state its size (the place stage names a setting whose stated
+/// size disagrees with what was held nowhere); empty otherwise.
+fn stated_agrees(setting: &Setting) -> String {
+    setting.stated_here.as_ref().map_or(String::new(), |here| {
+        format!(
+            "; its processes were started with {}: {} at once, as held",
+            stated_list(here),
+            here.size
+        )
+    })
+}
+
+/// The values a process stated, as written where they were read: "`--workers 2` and
+/// `--threads 4` on their command line, `UV_THREADPOOL_SIZE=8` in their environment".
+fn stated_list(here: &StatedHere) -> String {
+    let written = |s: &Stated| {
+        if s.name.starts_with("-D") || s.from == StatedIn::Environment {
+            format!("`{}={}`", s.name, s.value)
+        } else {
+            format!("`{} {}`", s.name, s.value)
+        }
+    };
+    [
+        (StatedIn::CommandLine, "on their command line"),
+        (StatedIn::Environment, "in their environment"),
+    ]
+    .iter()
+    .filter_map(|(from, where_read)| {
+        let values: Vec<String> = here
+            .by
+            .iter()
+            .filter(|s| s.from == *from)
+            .map(written)
+            .collect();
+        (!values.is_empty()).then(|| format!("{} {where_read}", values.join(" and ")))
+    })
+    .collect::<Vec<_>>()
+    .join(", ")
 }
 
 /// Whether the place is a connection pool its threads were seen queueing for (the stacks).
@@ -530,9 +578,36 @@ fn unclear(
     seen: &[PoolSeen],
     downstream_connections: Option<u32>,
     stacks: Option<StackSource>,
+    setting: Option<&Setting>,
 ) -> String {
     let pools = seen.iter().map(seen_words).collect::<Vec<_>>().join(", ");
     let mut s = match why {
+        PlaceUnclearWhy::SettingDisagrees => {
+            let stated = setting.and_then(|s| Some((s, s.stated_here.as_ref()?)));
+            let (told, knob) = match stated {
+                Some((setting, here)) => (
+                    format!(
+                        "its processes were started with {}: {} at once ({})",
+                        stated_list(here),
+                        here.size,
+                        setting.framework
+                    ),
+                    format!("`{}` is not the knob", setting.setting),
+                ),
+                None => (
+                    "its processes state another size".to_string(),
+                    "its setting is not the knob".to_string(),
+                ),
+            };
+            format!(
+                "Where the limit sits is unclear: at {} {pools} held about the limit of {}, but {told}. \
+                 So that pool is not what stops at {}: its other threads wait for something else, or \
+                 something in front of it lets fewer calls in, and {knob}.",
+                clients(at),
+                concurrency(limit),
+                concurrency(limit),
+            )
+        }
         PlaceUnclearWhy::SeveralMatch => format!(
             "Where the limit sits is unclear: at {} {} pools held about {} threads each, {pools}; \
              the evidence cannot tell which of them holds it.",

@@ -395,6 +395,7 @@ fn samples() -> Vec<Fact> {
             seen: vec![PoolSeen::default()],
             downstream_connections: None,
             stacks: None,
+            setting: None,
         },
     ]
 }

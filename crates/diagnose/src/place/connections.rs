@@ -70,6 +70,7 @@ pub(super) fn known_connection_pool(
         &pools,
         f64::from(connections),
         known.cores.as_ref(),
+        known.stated,
     )?;
     Some(Place {
         kind: Some(PlaceKind::ConnectionPool),

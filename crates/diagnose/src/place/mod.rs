@@ -48,7 +48,7 @@ use crate::finding::Finding;
 use crate::size_rule::UsableCores;
 use chokepoint_result::{
     Fact, H2Peer, Kind, Place, PlaceKind, PlaceSource, PlaceUnclearWhy, PoolSeen, PoolStacks,
-    Setting, SharedStack, Step, WaitKind,
+    Setting, SharedStack, Stated, Step, WaitKind,
 };
 use connections::{connection_pool, known_connection_pool, most_downstream_connections};
 
@@ -85,6 +85,7 @@ pub(crate) fn with_place(mut finding: Finding, evidence: &Evidence<'_>) -> Findi
         libraries: &evidence.context.target_libraries,
         cores: usable_cores(evidence),
         h2_peers: &evidence.context.h2_peers,
+        stated: &evidence.context.stated,
     };
     let place = facts(evidence.steps, &finding, &known);
     finding.facts.extend(place);
@@ -93,12 +94,14 @@ pub(crate) fn with_place(mut finding: Finding, evidence: &Evidence<'_>) -> Findi
 
 /// What names a place's setting: the catalogue, the library files the target had open or
 /// mapped that it knows, the cores it counts (a default that follows them is evaluated with
-/// them), and the peers the sweep asked for their HTTP/2 SETTINGS (a stream cap's).
+/// them), the peers the sweep asked for their HTTP/2 SETTINGS (a stream cap's), and the values
+/// its processes were started with that size a pool (`--workers 2`).
 pub(crate) struct Known<'a> {
     pub(crate) catalogue: &'a Catalogue,
     pub(crate) libraries: &'a [String],
     pub(crate) cores: Option<UsableCores>,
     pub(crate) h2_peers: &'a [H2Peer],
+    pub(crate) stated: &'a [Stated],
 }
 
 impl Known<'_> {
@@ -107,7 +110,7 @@ impl Known<'_> {
         Some(
             self.catalogue
                 .entry_for(pool)?
-                .setting_on(self.cores.as_ref()),
+                .setting_on(self.cores.as_ref(), self.stated),
         )
     }
 
@@ -116,7 +119,7 @@ impl Known<'_> {
         Some(
             self.catalogue
                 .entry_for_frames(frames)?
-                .setting_on(self.cores.as_ref()),
+                .setting_on(self.cores.as_ref(), self.stated),
         )
     }
 }
@@ -199,6 +202,7 @@ fn with_streams(plateau: &[&Step], before: &[&Step], limit: f64, known: &Known<'
         stacks: plateau
             .iter()
             .find_map(|s| s.stacks.as_ref().and_then(|st| st.source)),
+        setting: None,
     });
     told
 }
@@ -621,23 +625,18 @@ fn held_pool(plateau: &[&Step], before: &[&Step], limit: f64, known: &Known<'_>)
             // the process shows, whose default cap is the connections seen, is that
             // something. A pool whose every thread is held stays the place (direct evidence).
             [one] if one.queued.is_none() && (one.parked_beside() || !one.fully_held()) => {
-                let place = match known_connection_pool(plateau, limit, known) {
+                return Some(match known_connection_pool(plateau, limit, known) {
                     Some(mut pool) => {
                         pool.queued_threads = Some(one.seen.clone());
                         pool.not_sized_by = known.setting_for(&one.seen.pool);
-                        pool
+                        Fact::Place {
+                            place: Box::new(pool),
+                        }
                     }
-                    None => (*one).clone().into_place(known),
-                };
-                return Some(Fact::Place {
-                    place: Box::new(place),
+                    None => unless_its_setting_disagrees(plateau, limit, one, known),
                 });
             }
-            [one] => {
-                return Some(Fact::Place {
-                    place: Box::new((*one).clone().into_place(known)),
-                })
-            }
+            [one] => return Some(unless_its_setting_disagrees(plateau, limit, one, known)),
             several => {
                 return Some(unclear(
                     plateau,
@@ -672,6 +671,40 @@ fn held_pool(plateau: &[&Step], before: &[&Step], limit: f64, known: &Known<'_>)
     ))
 }
 
+/// The place `one` is, unless its processes state a size that is not what it held: gunicorn
+/// started with `--workers 2 --threads 4` takes 8 calls at once, so 4 held at the limit say
+/// the 8 are not what stops it (4 of them wait elsewhere, or idle behind a gate in front of
+/// them). Its setting is then a wrong knob: the finding says what it saw and names none. The
+/// held count is a mean over samples, read with the same tolerance as against the limit.
+fn unless_its_setting_disagrees(
+    plateau: &[&Step],
+    limit: f64,
+    one: &Held,
+    known: &Known<'_>,
+) -> Fact {
+    let place = one.clone().into_place(known);
+    let disagrees = |setting: &Setting| {
+        setting
+            .stated_here
+            .as_ref()
+            .is_some_and(|stated| !matches_limit(one.seen.held, f64::from(stated.size)))
+    };
+    match place.setting.as_ref().filter(|s| disagrees(s)) {
+        Some(setting) => {
+            let setting = Box::new(setting.clone());
+            let why = PlaceUnclearWhy::SettingDisagrees;
+            let mut fact = unclear(plateau, limit, why, vec![one.clone()]);
+            if let Fact::PlaceUnclear { setting: told, .. } = &mut fact {
+                *told = Some(setting);
+            }
+            fact
+        }
+        None => Fact::Place {
+            place: Box::new(place),
+        },
+    }
+}
+
 /// The fact for evidence that named no one place.
 fn unclear(plateau: &[&Step], limit: f64, why: PlaceUnclearWhy, held: Vec<Held>) -> Fact {
     let clients = held
@@ -688,6 +721,7 @@ fn unclear(plateau: &[&Step], limit: f64, why: PlaceUnclearWhy, held: Vec<Held>)
         stacks: plateau
             .iter()
             .find_map(|s| s.stacks.as_ref().and_then(|st| st.source)),
+        setting: None,
     }
 }
 

@@ -3,6 +3,7 @@
 //! shows `python3` for every thread), Go goroutines behind a semaphore (pprof), and pools that
 //! match nothing or match twice.
 mod shapes;
+mod stated;
 
 use super::*;
 use crate::describe::place::attribution;
@@ -27,6 +28,7 @@ fn facts_with(steps: &[Step], finding: &Finding, libraries: &[String]) -> Vec<Fa
         libraries,
         cores: Some(TWO_CPUS),
         h2_peers: &[],
+        stated: &[],
     };
     super::facts(steps, finding, &known)
 }
@@ -52,6 +54,7 @@ fn pgxpools_queue_names_pool_max_conns_with_its_default_on_the_targets_cpus() {
             libraries: &[],
             cores: Some(UsableCores { cpus, quota: None }),
             h2_peers: &[],
+            stated: &[],
         };
         let place = match super::facts(&steps, &found, &known).as_slice() {
             [Fact::Place { place }] => place.as_ref().clone(),
@@ -919,6 +922,7 @@ fn connection_facts(steps: &[Step], finding: &Finding, libraries: &[&str]) -> Ve
         libraries: &libraries,
         cores: Some(TWO_CPUS),
         h2_peers: &[],
+        stated: &[],
     };
     super::facts(steps, finding, &known)
 }

@@ -1,0 +1,120 @@
+//! A pool whose processes state its size (`gunicorn --workers W --threads T`): named with what
+//! they state when it is what was held, and not named when it is not. gunicorn's documented
+//! rule of thumb is `2 × cores + 1` workers, so the tables follow the machine: 2 cores (5
+//! workers), 16 (33) and 64 (129), with a few threads each.
+use super::shapes::*;
+use super::*;
+use chokepoint_result::{Stated, StatedIn};
+
+/// The place facts with the built-in catalogue, the target's processes having stated `stated`.
+fn facts_stated(steps: &[Step], finding: &Finding, stated: &[Stated]) -> Vec<Fact> {
+    let known = Known {
+        catalogue: Catalogue::built_in(),
+        libraries: &[],
+        cores: None,
+        h2_peers: &[],
+        stated,
+    };
+    super::super::facts(steps, finding, &known)
+}
+
+fn started_with(workers: u32, threads: u32) -> Vec<Stated> {
+    [("--workers", workers), ("--threads", threads)]
+        .map(|(name, value)| Stated {
+            name: name.into(),
+            value,
+            from: StatedIn::CommandLine,
+        })
+        .to_vec()
+}
+
+/// gunicorn's `/proc` pool at `clients`: a master and `workers` processes of `threads` threads
+/// and a main thread each (the threads take the process's name), `held` of them on the network
+/// (at most one per client) and the rest parked in futex, idle.
+fn gunicorn_at(clients: u32, workers: u32, threads: u32, held: f64) -> Step {
+    let all = f64::from(1 + workers * (threads + 1));
+    let held = held.min(f64::from(clients));
+    let pools = vec![proc_pool("gunicorn", all, held, all - held, 0.0)];
+    step(clients, pools, None, Some(held as u32))
+}
+
+/// A sweep of gunicorn whose calls stop at `held` at once, by doublings past it.
+fn sweep(workers: u32, threads: u32, held: f64) -> Vec<Step> {
+    let mut clients = 1;
+    let mut steps = Vec::new();
+    while f64::from(clients) < 4.0 * held {
+        steps.push(gunicorn_at(clients, workers, threads, held));
+        clients *= 2;
+    }
+    steps
+}
+
+#[test]
+fn gthread_workers_held_at_the_size_they_state_are_named_with_it_on_2_16_and_64_cores() {
+    for (workers, threads) in [(5, 4), (33, 2), (129, 4)] {
+        let size = workers * threads;
+        let steps = sweep(workers, threads, f64::from(size));
+        let knee = steps
+            .iter()
+            .map(|s| s.clients)
+            .find(|c| *c >= size)
+            .unwrap();
+        let finding = finding(Kind::BlockingPool, f64::from(size), knee);
+        let facts = facts_stated(&steps, &finding, &started_with(workers, threads));
+        let [Fact::Place { place }] = facts.as_slice() else {
+            panic!("{workers} × {threads}: expected one place, got {facts:?}");
+        };
+        assert_eq!(place.pool.as_deref(), Some("gunicorn"));
+        let setting = place.setting.as_ref().expect("gunicorn's setting");
+        let stated = setting.stated_here.as_ref().expect("the size stated");
+        assert_eq!(stated.size, size, "{workers} × {threads}");
+        let said = crate::describe::place::sentence(&facts[0], &finding).unwrap();
+        println!("{workers} × {threads}: {said}");
+        assert!(
+            said.contains(&format!(
+                "started with `--workers {workers}` and `--threads {threads}` on their command line: {size} at once, as held"
+            )),
+            "{said}"
+        );
+    }
+}
+
+#[test]
+fn gthread_workers_held_at_half_the_size_they_state_name_no_knob_on_2_16_and_64_cores() {
+    // The calls stop at half what the workers take: something in front of them (a proxy's
+    // cap, a lock taken before the call) lets fewer in, and the other threads idle. A pool
+    // whose every thread is not held would otherwise be named with its default's setting.
+    for (workers, threads) in [(5, 4), (33, 2), (129, 4)] {
+        let size = workers * threads;
+        let held = f64::from(size / 2);
+        let steps = sweep(workers, threads, held);
+        let knee = steps
+            .iter()
+            .map(|s| s.clients)
+            .find(|c| f64::from(*c) >= held)
+            .unwrap();
+        let finding = finding(Kind::BlockingPool, held, knee);
+        let facts = facts_stated(&steps, &finding, &started_with(workers, threads));
+        let [Fact::PlaceUnclear { why, setting, .. }] = facts.as_slice() else {
+            panic!("{workers} × {threads}: expected no place, got {facts:?}");
+        };
+        assert_eq!(*why, PlaceUnclearWhy::SettingDisagrees);
+        assert_eq!(
+            setting
+                .as_ref()
+                .and_then(|s| s.stated_here.as_ref())
+                .map(|s| s.size),
+            Some(size)
+        );
+        let said = crate::describe::place::sentence(&facts[0], &finding).unwrap();
+        println!("{workers} × {threads}: {said}");
+        assert!(said.contains(&format!("{size} at once")), "{said}");
+        assert!(said.contains("is not the knob"), "{said}");
+        // Without what the processes state, the same steps name the pool by its default.
+        let unstated = facts_stated(&steps, &finding, &[]);
+        assert!(
+            matches!(unstated.as_slice(), [Fact::Place { .. }]),
+            "{workers} × {threads}: {unstated:?}"
+        );
+    }
+}

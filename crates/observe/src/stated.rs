@@ -1,0 +1,150 @@
+//! The values a target's processes were started with that size their pools: flags on the
+//! command line (`gunicorn --workers 2 --threads 4`), JVM system properties (`-Dname=8`),
+//! variables in the environment (`UV_THREADPOOL_SIZE=8`). The sweep asks for the names the
+//! catalogue of known pools reads (`chokepoint_diagnose::catalogue`) and keeps whole numbers
+//! only: a command line or an environment may hold secrets, and nothing else leaves here.
+//!
+//! Read once, when a sweep ends, through the `procfs` crate: `/proc/PID/cmdline` and
+//! `/proc/PID/environ` (the environment as the process started; reading it needs the right to
+//! trace the process, as the stacks do). A process that is gone or may not be read gives
+//! nothing.
+use chokepoint_result::{Stated, StatedIn};
+use procfs::process::Process;
+
+/// Of `flags` and `variables`, those the processes `pids` state with a whole number: the first
+/// process to state a name gives its value (a pre-fork master and its workers share one
+/// command line).
+pub fn stated_values(pids: &[i32], flags: &[String], variables: &[String]) -> Vec<Stated> {
+    let mut found: Vec<Stated> = Vec::new();
+    let mut keep = |name: &str, value: u32, from: StatedIn| {
+        if !found.iter().any(|s| s.name == name) {
+            found.push(Stated {
+                name: name.to_string(),
+                value,
+                from,
+            });
+        }
+    };
+    for &pid in pids {
+        let Ok(process) = Process::new(pid) else {
+            continue;
+        };
+        let args = process.cmdline().unwrap_or_default();
+        for flag in flags {
+            if let Some(value) = flag_value(&args, flag) {
+                keep(flag, value, StatedIn::CommandLine);
+            }
+        }
+        let Ok(environment) = process.environ() else {
+            continue;
+        };
+        for variable in variables {
+            let value = environment
+                .get(std::ffi::OsStr::new(variable))
+                .and_then(|v| v.to_str())
+                .and_then(whole_number);
+            if let Some(value) = value {
+                keep(variable, value, StatedIn::Environment);
+            }
+        }
+    }
+    found
+}
+
+/// The whole number `args` give `flag`, the last time they give it (as argument parsers take
+/// a repeated flag): `--workers 2`, `--workers=2`, `-Dname=2`, and a short flag's `-w2`.
+pub fn flag_value(args: &[String], flag: &str) -> Option<u32> {
+    let short = flag.len() == 2 && flag.starts_with('-') && !flag.starts_with("--");
+    let mut value = None;
+    for (i, arg) in args.iter().enumerate() {
+        let given = if arg == flag {
+            args.get(i + 1).map(String::as_str)
+        } else if let Some(rest) = arg.strip_prefix(flag) {
+            match rest.strip_prefix('=') {
+                Some(after) => Some(after),
+                None if short => Some(rest),
+                None => None,
+            }
+        } else {
+            None
+        };
+        if let Some(number) = given.and_then(whole_number) {
+            value = Some(number);
+        }
+    }
+    value
+}
+
+/// A whole number as a flag or a variable writes it.
+fn whole_number(text: &str) -> Option<u32> {
+    text.trim().parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::{Command, Stdio};
+
+    fn args(line: &str) -> Vec<String> {
+        line.split(' ').map(String::from).collect()
+    }
+
+    #[test]
+    fn a_flag_is_read_in_every_form_a_parser_takes_the_last_one_winning() {
+        let line = args("gunicorn -w 3 --threads=4 --bind 127.0.0.1:8000 app:app --workers 2");
+        assert_eq!(flag_value(&line, "--workers"), Some(2));
+        assert_eq!(flag_value(&line, "-w"), Some(3));
+        assert_eq!(flag_value(&line, "--threads"), Some(4));
+        assert_eq!(flag_value(&args("uwsgi -p4"), "-p"), Some(4));
+        let jvm = args("java -Dreactor.netty.ioWorkerCount=6 -jar app.jar");
+        assert_eq!(flag_value(&jvm, "-Dreactor.netty.ioWorkerCount"), Some(6));
+        // A longer flag that starts like one is another flag; a value that is no number is
+        // not a size.
+        assert_eq!(flag_value(&args("x --workers-max=9"), "--workers"), None);
+        assert_eq!(flag_value(&args("x --workers auto"), "--workers"), None);
+        assert_eq!(flag_value(&args("x --workers"), "--workers"), None);
+    }
+
+    #[test]
+    fn a_child_s_command_line_and_environment_are_read_and_only_the_names_asked_for_kept() {
+        // A program that takes any flag: Python leaves those after its script to the script.
+        let mut child = Command::new("python3")
+            .args(["-c", "import time; time.sleep(30)", "--threads", "4"])
+            .env("UV_THREADPOOL_SIZE", "8")
+            .env("A_SECRET", "12")
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("python3 starts");
+        let pid = child.id() as i32;
+        // The command line is the exec's: wait until the child is Python, not the fork.
+        for _ in 0..400 {
+            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+            if comm.trim().starts_with("python") {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let found = stated_values(
+            &[pid],
+            &["--threads".to_string(), "--workers".to_string()],
+            &["UV_THREADPOOL_SIZE".to_string()],
+        );
+        child.kill().ok();
+        child.wait().ok();
+        assert_eq!(
+            found,
+            vec![
+                Stated {
+                    name: "--threads".into(),
+                    value: 4,
+                    from: StatedIn::CommandLine
+                },
+                Stated {
+                    name: "UV_THREADPOOL_SIZE".into(),
+                    value: 8,
+                    from: StatedIn::Environment
+                },
+            ]
+        );
+    }
+}
