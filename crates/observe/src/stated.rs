@@ -8,8 +8,25 @@
 //! `/proc/PID/environ` (the environment as the process started; reading it needs the right to
 //! trace the process, as the stacks do). A process that is gone or may not be read gives
 //! nothing.
+//!
+//! A JVM also takes options from its environment, as if written on its command line: a
+//! container's `JAVA_TOOL_OPTIONS` (any JVM) and `JDK_JAVA_OPTIONS` (the `java` launcher) go
+//! before the command line's, `_JAVA_OPTIONS` after them, and the last of a repeated `-D` wins
+//! ([`JVM_OPTIONS`]). Those count as the environment's.
 use chokepoint_result::{Stated, StatedIn};
 use procfs::process::Process;
+use std::collections::HashMap;
+
+/// The variables whose options a JVM reads as its command line's, and whether they go after
+/// it (and win over it): HotSpot parses `JAVA_TOOL_OPTIONS`, then the command line (the `java`
+/// launcher puts `JDK_JAVA_OPTIONS` in front of its own arguments), then `_JAVA_OPTIONS`
+/// (`Arguments::parse_vm_init_args`,
+/// https://github.com/openjdk/jdk/blob/ad7aeacd8475ca1b943f3812d2c62a6f06d05f35/src/hotspot/share/runtime/arguments.cpp).
+pub const JVM_OPTIONS: [(&str, bool); 3] = [
+    ("JAVA_TOOL_OPTIONS", false),
+    ("JDK_JAVA_OPTIONS", false),
+    ("_JAVA_OPTIONS", true),
+];
 
 /// Of `flags` and `variables`, those the processes `pids` state with a whole number: the first
 /// process to state a name gives its value (a pre-fork master and its workers share one
@@ -30,25 +47,46 @@ pub fn stated_values(pids: &[i32], flags: &[String], variables: &[String]) -> Ve
             continue;
         };
         let args = process.cmdline().unwrap_or_default();
+        let environment = environment_of(&process);
+        let options = |after: bool| -> Vec<String> {
+            JVM_OPTIONS
+                .iter()
+                .filter(|(_, last)| *last == after)
+                .filter_map(|(name, _)| environment.get(*name))
+                .flat_map(|value| value.split_whitespace().map(String::from))
+                .collect()
+        };
+        let (before, last) = (options(false), options(true));
         for flag in flags {
-            if let Some(value) = flag_value(&args, flag) {
-                keep(flag, value, StatedIn::CommandLine);
+            let stated = match (flag_value(&last, flag), flag_value(&args, flag)) {
+                (Some(value), _) => Some((value, StatedIn::Environment)),
+                (None, Some(value)) => Some((value, StatedIn::CommandLine)),
+                (None, None) => flag_value(&before, flag).map(|v| (v, StatedIn::Environment)),
+            };
+            if let Some((value, from)) = stated {
+                keep(flag, value, from);
             }
         }
-        let Ok(environment) = process.environ() else {
-            continue;
-        };
         for variable in variables {
             let value = environment
-                .get(std::ffi::OsStr::new(variable))
-                .and_then(|v| v.to_str())
-                .and_then(whole_number);
+                .get(variable.as_str())
+                .and_then(|v| whole_number(v));
             if let Some(value) = value {
                 keep(variable, value, StatedIn::Environment);
             }
         }
     }
     found
+}
+
+/// The environment a process started with, its variables that are UTF-8.
+fn environment_of(process: &Process) -> HashMap<String, String> {
+    process
+        .environ()
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
+        .collect()
 }
 
 /// The whole number `args` give `flag`, the last time they give it (as argument parsers take
@@ -105,6 +143,21 @@ mod tests {
         assert_eq!(flag_value(&args("x --workers"), "--workers"), None);
     }
 
+    /// Waits until the child runs Python itself: not the fork, nor a launcher in between (a
+    /// pyenv shim runs `/usr/bin/env bash` first), whose command line and environment are
+    /// read mid-exec at times.
+    fn wait_for_python(pid: i32) {
+        for _ in 0..400 {
+            let line = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let program = line.split(|b| *b == 0).next().unwrap_or_default();
+            let name = program.rsplit(|b| *b == b'/').next().unwrap_or_default();
+            if name.starts_with(b"python") {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+
     #[test]
     fn a_child_s_command_line_and_environment_are_read_and_only_the_names_asked_for_kept() {
         // A program that takes any flag: Python leaves those after its script to the script.
@@ -116,14 +169,7 @@ mod tests {
             .spawn()
             .expect("python3 starts");
         let pid = child.id() as i32;
-        // The command line is the exec's: wait until the child is Python, not the fork.
-        for _ in 0..400 {
-            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-            if comm.trim().starts_with("python") {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
+        wait_for_python(pid);
         let found = stated_values(
             &[pid],
             &["--threads".to_string(), "--workers".to_string()],
@@ -131,6 +177,33 @@ mod tests {
         );
         child.kill().ok();
         child.wait().ok();
+        let mut jvm = Command::new("python3")
+            .args(["-c", "import time; time.sleep(30)", "-Dpool.size=6"])
+            .env("JAVA_TOOL_OPTIONS", "-Xmx64m -Dpool.size=3 -Dloops=2")
+            .env("_JAVA_OPTIONS", "-Dqueue=9")
+            .env("JDK_JAVA_OPTIONS", "-Dqueue=1")
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("python3 starts");
+        let jvm_pid = jvm.id() as i32;
+        wait_for_python(jvm_pid);
+        let names = ["-Dpool.size", "-Dloops", "-Dqueue"].map(String::from);
+        let options = stated_values(&[jvm_pid], &names, &[]);
+        jvm.kill().ok();
+        jvm.wait().ok();
+        // The command line wins over JAVA_TOOL_OPTIONS, _JAVA_OPTIONS over both.
+        let told: Vec<(&str, u32, StatedIn)> = options
+            .iter()
+            .map(|s| (s.name.as_str(), s.value, s.from))
+            .collect();
+        assert_eq!(
+            told,
+            vec![
+                ("-Dpool.size", 6, StatedIn::CommandLine),
+                ("-Dloops", 2, StatedIn::Environment),
+                ("-Dqueue", 9, StatedIn::Environment),
+            ]
+        );
         assert_eq!(
             found,
             vec![
