@@ -243,6 +243,13 @@ impl Catalogue {
         self.entry_for_frames(frames).map(|e| e.setting.clone())
     }
 
+    /// The thread-pool entry (not a connection pool's) that knows one of `frames`.
+    pub fn thread_pool_for_frames(&self, frames: &[String]) -> Option<&Entry> {
+        self.entries
+            .iter()
+            .find(|e| e.kind == EntryKind::ThreadPool && e.matches_frames(frames))
+    }
+
     /// The entry that knows one of `frames` (see [`Catalogue::setting_for_frames`]).
     pub fn entry_for_frames(&self, frames: &[String]) -> Option<&Entry> {
         self.entries.iter().find(|e| e.matches_frames(frames))

@@ -114,6 +114,17 @@ impl Known<'_> {
         )
     }
 
+    /// The setting of the thread pool (not a connection pool) one of whose frames is in
+    /// `frames`: a pool read from `/proc` whose stacks show its code, not where it waits (a
+    /// client's pool in the same frames would be another place).
+    fn thread_pool_for_frames(&self, frames: &[String]) -> Option<Setting> {
+        Some(
+            self.catalogue
+                .thread_pool_for_frames(frames)?
+                .setting_on(self.cores.as_ref(), self.stated),
+        )
+    }
+
     /// The setting of the pool one of whose frames is in `frames`, with its default here.
     fn setting_for_frames(&self, frames: &[String]) -> Option<Setting> {
         Some(
@@ -244,6 +255,12 @@ struct Held {
     /// `/proc`: the pool's threads parked in `futex` beside those held on the network (the
     /// mean over the samples); 0 otherwise (the stacks tell a queue by its frames: `queued`).
     parked_elsewhere: f64,
+    /// `/proc`: the frames the runtime's stacks showed for the same pool at the same step,
+    /// whatever its threads did there (see [`frames_beside`]); empty otherwise.
+    frames_beside: Vec<String>,
+    /// `/proc`: of the same pool in the runtime's stacks at the same step, the threads not
+    /// idle (not in the pool's wait for work); `None` without stacks of it.
+    busy_in_dump: Option<f64>,
     syscall: Option<String>,
     snapshots: Option<u32>,
     recording_s: Option<f64>,
@@ -276,6 +293,7 @@ impl Held {
             known
                 .setting_for(&self.seen.pool)
                 .or_else(|| known.setting_for_frames(&self.seen.frames))
+                .or_else(|| known.thread_pool_for_frames(&self.frames_beside))
         };
         // A pool's own setting is the knob only when nothing else holds its threads back.
         // Threads queued for a resource beside the held ones (the stacks' `queued`) make the
@@ -424,6 +442,8 @@ fn stacks_held(step: &Step, pool: &PoolStacks, kind: WaitKind) -> Held {
         queued,
         background: None,
         parked_elsewhere: 0.0,
+        frames_beside: Vec::new(),
+        busy_in_dump: None,
         syscall: None,
         snapshots: stacks.map(|s| s.snapshots).filter(|n| *n > 0),
         recording_s: stacks.and_then(|s| s.recording_s),
@@ -509,6 +529,14 @@ fn from_proc(plateau: &[&Step], before: &[&Step], wait: ProcWait) -> Vec<Held> {
                     queued: None,
                     background: (background > 0.0).then_some(background),
                     parked_elsewhere: parked,
+                    frames_beside: frames_beside(step, &pool.pool),
+                    busy_in_dump: same_pool_in_dump(step, &pool.pool).map(|p| {
+                        p.stacks
+                            .iter()
+                            .filter(|s| s.waiting != Some(WaitKind::Idle))
+                            .map(|s| s.threads)
+                            .sum()
+                    }),
                     syscall,
                     snapshots: None,
                     recording_s: None,
@@ -516,6 +544,46 @@ fn from_proc(plateau: &[&Step], before: &[&Step], wait: ProcWait) -> Vec<Held> {
             })
             .collect()
     })
+}
+
+/// The frames the runtime's stacks showed at `step` for `/proc`'s pool `name` (the one stacks
+/// pool of that name, or the one it was cut from: Linux keeps 15 bytes of a thread's name),
+/// whatever its threads were doing. `/proc` sees a thread blocked in `read` where a thread dump
+/// cannot see why: a JVM carrier thread pinned by a virtual thread shows only
+/// `jdk.internal.vm.Continuation.run`, which tells the pool is the virtual threads' scheduler.
+fn frames_beside(step: &Step, name: &str) -> Vec<String> {
+    same_pool_in_dump(step, name).map_or(Vec::new(), |pool| {
+        pool.stacks.iter().flat_map(|s| s.frames.clone()).collect()
+    })
+}
+
+/// The one pool of the runtime's stacks at `step` that is `/proc`'s pool `name`: of that name,
+/// or the one whose names come out as it once Linux cut them to 15 bytes and the observer
+/// stripped the counter (`ForkJoinPool-1-worker` is `/proc`'s `ForkJoinPool-1`), as the
+/// catalogue's patterns meet `/proc`'s names ([`crate::pool_pattern`]).
+fn same_pool_in_dump<'s>(step: &'s Step, name: &str) -> Option<&'s PoolStacks> {
+    let comes_out_as = |dumped: &str| {
+        crate::pool_pattern::Pattern::new(dumped).is_ok_and(|p| p.matches_pool(name))
+    };
+    let mut same = step
+        .stacks
+        .as_ref()?
+        .pools
+        .iter()
+        .filter(|p| p.pool == name || comes_out_as(&p.pool));
+    let one = same.next()?;
+    same.next().is_none().then_some(one)
+}
+
+/// Whether `/proc`'s threads of a pool parked in `futex` were held: the runtime's stacks of the
+/// same step showed as many of its threads busy (not in its wait for work). An idle worker
+/// parks in `futex` too, and `/proc` cannot tell the two; the dump can. A JVM carrier parked
+/// while the dump shows it carrying a virtual thread is one that virtual thread pinned: an
+/// unpinned one unmounts when it parks, and its carrier goes back to the pool's wait for
+/// work (JEP 444, "Pinning").
+fn busy_in_dump(held: &Held) -> bool {
+    held.busy_in_dump
+        .is_some_and(|busy| matches_limit(busy, held.seen.held))
 }
 
 /// The threads of `/proc`'s pool `name` in a network wait that did not follow the load: at the
@@ -598,7 +666,9 @@ fn held_pool(plateau: &[&Step], before: &[&Step], limit: f64, known: &Known<'_>)
         from_proc(plateau, before, ProcWait::Socket),
         from_proc(plateau, before, ProcWait::Futex)
             .into_iter()
-            .filter(|held| grew_until_the_knee(&held.seen.pool, plateau, before))
+            .filter(|held| {
+                grew_until_the_knee(&held.seen.pool, plateau, before) || busy_in_dump(held)
+            })
             .collect(),
     ];
     for tier in &tiers {

@@ -17,6 +17,11 @@
 //! - JVM-internal threads (`"VM Thread" os_prio=0 ... nid=0x1d8 runnable`) have no
 //!   `java.lang.Thread.State` line and no frames: they are not Java threads and are left out.
 //!
+//! - JDK 21+: a carrier thread with a virtual thread mounted has `   Carrying virtual thread #N`
+//!   in place of its state line, and shows the continuation it runs
+//!   (`jdk.internal.vm.Continuation.run`), never the virtual thread's frames: its state is read
+//!   as [`CARRYING`].
+//!
 //! Then `   java.lang.Thread.State: WAITING (parking)` and the frames,
 //! `\tat java.util.concurrent.locks.LockSupport.park(java.base@17.0.15/LockSupport.java:211)`
 //! (`(LockSupport.java:175)` or `(Native Method)` before JDK 9), innermost first.
@@ -223,6 +228,10 @@ impl StackTool for ThreadDumps {
     }
 }
 
+/// The state a carrier thread is read in while a virtual thread is mounted on it: the dump
+/// gives none (the mounted thread may run or be pinned in a wait; `/proc` tells which).
+pub const CARRYING: &str = "CARRYING";
+
 /// A thread of a dump as it is read: its header, then its state and frames.
 struct Reading {
     name: String,
@@ -268,6 +277,8 @@ pub fn parse_thread_dump(text: &str) -> Vec<ThreadStack> {
         if let Some(rest) = line.strip_prefix("java.lang.Thread.State:") {
             // `WAITING (parking)`: the state's name, its detail in brackets dropped.
             reading.state = rest.split_whitespace().next().map(String::from);
+        } else if line.starts_with("Carrying virtual thread") {
+            reading.state = Some(CARRYING.to_string());
         } else if let Some(frame) = line.strip_prefix("at ") {
             let frame = frame.split('(').next().unwrap_or(frame).trim();
             reading.frames.push(frame.to_string());
@@ -311,6 +322,23 @@ mod tests {
             .iter()
             .find(|t| t.name == name)
             .unwrap_or_else(|| panic!("no thread {name:?}"))
+    }
+
+    #[test]
+    fn jdk21_carriers_of_pinned_virtual_threads_are_kept_carrying_a_continuation() {
+        // jcmd Thread.print of tests/targets/java-virtual-threads (JDK 21) at 8 clients: both
+        // carriers of this 2-core machine hold a virtual thread pinned in its call.
+        let threads = parse_thread_dump(&data("jvm", "jdk21-pinned-carriers.txt"));
+        let carriers: Vec<&ThreadStack> = threads
+            .iter()
+            .filter(|t| t.name.starts_with("ForkJoinPool-1-worker-"))
+            .collect();
+        assert_eq!(carriers.len(), 2);
+        for carrier in carriers {
+            assert_eq!(carrier.state, CARRYING);
+            assert_eq!(carrier.waiting, WaitKind::Other);
+            assert_eq!(carrier.frames, vec!["jdk.internal.vm.Continuation.run"]);
+        }
     }
 
     #[test]

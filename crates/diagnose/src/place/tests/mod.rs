@@ -2,6 +2,7 @@
 //! JVM twin (jcmd's pools, `/proc`'s), a CPython `ThreadPoolExecutor` (py-spy names it, `/proc`
 //! shows `python3` for every thread), Go goroutines behind a semaphore (pprof), and pools that
 //! match nothing or match twice.
+mod carriers;
 mod shapes;
 mod stated;
 
