@@ -9,11 +9,11 @@
 //!
 //! - Java: `tests/targets/java-pools` `/common`, `ForkJoinPool.commonPool()` (cores − 1);
 //! - Python: `tests/targets/py-gunicorn`, gunicorn's default one sync worker;
-//!   `tests/targets/py-threadpool --default-executor`, a `ThreadPoolExecutor()` (min(32, cores
-//!   + 4) workers), whose threads only py-spy names (all are `python3` in /proc); and, not at
-//!   their defaults but as deployed, `tests/targets/py-gunicorn-gthread` (2 gthread workers of
-//!   4 threads) and `tests/targets/py-uwsgi` (uWSGI, 4 processes of 2 threads), each a pool of 8
-//!   whose kind, size and place the finding must name;
+//!   `tests/targets/py-threadpool --default-executor`, a `ThreadPoolExecutor()` (min(32,
+//!   cores + 4) workers), whose threads only py-spy names (all are `python3` in /proc); and,
+//!   not at their defaults but as deployed, `tests/targets/py-gunicorn-gthread` (2 gthread
+//!   workers of 4 threads) and `tests/targets/py-uwsgi` (uWSGI, 4 processes of 2 threads), each
+//!   a pool of 8 whose kind, size and place the finding must name;
 //! - PHP: `tests/targets/php-fpm-nginx`, PHP-FPM with the www.conf PHP ships (5 children, a
 //!   unix socket) behind nginx, found by `--pid auto` through nginx;
 //! - Apache httpd: `tests/targets/apache-proxy`, prefork as a reverse proxy.
