@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the tests need on a fresh Debian machine (as root): the JDK and Maven, Go,
 # Python with py-spy, gunicorn, FastAPI, uvicorn, httpx, aiohttp, asyncpg and WireMock's client,
-# Node, Ruby with Puma, nginx, PHP-FPM, Apache, PostgreSQL, and from Maven Central WireMock's
+# Node, Ruby with Puma, nginx, PHP-FPM, Apache, uWSGI, PostgreSQL, and from Maven Central WireMock's
 # standalone jar, Apache HttpClient 5, HikariCP and PostgreSQL's JDBC driver. Each is installed
 # only when missing, so a second run costs seconds. Called by scripts/test.sh.
 set -euo pipefail
@@ -44,6 +44,10 @@ compgen -G '/usr/sbin/php-fpm*' >/dev/null || need_apt+=(php-fpm)
 # their defaults (the test fails without them).
 command -v ruby >/dev/null 2>&1 || need_apt+=(ruby)
 command -v puma >/dev/null 2>&1 || need_apt+=(puma)
+# tests/sweeps/catalogue_pools.rs: tests/targets/py-uwsgi, Debian's uWSGI with its Python 3
+# plugin (the test fails without them).
+[ -x /usr/bin/uwsgi ] || need_apt+=(uwsgi)
+[ -f /usr/lib/uwsgi/plugins/python3_plugin.so ] || need_apt+=(uwsgi-plugin-python3)
 # tests/sweeps/database_pools.rs: a real PostgreSQL (its server binaries; the test makes and
 # starts a cluster of its own, so the package's own cluster never starts: policy-rc.d below).
 compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || need_apt+=(postgresql)

@@ -8,21 +8,25 @@
 //! these clients, has no place: only its entry is checked.
 //!
 //! - Java: `tests/targets/java-pools` `/common`, `ForkJoinPool.commonPool()` (cores − 1);
-//! - Python: `tests/targets/py-gunicorn`, gunicorn's default one sync worker; and
-//!   `tests/targets/py-threadpool --default-executor`, a `ThreadPoolExecutor()` (min(32, cores
-//!   + 4) workers), whose threads only py-spy names (all are `python3` in /proc);
+//! - Python: `tests/targets/py-gunicorn`, gunicorn's default one sync worker;
+//!   `tests/targets/py-threadpool --default-executor`, a `ThreadPoolExecutor()` (min(32,
+//!   cores + 4) workers), whose threads only py-spy names (all are `python3` in /proc); and,
+//!   not at their defaults but as deployed, `tests/targets/py-gunicorn-gthread` (2 gthread
+//!   workers of 4 threads) and `tests/targets/py-uwsgi` (uWSGI, 4 processes of 2 threads), each
+//!   a pool of 8 whose kind, size and place the finding must name;
 //! - PHP: `tests/targets/php-fpm-nginx`, PHP-FPM with the www.conf PHP ships (5 children, a
 //!   unix socket) behind nginx, found by `--pid auto` through nginx;
 //! - Apache httpd: `tests/targets/apache-proxy`, prefork as a reverse proxy.
 //!
-//! Each needs its tool (java; gunicorn and py-spy from PyPI; Debian's php-fpm, nginx-light, apache2):
+//! Each needs its tool (java; gunicorn and py-spy from PyPI; Debian's php-fpm, nginx-light,
+//! apache2, uwsgi with uwsgi-plugin-python3):
 //! `.ci/run` installs them, and a missing one fails the test under CI.
 
 use crate::common;
 
 use chokepoint_diagnose::catalogue::Catalogue;
 use chokepoint_experiment::SweepConfig;
-use chokepoint_result::{Setting, SweepResult, WaitKind};
+use chokepoint_result::{Kind, Setting, SweepResult, WaitKind};
 use chokepoint_testkit::Server;
 use common::*;
 use std::path::{Path, PathBuf};
@@ -220,6 +224,154 @@ fn gunicorn_says_its_workers_flag() {
     // however many clients there are.
     println!("py-gunicorn: {threads} threads in the pool");
     assert_eq!(waiting, 1.0);
+}
+
+/// The clients of the sweeps of a pool of 8: from one to four times the pool.
+const CLIENTS_PAST_8: [u32; 5] = [1, 4, 8, 16, 32];
+
+/// Checks a sweep of a pool of 8 (2 × 4 or 4 × 2) that the mock saw: blocking-pool, 8 (± 10%),
+/// never more than 8 calls at once.
+fn assert_a_pool_of_8(name: &str, result: &SweepResult) {
+    assert_eq!(most_downstream_in_flight(result), Some(8), "{name}");
+    assert_finding(name, result, Kind::BlockingPool, 8.0);
+}
+
+/// gunicorn with 2 gthread workers of 4 threads (`tests/targets/py-gunicorn-gthread`, the app
+/// of py-gunicorn) behind a 200 ms mock, swept with its master observed. Issue 22 saw such a
+/// service come out `contention` in one sweep of three. By hand (tests/targets/README.md) a
+/// gthread worker keeps every connection it accepts, and accepts whether or not a thread is
+/// free: with kept-alive clients one worker held most of them as often as not, and the service
+/// served 4 to 8 at once, a new draw each time the clients connect. So this sweep opens a
+/// connection per request, as nginx in front of gunicorn passes them by default
+/// (`proxy_http_version` 1.0, no upstream keep-alive).
+fn sweep_gunicorn_gthread(name: &str) -> SweepResult {
+    // 200 ms calls, as the sync worker's test: a sample catches a thread in the call.
+    let mock = mock_with_delay_of(Duration::from_millis(200));
+    let (server, port) = start_quiet("gunicorn-gthread", |port| {
+        let mut command = Command::new("gunicorn");
+        command
+            .args(["--workers", "2", "--threads", "4"])
+            .arg("--chdir")
+            .arg(targets_dir().join("py-gunicorn"))
+            .args(["--bind", &format!("127.0.0.1:{port}"), "app:app"])
+            .env("DOWNSTREAM", mock.url())
+            // The flag's 2 workers, whatever the environment says.
+            .env_remove("WEB_CONCURRENCY");
+        command
+    });
+    let mut config = SweepConfig::new(&format!("http://127.0.0.1:{port}/"))
+        .expect("a valid URL")
+        .with_target_pid(server.pid());
+    config.base.keepalive = false;
+    let result = sweep_with(
+        name,
+        config,
+        Some(CLIENTS_PAST_8.to_vec()),
+        STEP,
+        32,
+        Some(&mock),
+    );
+    drop(server);
+    print_stacks(name, &result);
+    result
+}
+
+/// gthread workers: a pool of workers × threads, 8, placed in those threads: /proc's
+/// `gunicorn` (every thread of the workers) or, when py-spy's dump decides, the workers'
+/// `ThreadPoolExecutor-0` (gunicorn's `ThreadPoolExecutor(max_workers=threads)`, unnamed, in
+/// each worker: py-spy pools the two workers' threads under one name). Either way the knob is
+/// gunicorn's, read from its command line: `--workers 2` and `--threads 4`, 8 at once. Before
+/// the processes' stated size named it, every run named `ThreadPoolExecutor(max_workers=N)`.
+#[test]
+fn gunicorn_gthread_workers_are_a_pool_of_workers_times_threads_sized_by_their_flags() {
+    if !toolchain_present("gunicorn", "--version") {
+        return;
+    }
+    let _one = one_at_a_time();
+    let name = "py-gunicorn-gthread";
+    let result = sweep_gunicorn_gthread(name);
+    assert_a_pool_of_8(name, &result);
+    let place = the_place(name, &result);
+    println!("{name}: {place:?}");
+    assert!(
+        matches!(
+            place.pool.as_deref(),
+            Some("gunicorn" | "ThreadPoolExecutor-0")
+        ),
+        "{name}: {place:?}"
+    );
+    let held = place.held.unwrap_or(0.0);
+    assert!((7.0..=8.0).contains(&held), "{name}: {held} held");
+    let setting = place.setting.as_ref().expect("a knob named");
+    assert_eq!(
+        setting.setting,
+        "--workers N (and --threads N for gthread workers)"
+    );
+    let stated = setting
+        .stated_here
+        .as_ref()
+        .expect("read from the command line");
+    assert_eq!(stated.size, 8, "{name}: {stated:?}");
+}
+
+/// uWSGI as its Python quickstart deploys it behind an HTTP proxy (`tests/targets/py-uwsgi`:
+/// `--http-socket`, a master, 4 processes of 2 threads, the app of py-gunicorn): 8 requests at
+/// once. Every process and thread is `uwsgi` in /proc; py-spy names each serving thread
+/// `uWSGIWorkerNCoreM`, a pool of one.
+#[test]
+fn uwsgi_says_its_processes_and_threads() {
+    let Some(uwsgi) = installed(
+        &["/usr/bin/uwsgi"],
+        "apt-get install uwsgi uwsgi-plugin-python3",
+    ) else {
+        return;
+    };
+    let Some(_plugin) = installed(
+        &["/usr/lib/uwsgi/plugins/python3_plugin.so"],
+        "apt-get install uwsgi-plugin-python3",
+    ) else {
+        return;
+    };
+    let _one = one_at_a_time();
+    let mock = mock_with_delay_of(Duration::from_millis(200));
+    let (server, port) = start_quiet("uwsgi", |port| {
+        let mut command = Command::new(&uwsgi);
+        command
+            .arg("--ini")
+            .arg(targets_dir().join("py-uwsgi/uwsgi.ini"))
+            .args(["--http-socket", &format!("127.0.0.1:{port}")])
+            .env("DOWNSTREAM", mock.url());
+        command
+    });
+    let config = SweepConfig::new(&format!("http://127.0.0.1:{port}/"))
+        .expect("a valid URL")
+        .with_target_pid(server.pid());
+    let name = "py-uwsgi";
+    let result = sweep_with(
+        name,
+        config,
+        Some(CLIENTS_PAST_8.to_vec()),
+        STEP,
+        32,
+        Some(&mock),
+    );
+    drop(server);
+    assert_a_pool_of_8(name, &result);
+    let place = the_place(name, &result);
+    println!("{name}: {place:?}");
+    assert_eq!(place.pool.as_deref(), Some("uwsgi"), "{name}");
+    let setting = setting_for("uwsgi").expect("the catalogue knows uWSGI");
+    assert!(
+        setting
+            .setting
+            .starts_with("--processes N (alias --workers) and --threads M"),
+        "{setting:?}"
+    );
+    assert_eq!(
+        setting.default,
+        "1 process, 1 thread: one request at a time (--enable-threads lets the app start threads of its own, it adds none that serve requests)"
+    );
+    assert_eq!(place.setting.as_ref(), Some(&setting), "{name}");
 }
 
 /// PHP-FPM behind nginx on a unix socket, with the pool settings PHP ships: processes

@@ -752,7 +752,12 @@ fn unless_its_setting_disagrees(
     one: &Held,
     known: &Known<'_>,
 ) -> Fact {
-    let place = one.clone().into_place(known);
+    let mut place = one.clone().into_place(known);
+    if let (Some(generic), Some(stated)) = (&place.setting, stated_for(plateau, one, known)) {
+        if generic.stated_here.is_none() {
+            place.setting = Some(stated);
+        }
+    }
     let disagrees = |setting: &Setting| {
         setting
             .stated_here
@@ -773,6 +778,27 @@ fn unless_its_setting_disagrees(
             place: Box::new(place),
         },
     }
+}
+
+/// The setting of a pool `/proc` saw at the plateau whose processes state a size that is what
+/// `one` held (gunicorn's processes, started with `--workers 2 --threads 4`, when py-spy holds
+/// 8 of the `ThreadPoolExecutor-0` each gthread worker makes with `max_workers=threads`).
+/// Values the processes were started with that give exactly the calls held are the service's
+/// own statement of its size: they name the knob over an entry matched by a name any code may
+/// give its pool (CPython names every unnamed executor so).
+fn stated_for(plateau: &[&Step], one: &Held, known: &Known<'_>) -> Option<Setting> {
+    plateau
+        .iter()
+        .filter_map(|step| step.threads_by_pool.as_ref())
+        .flat_map(|threads| &threads.pools)
+        .filter(|pool| pool.pool != one.seen.pool)
+        .filter_map(|pool| known.setting_for(&pool.pool))
+        .find(|setting| {
+            setting
+                .stated_here
+                .as_ref()
+                .is_some_and(|stated| matches_limit(one.seen.held, f64::from(stated.size)))
+        })
 }
 
 /// The fact for evidence that named no one place.

@@ -118,3 +118,60 @@ fn gthread_workers_held_at_half_the_size_they_state_name_no_knob_on_2_16_and_64_
         );
     }
 }
+
+/// gthread workers as py-spy sees them: each worker's `ThreadPoolExecutor(max_workers=threads)`
+/// (unnamed, so CPython's `ThreadPoolExecutor-0` in every worker, pooled as one), `held` of its
+/// threads in the call; `/proc` sees every thread as `gunicorn`.
+fn gthread_dumped_at(clients: u32, workers: u32, threads: u32, held: f64) -> Step {
+    let mut step = gunicorn_at(clients, workers, threads, held);
+    let held = held.min(f64::from(clients));
+    let pool_threads = f64::from(workers * threads);
+    let call: &[&str] = &["SocketIO.readinto (socket.py)", "app (app.py:16)"];
+    let idle: &[&str] = &["_worker (concurrent/futures/thread.py)"];
+    step.stacks = Some(stacks(
+        StackSource::PySpy,
+        vec![stack_pool(
+            "ThreadPoolExecutor-0",
+            &[
+                (WaitKind::Downstream, held, call),
+                (WaitKind::Idle, pool_threads - held, idle),
+            ],
+        )],
+    ));
+    step
+}
+
+#[test]
+fn gthread_executors_held_at_what_the_workers_state_name_gunicorns_flags_on_2_16_and_64_cores() {
+    for (workers, threads) in [(5, 4), (33, 2), (129, 4)] {
+        let size = workers * threads;
+        let steps: Vec<Step> = sweep(workers, threads, f64::from(size))
+            .iter()
+            .map(|s| gthread_dumped_at(s.clients, workers, threads, f64::from(size)))
+            .collect();
+        let knee = steps
+            .iter()
+            .map(|s| s.clients)
+            .find(|c| *c >= size)
+            .unwrap();
+        let finding = finding(Kind::BlockingPool, f64::from(size), knee);
+        let facts = facts_stated(&steps, &finding, &started_with(workers, threads));
+        let [Fact::Place { place }] = facts.as_slice() else {
+            panic!("{workers} × {threads}: expected one place, got {facts:?}");
+        };
+        assert_eq!(place.pool.as_deref(), Some("ThreadPoolExecutor-0"));
+        let setting = place.setting.as_ref().expect("a setting");
+        assert!(setting.setting.starts_with("--workers N"), "{setting:?}");
+        assert_eq!(setting.stated_here.as_ref().map(|s| s.size), Some(size));
+        // Without what they state, the executor's own entry is all that is known.
+        let unstated = facts_stated(&steps, &finding, &[]);
+        let [Fact::Place { place }] = unstated.as_slice() else {
+            panic!("{unstated:?}");
+        };
+        let generic = place.setting.as_ref().expect("the executor's entry");
+        assert!(
+            generic.setting.starts_with("ThreadPoolExecutor("),
+            "{generic:?}"
+        );
+    }
+}
