@@ -110,6 +110,13 @@ maven_jars hikari com.zaxxer:HikariCP:7.1.0 org.postgresql:postgresql:42.7.14 \
 # OkHttp's Dispatcher, 5 asynchronous calls per host (tests/sweeps/connection_pools.rs).
 maven_jars okhttp com.squareup.okhttp3:okhttp:4.12.0 com.squareup.okio:okio-jvm:3.6.0 \
   org.jetbrains.kotlin:kotlin-stdlib:1.8.21
+# Vert.x core and its dependencies (Netty, jackson-core: the closure of the target's pom.xml), for
+# tests/targets/java-vertx-worker, a service whose limit is Vert.x's worker pool of 20 threads
+# (tests/sweeps/frameworks.rs).
+if [ ! -f "$wiremock_cache/vertx/vertx-core-5.0.7.jar" ]; then
+  mvn -q -f tests/targets/java-vertx-worker/pom.xml dependency:copy-dependencies \
+    -DoutputDirectory="$wiremock_cache/vertx"
+fi
 # golang.org/x/net (the Go module proxy) for crates/mock/tests/fixtures/go-h2-streams, the Go
 # HTTP/2 client of crates/mock/tests/suite/h2.rs, which builds it offline from the module cache.
 (cd crates/mock/tests/fixtures/go-h2-streams && GOTOOLCHAIN=local go mod download)

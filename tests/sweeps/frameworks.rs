@@ -11,6 +11,10 @@
 //! - `tests/targets/py-httpx-async`: an asyncio service calling through one `httpx.AsyncClient()`,
 //!   whose pool lets 100 calls out at once; no thread holds that limit and httpx is pure Python,
 //!   so the place is unclear and the finding says the 100 connections it saw.
+//! - `tests/targets/java-vertx-worker`: a Vert.x 5 HTTP server whose handler makes a blocking call
+//!   inside `executeBlocking`, run on Vert.x's worker pool of 20 threads named
+//!   `vert.x-worker-thread-N`; jcmd names the pool whole (`/proc` keeps `vert.x-worker-t`) and
+//!   the catalogue its setting, `VertxOptions.setWorkerPoolSize`.
 //!
 //! Each sweep passes the limit (about twice the default) behind a mock slow enough (200 ms to
 //! 1 s) that the CPU of a busy 2-core machine does not stop the target first. The tools are
@@ -311,5 +315,69 @@ fn an_httpx_async_clients_pool_is_not_placed_and_the_finding_says_its_100_connec
         said.contains("at most 100 connections to the downstream at once")
             && said.contains("showed no thread held in a call either"),
         "{said}"
+    );
+}
+
+/// Vert.x 5 at its defaults: each request's blocking call (`HttpURLConnection` inside
+/// `vertx.executeBlocking`) runs on one of the worker pool's 20 threads, and the requests past
+/// the 20th wait in the pool's queue, holding no thread. Truth by hand at 100 ms: the mock's 20
+/// in flight and 190 req/s at 40 clients. jcmd names the pool whole; should no dump be read,
+/// `/proc` names it by the 15 bytes Linux keeps, and the catalogue's entry is the same.
+#[test]
+fn vertx_blocking_calls_are_placed_in_its_20_worker_threads_with_the_worker_pool_size() {
+    require_tool("java", "-version");
+    require_tool("jcmd", "-h");
+    let jars = crate::place::cached_jars("vertx", "vertx-core-5.0.7.jar", "Vert.x");
+    let _one = one_at_a_time();
+    // 20 calls held 200 ms: 100 req/s, a few percent of a core for the event loop and workers.
+    let mock = mock_with_delay_of(Duration::from_millis(200));
+    let name = "java-vertx-worker";
+    let mut command = Command::new("java");
+    command
+        .arg("-cp")
+        .arg(jars.join("*"))
+        .arg(targets_dir().join("java-vertx-worker/VertxWorkerServer.java"))
+        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())]);
+    let target = Target::launch(name, command);
+    // Below the pool, at it, and twice it: the knee and the plateau, nothing more.
+    let result = sweep_framework(name, &target.url(), target.pid(), vec![1, 20, 40], &mock);
+    drop(target);
+    assert_eq!(most_downstream_in_flight(&result), Some(20), "{name}");
+    assert_finding(name, &result, Kind::BlockingPool, 20.0);
+    let place = the_place(name, &result);
+    assert_eq!(place.kind, Some(PlaceKind::ThreadPool), "{name}");
+    let pool = match place.source {
+        Some(PlaceSource::Stacks(StackSource::JcmdThreadPrint)) => "vert.x-worker-thread",
+        Some(PlaceSource::Proc) => "vert.x-worker-t",
+        other => panic!("{name}: placed neither by jcmd nor by /proc: {other:?}"),
+    };
+    assert_eq!(place.pool.as_deref(), Some(pool), "{name}");
+    assert_held(name, &place, 20.0);
+    let entry = Catalogue::built_in()
+        .setting_for("vert.x-worker-thread")
+        .expect("the catalogue knows Vert.x's worker pool");
+    assert!(
+        entry
+            .setting
+            .starts_with("Vertx.vertx(new VertxOptions().setWorkerPoolSize(N))"),
+        "{entry:?}"
+    );
+    assert_eq!(entry.default, "20");
+    assert_eq!(place.setting.as_ref(), Some(&entry), "{name}");
+    // The event loop that hands the calls to the workers, as /proc names it, is the catalogue's
+    // other Vert.x entry: seen live, not the place.
+    let event_loops = result
+        .steps
+        .iter()
+        .filter_map(|step| step.threads_by_pool.as_ref())
+        .flat_map(|threads| threads.pools.iter())
+        .find(|p| p.pool == "vert.x-eventloo")
+        .unwrap_or_else(|| panic!("{name}: /proc saw no `vert.x-eventloo` thread"));
+    let loops_entry = Catalogue::built_in()
+        .setting_for(&event_loops.pool)
+        .expect("the catalogue knows Vert.x's event loops");
+    assert_eq!(
+        loops_entry.setting,
+        "Vertx.vertx(new VertxOptions().setEventLoopPoolSize(N))"
     );
 }
