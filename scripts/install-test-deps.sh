@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the tests need on a fresh Debian machine (as root): the JDK and Maven, Go,
 # Python with py-spy, gunicorn, FastAPI, uvicorn, httpx, aiohttp, asyncpg and WireMock's client,
-# Node, Ruby with Puma, nginx, PHP-FPM, Apache, uWSGI, PostgreSQL, and from Maven Central WireMock's
+# Node, Ruby with Puma, nginx, HAProxy, PHP-FPM, Apache, uWSGI, PostgreSQL, and from Maven Central WireMock's
 # standalone jar, Apache HttpClient 5, HikariCP and PostgreSQL's JDBC driver. Each is installed
 # only when missing, so a second run costs seconds. Called by scripts/test.sh.
 set -euo pipefail
@@ -40,6 +40,8 @@ command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
 # and a real Apache httpd (prefork).
 compgen -G '/usr/sbin/php-fpm*' >/dev/null || need_apt+=(php-fpm)
 [ -x /usr/sbin/apache2 ] || need_apt+=(apache2)
+# tests/sweeps/proxies.rs: HAProxy with a per-server maxconn in front of the mock.
+[ -x /usr/sbin/haproxy ] || need_apt+=(haproxy)
 # tests/sweeps/frameworks.rs: tests/targets/ruby-puma, Debian 12's Ruby 3.1 and Puma 5.6.5 at
 # their defaults (the test fails without them).
 command -v ruby >/dev/null 2>&1 || need_apt+=(ruby)
@@ -53,7 +55,7 @@ command -v puma >/dev/null 2>&1 || need_apt+=(puma)
 compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || need_apt+=(postgresql)
 if [ ${#need_apt[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
-  # The packages' own services (nginx, apache2, php-fpm) must not start on install: the tests
+  # The packages' own services (nginx, apache2, php-fpm, haproxy) must not start on install: the tests
   # start their own, on ports of their own. policy-rc.d's exit 101 forbids invoke-rc.d to.
   added_policy=""
   if [ ! -e /usr/sbin/policy-rc.d ]; then

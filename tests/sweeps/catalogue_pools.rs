@@ -55,22 +55,22 @@ pub(crate) fn start_quiet(name: &str, mut build: impl FnMut(u16) -> Command) -> 
 const CLIENTS: [u32; 2] = [1, 8];
 
 /// A scratch folder, removed at the end.
-struct Scratch(PathBuf);
+pub(crate) struct Scratch(PathBuf);
 
 impl Scratch {
-    fn new(name: &str) -> Scratch {
+    pub(crate) fn new(name: &str) -> Scratch {
         let dir = std::env::temp_dir().join(format!("cp-catalogue-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("a scratch folder");
         Scratch(dir)
     }
 
-    fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.0.join(name)
     }
 
     /// `tests/targets/<from>` with `{KEY}` replaced by each value, written to `name`.
-    fn fill(&self, from: &str, name: &str, values: &[(&str, String)]) -> PathBuf {
+    pub(crate) fn fill(&self, from: &str, name: &str, values: &[(&str, String)]) -> PathBuf {
         let mut text = std::fs::read_to_string(targets_dir().join(from))
             .unwrap_or_else(|e| panic!("tests/targets/{from}: {e}"));
         for (key, value) in values {
@@ -90,7 +90,7 @@ impl Drop for Scratch {
 
 /// The first of `candidates` that exists; `None` (the test is skipped) when none does, which
 /// fails the test under CI: `.ci/run` installs it.
-fn installed(candidates: &[&str], install: &str) -> Option<PathBuf> {
+pub(crate) fn installed(candidates: &[&str], install: &str) -> Option<PathBuf> {
     let found = candidates.iter().map(Path::new).find(|p| p.exists());
     if found.is_none() {
         assert!(

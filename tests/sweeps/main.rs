@@ -1,5 +1,5 @@
 //! The live sweeps, one binary (a build links once): each module starts real targets (JVMs,
-//! Python, Go, Ruby, nginx, PHP-FPM, Apache) from `tests/targets/` and sweeps them; `common`
+//! Python, Go, Ruby, nginx, PHP-FPM, Apache, HAProxy) from `tests/targets/` and sweeps them; `common`
 //! launches them and holds the lock that runs one sweep at a time across every module.
 
 mod catalogue_pools;
@@ -16,6 +16,7 @@ mod namespaces;
 mod observer_netns;
 mod place;
 mod process_trees;
+mod proxies;
 mod quota;
 mod stacks_jvm;
 mod stacks_py_go;
