@@ -61,6 +61,11 @@ pub enum EntryKind {
     ThreadPool,
     /// Connections to a downstream: an HTTP client's or a database driver's pool.
     ConnectionPool,
+    /// A proxy's configured cap on one upstream server (HAProxy's `maxconn`, nginx's
+    /// `max_conns=`): named only from the cap its configuration sets for the server its
+    /// connections went to, never by the proxy's name alone (a CPU-bound proxy's knob is
+    /// another).
+    UpstreamCap,
 }
 
 /// The file: `[[pool]]` tables.
@@ -232,9 +237,19 @@ impl Catalogue {
         self.entry_for(pool).map(|e| e.setting.clone())
     }
 
-    /// The entry that knows `pool` (see [`Catalogue::setting_for`]).
+    /// The entry that knows `pool` (see [`Catalogue::setting_for`]): a proxy's upstream cap is
+    /// no pool of threads and is never one.
     pub fn entry_for(&self, pool: &str) -> Option<&Entry> {
-        self.entries.iter().find(|e| e.matches_pool(pool))
+        self.entries
+            .iter()
+            .find(|e| e.kind != EntryKind::UpstreamCap && e.matches_pool(pool))
+    }
+
+    /// The upstream-cap entry of the proxy `program` (its process name).
+    pub fn upstream_cap_for(&self, program: &str) -> Option<&Entry> {
+        self.entries
+            .iter()
+            .find(|e| e.kind == EntryKind::UpstreamCap && e.matches_pool(program))
     }
 
     /// The setting behind a pool whose waiting threads stand in one of `frames` (a connection

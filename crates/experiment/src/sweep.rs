@@ -204,6 +204,16 @@ impl SweepConfig {
         chokepoint_observe::stated::stated_values(&self.target_pids(), &flags, &variables)
     }
 
+    /// The caps its proxies (HAProxy, nginx) are configured with on their upstream servers:
+    /// read once, as a sweep ends, not through an observer beside the target (it serves no
+    /// file).
+    fn target_upstream_caps(&self) -> Vec<chokepoint_result::UpstreamCap> {
+        if self.observer.is_some() {
+            return Vec::new();
+        }
+        chokepoint_observe::proxy_config::upstream_caps(&self.target_pids())
+    }
+
     /// The target's processes on this machine now: its roots' trees.
     fn target_pids(&self) -> Vec<i32> {
         let Some(spec) = self.target_spec() else {
@@ -358,6 +368,7 @@ pub fn sweep(
     result.context.downstream_delay_ms = downstream_delay_ms(&result.steps, first_stats.as_ref());
     result.context.target_libraries = config.target_libraries();
     result.context.stated = config.target_stated();
+    result.context.upstream_caps = config.target_upstream_caps();
     let mut finding =
         chokepoint_diagnose::diagnose_with(&result.steps, &result.context, &config.catalogue);
     if !result.interrupted {
@@ -682,6 +693,7 @@ fn context_from(stats: Option<&MockStats>, config: &SweepConfig) -> SweepContext
         }),
         target_libraries: Vec::new(),
         stated: Vec::new(),
+        upstream_caps: Vec::new(),
         warmup: None,
         observer: config
             .observer

@@ -34,6 +34,7 @@ pub mod files;
 pub mod forward;
 pub mod namespace;
 pub mod polled;
+pub mod proxy_config;
 pub mod runtime_cores;
 pub mod sampler;
 pub mod sockets;

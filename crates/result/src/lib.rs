@@ -31,7 +31,7 @@ mod overload;
 mod place;
 pub use place::{
     CoreCount, DefaultHere, Place, PlaceKind, PlaceSource, PlaceUnclearWhy, PoolSeen, Setting,
-    Stated, StatedHere, StatedIn,
+    Stated, StatedHere, StatedIn, UpstreamCap,
 };
 mod stacks;
 pub use overload::{Overload, Peak};

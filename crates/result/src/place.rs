@@ -39,6 +39,9 @@ pub enum PlaceSource {
     Stacks(StackSource),
     /// The mock's counts: calls in flight, HTTP/2 connections and streams on each.
     Mock,
+    /// A proxy's configuration (`haproxy.cfg`, `nginx.conf`): its cap on the upstream the
+    /// target's connections went to.
+    Config,
     /// The target's connections to a downstream peer (`/proc`) and the HTTP/2 SETTINGS that
     /// peer sent when the sweep asked it: a stream cap held by a peer the mock cannot see (a
     /// proxy in front of it).
@@ -200,6 +203,24 @@ pub struct Stated {
     pub value: u32,
     /// Where it was read.
     pub from: StatedIn,
+}
+
+/// A proxy's configured cap on one upstream server: HAProxy's `maxconn` on a `server` line,
+/// nginx's `max_conns=` in an `upstream` block. A sweep keeps each cap, the address and the
+/// line that set it, read from the configuration the proxy's command line names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UpstreamCap {
+    /// The proxy (`haproxy`, `nginx`).
+    pub program: String,
+    /// The server's address as written (`127.0.0.1:9090`, `app.local`, `unix:/run/app.sock`).
+    pub address: String,
+    /// Its port, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+    /// Requests (HAProxy) or connections (nginx) to it at once, at most.
+    pub cap: u32,
+    /// The line that set it, as read (`server s1 127.0.0.1:9090 maxconn 8`).
+    pub directive: String,
 }
 
 /// Where a process states a value.

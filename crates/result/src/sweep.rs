@@ -175,6 +175,11 @@ pub struct SweepContext {
     /// catalogue reads, only whole numbers. Empty when none or not observed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stated: Vec<crate::Stated>,
+    /// The caps on upstream servers of the target's proxies (HAProxy's `maxconn`, nginx's
+    /// `max_conns=`), read from the configuration their command line names as the sweep ends.
+    /// Empty when none or not observed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub upstream_caps: Vec<crate::UpstreamCap>,
     /// The warm-up check: whether the first step found the service warm, and when it did not,
     /// the unmeasured run until its latency stopped falling (a JIT, caches, pools started on
     /// demand); `None` when there was none (`--warmup 0`, shards on a schedule, an older result).

@@ -248,6 +248,15 @@ fn where_line(place: &Place) -> String {
                 .map(|port| format!(" (port {port})"))
                 .unwrap_or_default()
         ),
+        (_, Some(PlaceSource::Config)) => format!(
+            "the proxy `{pool}`'s cap of {} at once on its upstream{}, `{}` ({from})",
+            count(size),
+            place
+                .peer_port
+                .map(|port| format!(" (port {port}), where its connections went"))
+                .unwrap_or_default(),
+            place.shown_by.as_deref().unwrap_or("?")
+        ),
         (_, Some(PlaceSource::Proc)) => format!(
             "{} of {} threads of `{pool}` {} ({from}{})",
             count(held),
@@ -342,6 +351,10 @@ fn source_words(place: &Place) -> String {
         Some(PlaceSource::Proc) | None => "/proc".to_string(),
         Some(PlaceSource::Connections) => "the target's connections, /proc".to_string(),
         Some(PlaceSource::Mock) => "the mock's counts".to_string(),
+        Some(PlaceSource::Config) => {
+            "the configuration file its command line names, and no thread held in the wait"
+                .to_string()
+        }
         Some(PlaceSource::PeerSettings) => {
             "the target's connections, /proc, and the downstream's HTTP/2 SETTINGS".to_string()
         }
@@ -396,6 +409,9 @@ fn setting_sentence(place: &Place, setting: &Setting) -> String {
         ),
         (Some(PlaceSource::Connections), Some(n), None) => {
             format!("; it held {} connections here", count(n))
+        }
+        (Some(PlaceSource::Config), Some(n), _) => {
+            format!("; its configuration sets {} for that server", count(n))
         }
         // Threads queued for a connection: the pool they queue for holds the calls in flight.
         (_, _, _) if queued_for_connections(place) => place

@@ -1,9 +1,10 @@
 //! The places read from the target's connections to a downstream peer (`/proc/PID/net/tcp`):
 //! a connection pool the process is known to run whose default cap is the connections held
 //! ([`known_connection_pool`]), and the connections to the mock that never passed N while the
-//! clients grew past N ([`connection_pool`], the place of a `connection-limit`).
+//! clients grew past N ([`connection_pool`], the place of a `connection-limit`), and a proxy's
+//! configured cap on the upstream its connections went to ([`configured_upstream_cap`]).
 use super::{matches_limit, Known, MATCH_SHARE};
-use chokepoint_result::{Place, PlaceKind, PlaceSource, Step};
+use chokepoint_result::{Place, PlaceKind, PlaceSource, Step, UpstreamCap};
 use std::net::SocketAddr;
 
 /// A peer: its port, and its address when recorded.
@@ -80,6 +81,52 @@ pub(super) fn known_connection_pool(
         peer_port: Some(peer_port),
         setting: Some(setting),
         shown_by: Some(shown_by),
+        ..Place::default()
+    })
+}
+
+/// A proxy's configured cap on the upstream server its connections went to, when it is the
+/// limit: HAProxy's `maxconn` queues past it and nginx's `max_conns=` sheds past it, and in
+/// neither does a thread wait (their event loops sit in `epoll_wait`), so the configuration is
+/// the evidence, joined with what was seen: the target held connections to that server's port at
+/// the plateau, the cap is the limit (within 15%), and the largest step had more clients than
+/// the cap (requests waited or were turned away beyond it). One such cap or nothing.
+pub(super) fn configured_upstream_cap(
+    plateau: &[&Step],
+    limit: f64,
+    known: &Known<'_>,
+) -> Option<Place> {
+    let largest = plateau.last()?.clients;
+    let ports: Vec<u16> = plateau
+        .iter()
+        .filter_map(|step| step.connections.as_ref())
+        .flat_map(|c| &c.downstream)
+        .filter(|peer| peer.counts.most.established >= 1)
+        .map(|peer| peer.peer_port)
+        .collect();
+    let caps: Vec<&UpstreamCap> = known
+        .upstream_caps
+        .iter()
+        .filter(|cap| cap.port.is_some_and(|port| ports.contains(&port)))
+        .filter(|cap| matches_limit(limit, f64::from(cap.cap)))
+        .filter(|cap| f64::from(largest) > f64::from(cap.cap) * (1.0 + MATCH_SHARE))
+        .collect();
+    let [cap] = caps.as_slice() else {
+        return None;
+    };
+    let setting = known
+        .catalogue
+        .upstream_cap_for(&cap.program)
+        .map(|entry| entry.setting_on(known.cores.as_ref(), known.stated));
+    Some(Place {
+        kind: Some(PlaceKind::ConnectionPool),
+        pool: Some(cap.program.clone()),
+        size: Some(f64::from(cap.cap)),
+        clients: largest,
+        source: Some(PlaceSource::Config),
+        peer_port: cap.port,
+        setting,
+        shown_by: Some(cap.directive.clone()),
         ..Place::default()
     })
 }

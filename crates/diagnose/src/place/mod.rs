@@ -48,9 +48,11 @@ use crate::finding::Finding;
 use crate::size_rule::UsableCores;
 use chokepoint_result::{
     Fact, H2Peer, Kind, Place, PlaceKind, PlaceSource, PlaceUnclearWhy, PoolSeen, PoolStacks,
-    Setting, SharedStack, Stated, Step, WaitKind,
+    Setting, SharedStack, Stated, Step, UpstreamCap, WaitKind,
 };
-use connections::{connection_pool, known_connection_pool, most_downstream_connections};
+use connections::{
+    configured_upstream_cap, connection_pool, known_connection_pool, most_downstream_connections,
+};
 
 /// A held count matches the limit within this share of it...
 const MATCH_SHARE: f64 = 0.15;
@@ -86,6 +88,7 @@ pub(crate) fn with_place(mut finding: Finding, evidence: &Evidence<'_>) -> Findi
         cores: usable_cores(evidence),
         h2_peers: &evidence.context.h2_peers,
         stated: &evidence.context.stated,
+        upstream_caps: &evidence.context.upstream_caps,
     };
     let place = facts(evidence.steps, &finding, &known);
     finding.facts.extend(place);
@@ -95,13 +98,15 @@ pub(crate) fn with_place(mut finding: Finding, evidence: &Evidence<'_>) -> Findi
 /// What names a place's setting: the catalogue, the library files the target had open or
 /// mapped that it knows, the cores it counts (a default that follows them is evaluated with
 /// them), the peers the sweep asked for their HTTP/2 SETTINGS (a stream cap's), and the values
-/// its processes were started with that size a pool (`--workers 2`).
+/// its processes were started with that size a pool (`--workers 2`), and its proxies' caps on
+/// their upstream servers.
 pub(crate) struct Known<'a> {
     pub(crate) catalogue: &'a Catalogue,
     pub(crate) libraries: &'a [String],
     pub(crate) cores: Option<UsableCores>,
     pub(crate) h2_peers: &'a [H2Peer],
     pub(crate) stated: &'a [Stated],
+    pub(crate) upstream_caps: &'a [UpstreamCap],
 }
 
 impl Known<'_> {
@@ -718,8 +723,11 @@ fn held_pool(plateau: &[&Step], before: &[&Step], limit: f64, known: &Known<'_>)
         }
     }
     // No pool's threads held the limit (an event loop holds its calls without a thread each):
-    // a connection pool the process shows, whose default cap is the connections seen.
-    if let Some(pool) = known_connection_pool(plateau, limit, known) {
+    // a connection pool the process shows, whose default cap is the connections seen, or a
+    // proxy's configured cap on the upstream its connections went to.
+    if let Some(pool) = known_connection_pool(plateau, limit, known)
+        .or_else(|| configured_upstream_cap(plateau, limit, known))
+    {
         return Some(Fact::Place {
             place: Box::new(pool),
         });

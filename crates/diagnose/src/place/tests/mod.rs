@@ -3,6 +3,7 @@
 //! shows `python3` for every thread), Go goroutines behind a semaphore (pprof), and pools that
 //! match nothing or match twice.
 mod carriers;
+mod proxies;
 mod shapes;
 mod stated;
 
@@ -30,6 +31,7 @@ fn facts_with(steps: &[Step], finding: &Finding, libraries: &[String]) -> Vec<Fa
         cores: Some(TWO_CPUS),
         h2_peers: &[],
         stated: &[],
+        upstream_caps: &[],
     };
     super::facts(steps, finding, &known)
 }
@@ -56,6 +58,7 @@ fn pgxpools_queue_names_pool_max_conns_with_its_default_on_the_targets_cpus() {
             cores: Some(UsableCores { cpus, quota: None }),
             h2_peers: &[],
             stated: &[],
+            upstream_caps: &[],
         };
         let place = match super::facts(&steps, &found, &known).as_slice() {
             [Fact::Place { place }] => place.as_ref().clone(),
@@ -924,6 +927,7 @@ fn connection_facts(steps: &[Step], finding: &Finding, libraries: &[&str]) -> Ve
         cores: Some(TWO_CPUS),
         h2_peers: &[],
         stated: &[],
+        upstream_caps: &[],
     };
     super::facts(steps, finding, &known)
 }

@@ -14,6 +14,7 @@ fn facts_stated(steps: &[Step], finding: &Finding, stated: &[Stated]) -> Vec<Fac
         cores: None,
         h2_peers: &[],
         stated,
+        upstream_caps: &[],
     };
     super::super::facts(steps, finding, &known)
 }
