@@ -14,23 +14,22 @@
 //! the sweep leaves out when it follows one: the proxy alone is observed and
 //! `context.forwarder` is empty.
 //!
-//! Neither place is named, and the tests say so (the known gap): the proxies' threads wait in
-//! `epoll_wait`, held by no call, so no pool of threads holds the limit; the connections to the
-//! mock stop at about 8, but the connection-pool rule (`known_connection_pool` in
-//! `crates/diagnose/src/place/connections.rs`, through `Catalogue::connection_pool`) names a
-//! catalogue entry only when its *default* cap is the connections seen, and HAProxy's
-//! per-server `maxconn` (the catalogue's entry, asserted here) defaults to no cap. A cap that
-//! is a setting, not a default, is not named from the connections alone.
+//! No thread holds either limit: the proxies' event loops wait in `epoll_wait`. The place is
+//! the cap the proxy's configuration sets on the server its connections went to
+//! (`chokepoint_observe::proxy_config`, read from the file its command line names), named when it
+//! is the limit (`configured_upstream_cap` in `crates/diagnose/src/place/connections.rs`), with
+//! the catalogue's upstream-cap entry. Before that rule both came out unplaced: HAProxy's
+//! `maxconn` defaults to no cap, so no default could be matched with the connections seen.
 //!
 //! Needs HAProxy (Debian's `haproxy`) and nginx (`nginx-light`): `scripts/install-test-deps.sh`
 //! installs them; a missing one fails the test under CI.
 use crate::catalogue_pools::{installed, start_quiet, Scratch};
 use crate::common;
 
-use chokepoint_diagnose::catalogue::{Catalogue, EntryKind};
+use chokepoint_diagnose::catalogue::Catalogue;
 use chokepoint_experiment::SweepConfig;
 use chokepoint_mock::RunningMock;
-use chokepoint_result::{Fact, Kind, Overload, PlaceUnclearWhy, SweepResult};
+use chokepoint_result::{Kind, Overload, PlaceSource, SweepResult};
 use common::*;
 use std::process::Command;
 use std::time::Duration;
@@ -56,9 +55,9 @@ fn sweep_proxy(name: &str, port: u16, proxy_pid: i32, mock: &RunningMock) -> Swe
 }
 
 /// The checks both proxies share: the truth seen by the mock, the forwarder not followed (its
-/// upstream is the mock), and no place, only the fact that says why, with the connections to
-/// the mock at about the cap.
-fn assert_truth_and_no_place(name: &str, result: &SweepResult) {
+/// upstream is the mock), and the place: the cap the configuration sets on the mock's port, with
+/// the catalogue's setting (`setting` its first words).
+fn assert_truth_and_configured_cap(name: &str, result: &SweepResult, program: &str, setting: &str) {
     assert_eq!(
         most_downstream_in_flight(result),
         Some(u64::from(CAP)),
@@ -68,63 +67,35 @@ fn assert_truth_and_no_place(name: &str, result: &SweepResult) {
         result.context.forwarder, None,
         "{name}: the proxy's upstream is the mock, which is not followed"
     );
-    let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
+    let read: Vec<(&str, u32)> = result
+        .context
+        .upstream_caps
+        .iter()
+        .map(|c| (c.program.as_str(), c.cap))
+        .collect();
     assert_eq!(
-        diagnosis.place, None,
-        "{name}: no place (the known gap): {:?}",
-        diagnosis.attribution
+        read,
+        vec![(program, CAP)],
+        "{name}: the cap read from its file"
     );
-    let unclear = diagnosis.facts().iter().find_map(|fact| match fact {
-        Fact::PlaceUnclear {
-            why,
-            seen,
-            downstream_connections,
-            ..
-        } => Some((*why, seen.len(), *downstream_connections)),
-        _ => None,
-    });
-    println!("{name}: place unclear: {unclear:?}");
-    let Some((why, seen, connections)) = unclear else {
-        panic!("{name}: no place-unclear fact: {:#?}", diagnosis.evidence);
-    };
-    assert_eq!(
-        (why, seen),
-        (PlaceUnclearWhy::NoneMatch, 0),
-        "{name}: no pool of threads held anything"
-    );
-    // At least the cap: the connections were there to read. HAProxy may hold more, idle ones
-    // beside the 8 busy (9 and 10 in runs by hand), so no closer bound.
-    let connections = connections.expect("the connections to the mock were observed");
-    assert!(
-        (CAP..=2 * CAP).contains(&connections),
-        "{name}: {connections} connections to the mock"
-    );
+    let place = the_place(name, result);
+    println!("{name}: {place:?}");
+    assert_eq!(place.source, Some(PlaceSource::Config), "{name}");
+    assert_eq!(place.pool.as_deref(), Some(program), "{name}");
+    assert_eq!(place.size, Some(f64::from(CAP)), "{name}");
+    let named = place.setting.as_ref().expect("the catalogue's entry");
+    assert!(named.setting.starts_with(setting), "{name}: {named:?}");
 }
 
 /// HAProxy with `maxconn 8` on its server: a queue in front of 8 calls, none of its threads
-/// waiting in it. The catalogue knows the setting; the finding cannot name it (see the top).
+/// waiting in it: placed in the `server` line of its configuration.
 #[test]
-fn haproxys_server_maxconn_is_a_queue_of_8_and_left_unplaced() {
+fn haproxys_server_maxconn_is_a_queue_of_8_placed_in_its_configuration() {
     let Some(haproxy) = installed(&["/usr/sbin/haproxy"], "apt-get install haproxy") else {
         return;
     };
-    let entry = Catalogue::built_in()
-        .entry_for("haproxy")
-        .expect("the catalogue knows HAProxy");
-    assert_eq!(entry.kind, EntryKind::ConnectionPool);
-    assert!(
-        entry
-            .setting
-            .setting
-            .starts_with("maxconn N on the backend's server line"),
-        "{:?}",
-        entry.setting
-    );
-    assert_eq!(
-        entry.default_here(None),
-        None,
-        "no default cap: why the finding cannot name it"
-    );
+    // Known only as an upstream cap: a CPU-bound HAProxy's threads name no `maxconn`.
+    assert_eq!(Catalogue::built_in().setting_for("haproxy"), None);
     let _one = one_at_a_time();
     let mock = mock_with_delay_of(MOCK_DELAY);
     let scratch = Scratch::new("haproxy");
@@ -158,14 +129,14 @@ fn haproxys_server_maxconn_is_a_queue_of_8_and_left_unplaced() {
         result.steps.iter().all(|s| s.error_rate == 0.0),
         "none waits out `timeout queue`"
     );
-    assert_truth_and_no_place("haproxy-maxconn", &result);
+    assert_truth_and_configured_cap("haproxy-maxconn", &result, "haproxy", "maxconn N");
 }
 
 /// nginx with `max_conns=8` on its upstream server: past 8, 502 at once, a shed. The limit is
-/// what it serves, 8; the place is as unclear as HAProxy's, and nginx's own entry
-/// (`worker_processes × worker_connections`) must not be named.
+/// what it serves, 8; placed in the `server` line of its `upstream` block, and nginx's own entry
+/// (`worker_processes × worker_connections`) not named.
 #[test]
-fn nginxs_max_conns_sheds_past_8_with_502_and_is_left_unplaced() {
+fn nginxs_max_conns_sheds_past_8_with_502_placed_in_its_configuration() {
     let Some(nginx) = installed(
         &["/usr/sbin/nginx", "/usr/bin/nginx"],
         "apt-get install nginx-light",
@@ -200,5 +171,5 @@ fn nginxs_max_conns_sheds_past_8_with_502_and_is_left_unplaced() {
         Some(Overload::Sheds { error_kind, .. }) => assert_eq!(error_kind, "http_502"),
         other => panic!("past the cap nginx answers 502 at once: {other:?}"),
     }
-    assert_truth_and_no_place("nginx-max-conns", &result);
+    assert_truth_and_configured_cap("nginx-max-conns", &result, "nginx", "max_conns=N");
 }

@@ -28,7 +28,14 @@ pub fn upstream_caps(pids: &[i32]) -> Vec<UpstreamCap> {
         let Ok(comm) = process.stat().map(|s| s.comm) else {
             continue;
         };
-        let args = process.cmdline().unwrap_or_default();
+        // nginx rewrites its command line into one title ("nginx: master process
+        // /usr/sbin/nginx -c FILE"): its words are the arguments.
+        let args: Vec<String> = process
+            .cmdline()
+            .unwrap_or_default()
+            .iter()
+            .flat_map(|arg| arg.split_whitespace().map(String::from).collect::<Vec<_>>())
+            .collect();
         let cwd = process.cwd().unwrap_or_default();
         let found = match comm.as_str() {
             "haproxy" => haproxy_files(&args, &cwd)
@@ -81,8 +88,19 @@ fn haproxy_files(args: &[String], cwd: &Path) -> Vec<PathBuf> {
 /// (HAProxy 2.6 `doc/configuration.txt`, "default-server"). 0 is no cap.
 pub fn haproxy_caps(text: &str) -> Vec<UpstreamCap> {
     const SECTIONS: &[&str] = &[
-        "global", "defaults", "frontend", "backend", "listen", "resolvers", "peers", "userlist",
-        "program", "http-errors", "ring", "cache", "mailers",
+        "global",
+        "defaults",
+        "frontend",
+        "backend",
+        "listen",
+        "resolvers",
+        "peers",
+        "userlist",
+        "program",
+        "http-errors",
+        "ring",
+        "cache",
+        "mailers",
     ];
     let maxconn = |words: &[&str]| {
         words
@@ -154,7 +172,11 @@ fn nginx_caps_in(file: &Path) -> Vec<UpstreamCap> {
         let Ok(body) = std::fs::read_to_string(&next) else {
             continue;
         };
-        pending.extend(nginx_includes(&body).iter().flat_map(|i| matching(&base, i)));
+        pending.extend(
+            nginx_includes(&body)
+                .iter()
+                .flat_map(|i| matching(&base, i)),
+        );
         text.push_str(&body);
         text.push('\n');
     }
@@ -326,11 +348,7 @@ http {
     fn nginx_follows_its_includes() {
         let dir = std::env::temp_dir().join(format!("cp-nginx-{}", std::process::id()));
         std::fs::create_dir_all(dir.join("conf.d")).unwrap();
-        std::fs::write(
-            dir.join("nginx.conf"),
-            "http { include conf.d/*.conf; }\n",
-        )
-        .unwrap();
+        std::fs::write(dir.join("nginx.conf"), "http { include conf.d/*.conf; }\n").unwrap();
         std::fs::write(
             dir.join("conf.d/app.conf"),
             "upstream app { server 127.0.0.1:7000 max_conns=12; }\n",

@@ -53,12 +53,18 @@ fn a_proxys_configured_cap_on_the_upstream_it_called_is_the_place() {
             panic!("{n}: expected one place, got {facts:?}");
         };
         assert_eq!(place.source, Some(PlaceSource::Config));
-        assert_eq!((place.pool.as_deref(), place.size), (Some("haproxy"), Some(f64::from(n))));
+        assert_eq!(
+            (place.pool.as_deref(), place.size),
+            (Some("haproxy"), Some(f64::from(n)))
+        );
         let setting = place.setting.as_ref().expect("HAProxy's maxconn");
         assert!(setting.setting.starts_with("maxconn N"), "{setting:?}");
         let said = crate::describe::place::sentence(&facts[0], &finding).unwrap();
         println!("{said}");
-        assert!(said.contains(&format!("`server s1 127.0.0.1:9090 maxconn {n}`")), "{said}");
+        assert!(
+            said.contains(&format!("`server s1 127.0.0.1:9090 maxconn {n}`")),
+            "{said}"
+        );
     }
 }
 
