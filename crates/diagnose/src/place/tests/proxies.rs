@@ -73,7 +73,7 @@ fn a_cap_elsewhere_or_of_another_size_is_not_the_place() {
     for n in [8, 100, 1000] {
         let (steps, finding) = sweep(n);
         for other in [cap("haproxy", 9091, n), cap("haproxy", 9090, 3 * n)] {
-            let facts = facts_with_caps(&steps, &finding, &[other.clone()]);
+            let facts = facts_with_caps(&steps, &finding, std::slice::from_ref(&other));
             assert!(
                 matches!(facts.as_slice(), [Fact::PlaceUnclear { .. }]),
                 "{n}, {other:?}: {facts:?}"
