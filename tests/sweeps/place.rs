@@ -76,31 +76,6 @@ fn assert_proc_place(name: &str, result: &SweepResult, pool: &str, held: f64) ->
 }
 
 #[test]
-fn a_python_thread_pool_is_placed_in_its_process_threads_from_proc_alone() {
-    require("python3", "--version");
-    let _one = one_at_a_time();
-    // /proc samples each thread's state: a worker counts as held only while it sits in the
-    // socket read, not while it waits for the GIL or builds the next request. With 50 ms calls
-    // and a few ms of that per call on a busy machine, 6 workers averaged 5.0 held (a run of
-    // this test): below the place's tolerance. At 200 ms the same few ms leave 5.8 or more.
-    let mock = mock_with_delay_of(Duration::from_millis(200));
-    let target = launch_py_threadpool(&mock);
-    // CPython names no OS thread: /proc shows every thread under the process's own name.
-    let comm = std::fs::read_to_string(format!("/proc/{}/comm", target.pid()))
-        .expect("the target's comm")
-        .trim()
-        .to_string();
-    let result = sweep_from_proc("py-threadpool", &target.url(), vec![1, 3, 12, 24], &mock);
-    drop(target);
-    let diagnosis = assert_proc_place("py-threadpool", &result, &comm, 6.0);
-    let attribution = diagnosis.attribution.expect("an attribution");
-    assert!(
-        attribution.contains(&format!("threads of `{comm}` blocked on the network")),
-        "{attribution}"
-    );
-}
-
-#[test]
 fn go_goroutines_are_not_placed_from_proc_and_the_finding_says_what_it_saw() {
     require("go", "version");
     let _one = one_at_a_time();
@@ -143,7 +118,7 @@ pub(crate) fn stacks_place(name: &str, result: &SweepResult) -> chokepoint_resul
 }
 
 #[test]
-fn a_python_thread_pool_is_placed_in_its_workers_and_their_frame_by_py_spy() {
+fn a_python_thread_pool_is_placed_in_its_workers_and_their_frame_by_py_spy_and_from_proc_alone() {
     require("python3", "--version");
     require("py-spy", "--version");
     let _one = one_at_a_time();
@@ -153,6 +128,10 @@ fn a_python_thread_pool_is_placed_in_its_workers_and_their_frame_by_py_spy() {
     // this test); at 200 ms the same few ms outside leave 5.8 of 6 on average.
     let mock = mock_with_delay_of(Duration::from_millis(200));
     let target = launch_py_threadpool(&mock);
+    let comm = std::fs::read_to_string(format!("/proc/{}/comm", target.pid()))
+        .expect("the target's comm")
+        .trim()
+        .to_string();
     let result = sweep_auto(
         "py-threadpool",
         &target.url(),
@@ -163,6 +142,20 @@ fn a_python_thread_pool_is_placed_in_its_workers_and_their_frame_by_py_spy() {
     drop(target);
     print_stacks("py-threadpool", &result);
     assert_py_spy_place_of_py_threadpool("py-threadpool", &result);
+    // The same steps without their stacks: /proc alone places the pool in the process's own
+    // threads (CPython names no OS thread, so /proc shows every thread under the process's
+    // name). /proc samples each thread's state: a worker counts as held only while it sits in
+    // the socket read, not while it waits for the GIL or builds the next request; at 200 ms
+    // that leaves 5.8 of 6 or more (at 50 ms a busy machine read 5.0). The /proc samples are
+    // taken whether the stacks are or not, so one sweep serves both readings (as the JVM
+    // twin's test does).
+    let alone = from_proc_alone(&result);
+    let diagnosis = assert_proc_place("py-threadpool /proc alone", &alone, &comm, 6.0);
+    let attribution = diagnosis.attribution.expect("an attribution");
+    assert!(
+        attribution.contains(&format!("threads of `{comm}` blocked on the network")),
+        "{attribution}"
+    );
 }
 
 /// py-threadpool's place as py-spy gives it: ThreadPoolExecutor's 6 workers, pooled by

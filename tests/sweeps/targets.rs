@@ -345,7 +345,7 @@ fn python_threads_doing_cpu_work_under_the_gil_are_cpu_bound_at_1_with_an_idle_m
     // "idle", which must not be read as a pool held by something else.
     let mock = mock_with_delay();
     let target = launch_py_cpu_gil();
-    let result = sweep_target(&target, Some(vec![1, 2, 4, 8, 16]), STEP, 16, Some(&mock));
+    let result = sweep_target(&target, Some(vec![1, 2, 4, 8]), STEP, 8, Some(&mock));
     drop(target);
     assert!(result.context.mock_present, "swept with the mock given");
     assert_gil_bound("py-cpu-gil (idle mock)", &result);
@@ -365,7 +365,7 @@ fn python_threads_doing_cpu_work_under_the_gil_are_cpu_bound_at_1_without_a_mock
     }
     let _one = one_at_a_time();
     let target = launch_py_cpu_gil();
-    let result = sweep_target(&target, Some(vec![1, 2, 4, 8, 16]), STEP, 16, None);
+    let result = sweep_target(&target, Some(vec![1, 2, 4, 8]), STEP, 8, None);
     drop(target);
     assert!(
         !result.context.mock_present,
