@@ -282,7 +282,15 @@ fn the_jvm_twins_routes_are_placed_in_their_pools_by_thread_dumps_and_from_proc_
         let diagnosis =
             assert_proc_place(&name, &from_proc_alone(&result), proc_pool, f64::from(size));
         let place = diagnosis.place.expect("checked");
-        assert_eq!(place.size, Some(f64::from(size)), "{name}: the pool's size");
+        // The size is the most threads one sample counted. A thread a worker starts (the JDK's
+        // `Keep-Alive-Timer`, when a worker returns a connection to HttpURLConnection's cache)
+        // has its creator's name in /proc until the JVM names it: a sample may catch it there
+        // (a run read 17 for /dispatcher's 16, with the 16 held). The held count is exact.
+        let counted = place.size.unwrap_or(0.0);
+        assert!(
+            counted == f64::from(size) || counted == f64::from(size + 1),
+            "{name}: the pool's size {counted}, not {size}"
+        );
         assert_eq!(
             place.background, None,
             "{name}: every waiting actor is held"

@@ -105,6 +105,10 @@ pub struct Place {
     /// pool's own threads: a library file it had open or mapped, or another pool's threads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shown_by: Option<String>,
+    /// For a pool `/proc` saw parked in `futex`: of its threads, those the runtime's dump of
+    /// the same step showed busy (not in its wait for work), which made the parked ones held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_in_dump: Option<f64>,
     /// For the CPU: the target's CPU at the plateau, percent of all cores.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_pct: Option<f64>,

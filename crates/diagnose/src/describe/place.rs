@@ -313,8 +313,13 @@ fn where_line(place: &Place) -> String {
 
 /// How `/proc` saw the held threads wait.
 fn proc_wait_words(place: &Place) -> String {
-    match place.waiting {
-        Some(WaitKind::Lock) => {
+    match (place.waiting, place.busy_in_dump) {
+        (Some(WaitKind::Lock), Some(busy)) => format!(
+            "parked in `futex`, where the runtime's dump of the step showed {} of them busy, not \
+             waiting for work",
+            count(busy)
+        ),
+        (Some(WaitKind::Lock), None) => {
             "parked in `futex` (a lock, a condition or a future: /proc cannot tell which)"
                 .to_string()
         }

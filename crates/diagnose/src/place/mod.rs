@@ -336,6 +336,9 @@ impl Held {
             clients: self.clients,
             source: self.seen.source,
             background: self.background,
+            busy_in_dump: self
+                .busy_in_dump
+                .filter(|_| self.seen.waiting == Some(WaitKind::Lock)),
             syscall: self.syscall,
             snapshots: self.snapshots,
             recording_s: self.recording_s,

@@ -53,6 +53,20 @@ fn carriers_parked_while_carrying_are_the_virtual_thread_scheduler_on_2_16_and_6
         let place = place_of(&steps, &finding);
         assert_eq!(place.pool.as_deref(), Some("ForkJoinPool-1"), "{cores}");
         assert_eq!(place.held, Some(f64::from(cores)));
+        assert_eq!(place.busy_in_dump, Some(f64::from(cores)));
+        let said = crate::describe::place::sentence(
+            &Fact::Place {
+                place: Box::new(place.clone()),
+            },
+            &finding,
+        )
+        .unwrap();
+        assert!(
+            said.contains(&format!(
+                "the runtime's dump of the step showed {cores} of them busy"
+            )),
+            "{said}"
+        );
         let setting = place.setting.expect("the scheduler's setting");
         assert!(
             setting
