@@ -314,27 +314,15 @@ impl Catalogue {
     /// The command-line flags (and JVM properties) and the environment variables its entries
     /// read for a size a process states: what a sweep asks the target's processes for.
     pub fn stated_names(&self) -> (Vec<String>, Vec<String>) {
-        let mut flags: Vec<String> = Vec::new();
-        let mut variables: Vec<String> = Vec::new();
-        for factor in self.entries.iter().flat_map(|e| &e.stated) {
-            flags.extend(
-                factor
-                    .flags
-                    .iter()
-                    .filter(|f| !flags.contains(f))
-                    .cloned()
-                    .collect::<Vec<_>>(),
-            );
-            variables.extend(
-                factor
-                    .env
-                    .iter()
-                    .filter(|v| !variables.contains(v))
-                    .cloned()
-                    .collect::<Vec<_>>(),
-            );
-        }
-        (flags, variables)
+        let factors = || self.entries.iter().flat_map(|e| &e.stated);
+        let unique = |names: Vec<&String>| {
+            let set: std::collections::BTreeSet<&String> = names.into_iter().collect();
+            set.into_iter().cloned().collect()
+        };
+        (
+            unique(factors().flat_map(|f| &f.flags).collect()),
+            unique(factors().flat_map(|f| &f.env).collect()),
+        )
     }
 
     /// This catalogue's entries, then `later`'s.

@@ -43,6 +43,9 @@ pub fn upstream_caps(pids: &[i32]) -> Vec<UpstreamCap> {
                 .filter_map(|file| std::fs::read_to_string(file).ok())
                 .flat_map(|text| haproxy_caps(&text))
                 .collect(),
+            // A worker's title names no file: it would read the default one, maybe another
+            // nginx's. Its master's command line names the one both run.
+            "nginx" if is_nginx_worker(&args) => Vec::new(),
             "nginx" => nginx_caps_in(&nginx_file(&args, &cwd)),
             _ => Vec::new(),
         };
@@ -55,9 +58,10 @@ pub fn upstream_caps(pids: &[i32]) -> Vec<UpstreamCap> {
     caps
 }
 
-/// `path` as the process at `cwd` reads it.
-fn from(cwd: &Path, path: &str) -> PathBuf {
-    cwd.join(path)
+/// Whether nginx's title (`nginx: worker process`, `nginx: cache manager process`) is not its
+/// master's (`nginx: master process /usr/sbin/nginx -c FILE`).
+fn is_nginx_worker(args: &[String]) -> bool {
+    args.first().is_some_and(|w| w == "nginx:") && args.get(1).is_some_and(|w| w != "master")
 }
 
 /// The files of HAProxy's `-f` arguments: a file, or a folder's `.cfg` files in name order.
@@ -67,7 +71,7 @@ fn haproxy_files(args: &[String], cwd: &Path) -> Vec<PathBuf> {
         if pair[0] != "-f" {
             continue;
         }
-        let path = from(cwd, &pair[1]);
+        let path = cwd.join(&pair[1]);
         match std::fs::read_dir(&path) {
             Ok(entries) => {
                 let mut cfgs: Vec<PathBuf> = entries
@@ -155,7 +159,7 @@ pub fn haproxy_caps(text: &str) -> Vec<UpstreamCap> {
 fn nginx_file(args: &[String], cwd: &Path) -> PathBuf {
     args.windows(2)
         .find(|pair| pair[0] == "-c")
-        .map_or_else(|| PathBuf::from(NGINX_DEFAULT), |pair| from(cwd, &pair[1]))
+        .map_or_else(|| PathBuf::from(NGINX_DEFAULT), |pair| cwd.join(&pair[1]))
 }
 
 /// The caps of nginx's configuration at `file` and what it includes.
@@ -342,6 +346,17 @@ http {
                 ("backend.local".to_string(), Some(80), 3)
             ]
         );
+    }
+
+    #[test]
+    fn an_nginx_worker_is_told_from_its_master_by_its_title() {
+        let title = |t: &str| t.split(' ').map(String::from).collect::<Vec<_>>();
+        assert!(is_nginx_worker(&title("nginx: worker process")));
+        assert!(is_nginx_worker(&title("nginx: cache manager process")));
+        assert!(!is_nginx_worker(&title(
+            "nginx: master process /usr/sbin/nginx -c /x.conf"
+        )));
+        assert!(!is_nginx_worker(&title("/usr/sbin/nginx -c /x.conf")));
     }
 
     #[test]

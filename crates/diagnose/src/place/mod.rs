@@ -261,7 +261,7 @@ struct Held {
     /// mean over the samples); 0 otherwise (the stacks tell a queue by its frames: `queued`).
     parked_elsewhere: f64,
     /// `/proc`: the frames the runtime's stacks showed for the same pool at the same step,
-    /// whatever its threads did there (see [`frames_beside`]); empty otherwise.
+    /// whatever its threads did there ([`frames_of_any`]); empty otherwise.
     frames_beside: Vec<String>,
     /// `/proc`: of the same pool in the runtime's stacks at the same step, the threads not
     /// idle (not in the pool's wait for work); `None` without stacks of it.
@@ -499,6 +499,7 @@ fn from_proc(plateau: &[&Step], before: &[&Step], wait: ProcWait) -> Vec<Held> {
             .pools
             .iter()
             .map(|pool| {
+                let dumped = same_pool_in_dump(step, &pool.pool);
                 let parked = match wait {
                     ProcWait::Socket => {
                         (pool.mean.lock_wait - parked_already(&pool.pool, before)).max(0.0)
@@ -537,14 +538,8 @@ fn from_proc(plateau: &[&Step], before: &[&Step], wait: ProcWait) -> Vec<Held> {
                     queued: None,
                     background: (background > 0.0).then_some(background),
                     parked_elsewhere: parked,
-                    frames_beside: frames_beside(step, &pool.pool),
-                    busy_in_dump: same_pool_in_dump(step, &pool.pool).map(|p| {
-                        p.stacks
-                            .iter()
-                            .filter(|s| s.waiting != Some(WaitKind::Idle))
-                            .map(|s| s.threads)
-                            .sum()
-                    }),
+                    frames_beside: dumped.map_or(Vec::new(), frames_of_any),
+                    busy_in_dump: dumped.map(busy_of),
                     syscall,
                     snapshots: None,
                     recording_s: None,
@@ -554,24 +549,32 @@ fn from_proc(plateau: &[&Step], before: &[&Step], wait: ProcWait) -> Vec<Held> {
     })
 }
 
-/// The frames the runtime's stacks showed at `step` for `/proc`'s pool `name` (the one stacks
-/// pool of that name, or the one it was cut from: Linux keeps 15 bytes of a thread's name),
-/// whatever its threads were doing. `/proc` sees a thread blocked in `read` where a thread dump
-/// cannot see why: a JVM carrier thread pinned by a virtual thread shows only
-/// `jdk.internal.vm.Continuation.run`, which tells the pool is the virtual threads' scheduler.
-fn frames_beside(step: &Step, name: &str) -> Vec<String> {
-    same_pool_in_dump(step, name).map_or(Vec::new(), |pool| {
-        pool.stacks.iter().flat_map(|s| s.frames.clone()).collect()
-    })
+/// Every frame the runtime's stacks showed for a pool, whatever its threads were doing: for a
+/// pool `/proc` placed, what its code is. A JVM carrier thread pinned by a virtual thread shows
+/// only `jdk.internal.vm.Continuation.run`, which tells the pool is the virtual threads'
+/// scheduler.
+fn frames_of_any(pool: &PoolStacks) -> Vec<String> {
+    pool.stacks.iter().flat_map(|s| s.frames.clone()).collect()
+}
+
+/// A pool's threads the runtime's stacks showed busy: not in its wait for work.
+fn busy_of(pool: &PoolStacks) -> f64 {
+    pool.stacks
+        .iter()
+        .filter(|s| s.waiting != Some(WaitKind::Idle))
+        .map(|s| s.threads)
+        .sum()
 }
 
 /// The one pool of the runtime's stacks at `step` that is `/proc`'s pool `name`: of that name,
 /// or the one whose names come out as it once Linux cut them to 15 bytes and the observer
 /// stripped the counter (`ForkJoinPool-1-worker` is `/proc`'s `ForkJoinPool-1`), as the
 /// catalogue's patterns meet `/proc`'s names ([`crate::pool_pattern`]).
+/// A dumped name holding a pattern's `#` or `*` is compared whole only.
 fn same_pool_in_dump<'s>(step: &'s Step, name: &str) -> Option<&'s PoolStacks> {
     let comes_out_as = |dumped: &str| {
-        crate::pool_pattern::Pattern::new(dumped).is_ok_and(|p| p.matches_pool(name))
+        !dumped.contains(['#', '*'])
+            && crate::pool_pattern::Pattern::new(dumped).is_ok_and(|p| p.matches_pool(name))
     };
     let mut same = step
         .stacks
@@ -769,12 +772,7 @@ fn unless_its_setting_disagrees(
             place.setting = Some(stated);
         }
     }
-    let disagrees = |setting: &Setting| {
-        setting
-            .stated_here
-            .as_ref()
-            .is_some_and(|stated| !matches_limit(one.seen.held, f64::from(stated.size)))
-    };
+    let disagrees = |setting: &Setting| stated_is_held(setting, one.seen.held) == Some(false);
     match place.setting.as_ref().filter(|s| disagrees(s)) {
         Some(setting) => {
             let setting = Box::new(setting.clone());
@@ -804,12 +802,14 @@ fn stated_for(plateau: &[&Step], one: &Held, known: &Known<'_>) -> Option<Settin
         .flat_map(|threads| &threads.pools)
         .filter(|pool| pool.pool != one.seen.pool)
         .filter_map(|pool| known.setting_for(&pool.pool))
-        .find(|setting| {
-            setting
-                .stated_here
-                .as_ref()
-                .is_some_and(|stated| matches_limit(one.seen.held, f64::from(stated.size)))
-        })
+        .find(|setting| stated_is_held(setting, one.seen.held) == Some(true))
+}
+
+/// Whether the size a setting's processes state is the `held` count (a mean over samples, so
+/// with the place's tolerance); `None` when they state none.
+fn stated_is_held(setting: &Setting, held: f64) -> Option<bool> {
+    let stated = setting.stated_here.as_ref()?;
+    Some(matches_limit(held, f64::from(stated.size)))
 }
 
 /// The fact for evidence that named no one place.
