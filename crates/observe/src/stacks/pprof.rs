@@ -5,14 +5,14 @@
 //! goroutines that wait in its handlers. Where the service serves `net/http/pprof`, its goroutine
 //! dump says where each one waits. The dump's URL is `--pprof URL`, or found on a Go target
 //! (an executable with a `.go.buildinfo` section) at one of the loopback ports it listens on. It
-//! is read a few times per step ([`super::snapshots`]), with short time limits, on loopback only.
+//! is read every quarter of a second in a step ([`GOROUTINE_DUMPS`]), with short time limits, on loopback only.
 //!
 //! Each goroutine becomes a [`ThreadStack`]: its pool is the function that started it (`created
 //! by net/http.(*Server).Serve`: the server's handlers), its state is the runtime's (`chan send`,
 //! `select`, `IO wait`...), and what it waits on is read from its frames ([`classify`]): a
 //! goroutine inside `net/http.(*Client).Get` waits on a downstream; a handler blocked on a
 //! channel of its own (a channel semaphore) or a `sync.Mutex` waits on a lock.
-use super::snapshots::{step_result, take_until_stopped, A_FEW_PER_STEP};
+use super::snapshots::{step_result, take_until_stopped, Schedule};
 use super::{StackOptions, StackTool, ThreadStack};
 use crate::sockets::{socket_inodes, socket_table, SocketState};
 use crate::tree::process_tree;
@@ -32,6 +32,19 @@ const DUMP_LIMIT: Duration = Duration::from_secs(2);
 const MOST_BYTES: u64 = 64 << 20;
 /// Ports of a Go target tried for `/debug/pprof/`, at most.
 const MOST_PORTS: usize = 4;
+/// When to dump in a step: more often than the other tools. A dump is one instant, and a
+/// handler holds its slot from before its call to after it (reading the answer, writing its
+/// own), so an instant under-counts the slots held by the handlers caught in between; on a busy
+/// machine, where they wait for a CPU, by several (a full run read 10 of go-semaphore's 12).
+/// The mean of several dumps counts each for its share of the time, as `/proc`'s samples do. A
+/// dump is cheap: 2-4 ms for go-semaphore's 110 goroutines at 48 clients (ten `curl`s of
+/// `goroutine?debug=2` under `wrk -c48`, 230 req/s with them as without), about 1 % of the
+/// time at this rate; an adaptive step of 1.5 s takes five.
+const GOROUTINE_DUMPS: Schedule = Schedule {
+    first: Duration::from_millis(300),
+    every: Duration::from_millis(250),
+    most: 8,
+};
 /// Service frames kept after the blocking call.
 const SERVICE_FRAMES: usize = 2;
 
@@ -153,7 +166,7 @@ impl StackTool for Pprof {
             .build()
             .into();
         let (snapshots, failures) =
-            take_until_stopped(stop, A_FEW_PER_STEP, || self.snapshot(&agent));
+            take_until_stopped(stop, GOROUTINE_DUMPS, || self.snapshot(&agent));
         step_result(StackSource::Pprof, PPROF, &snapshots, &failures)
     }
 }
@@ -355,14 +368,22 @@ const LOCKS: &[&str] = &[
     "golang.org/x/sync/semaphore.(*Weighted).Acquire",
 ];
 
-/// A server waiting for its clients (a connection, a request), or a connection's writer
-/// waiting for a request to send.
+/// A server waiting for its clients (a connection, a request), or a client connection's own
+/// goroutines. `net/http.(*Transport).dialConn` starts a reader and a writer for each
+/// connection it opens, for the connection's whole life (`go pconn.readLoop()`,
+/// `go pconn.writeLoop()` in Go 1.26's `net/http/transport.go`): the reader sits in a read whether a call is out on it or the
+/// connection is idle (it peeks for the next answer), so it counts open connections, not calls.
+/// The call is held by the goroutine that made it, waiting in `roundTrip`; counting the reader
+/// too would show a second pool held at the limit beside the caller's (go-semaphore's 12
+/// readers, named as a thread pool in a full run where one dump caught two of its handlers
+/// between the call and the slot's release).
 const IDLE_WAITS: &[&str] = &[
     "net.(*TCPListener).Accept",
     "net/http.(*conn).readRequest",
     "net/http.(*conn).serve",
     "net/http.(*connReader).backgroundRead",
     "net/http.(*persistConn).writeLoop",
+    "net/http.(*persistConn).readLoop",
 ];
 
 /// Frames of a server handling a request: a goroutine below one serves a client.

@@ -34,10 +34,11 @@ fn the_go_semaphore_targets_handlers_wait_for_a_slot_or_in_the_downstream_call()
         )
     );
     assert_eq!(handlers.states.get("chan send"), Some(&12.0));
-    // The client's connections: a reader in each (the downstream's answer), a writer idle.
+    // The client's connections: a reader and a writer in each, neither holding a call (the
+    // handler in `roundTrip` does).
     let connections = pool(&evidence.pools, "net/http.(*Transport).dialConn");
-    assert_eq!(connections.threads_in(WaitKind::Downstream), 12.0);
-    assert_eq!(connections.threads_in(WaitKind::Idle), 12.0);
+    assert_eq!(connections.threads_in(WaitKind::Downstream), 0.0);
+    assert_eq!(connections.threads_in(WaitKind::Idle), 24.0);
     let readers = pool(
         &evidence.pools,
         "net/http.(*connReader).startBackgroundRead",

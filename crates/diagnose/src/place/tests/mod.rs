@@ -295,8 +295,9 @@ fn go_goroutines_behind_a_semaphore_are_named_by_their_frame_with_pprof() {
 
 #[test]
 fn of_two_matching_pools_the_one_with_a_queue_is_the_gate() {
-    // go-semaphore as pprof showed it: the HTTP client keeps a goroutine reading each of its 12
-    // connections; they match the limit too, but the handlers queue for the channel's slots.
+    // go-semaphore with a second pool that follows the gate one goroutine per slot (as its HTTP
+    // client's connection readers did before they were told from calls): it matches the limit
+    // too, but the handlers queue for the channel's slots.
     let with_transport = |clients: u32| {
         let mut step = go_semaphore(clients, true);
         let held = f64::from(clients.min(12));
