@@ -35,7 +35,8 @@ const MOST_PORTS: usize = 4;
 /// When to dump in a step: more often than the other tools. A dump is one instant, and a
 /// handler holds its slot from before its call to after it (reading the answer, writing its
 /// own), so an instant under-counts the slots held by the handlers caught in between; on a busy
-/// machine, where they wait for a CPU, by several (a full run read 10 of go-semaphore's 12).
+/// machine, where they wait for a CPU, by several (very likely why one dump of go-semaphore in
+/// a full run did not read its 12 handlers held).
 /// The mean of several dumps counts each for its share of the time, as `/proc`'s samples do. A
 /// dump is cheap: 2-4 ms for go-semaphore's 110 goroutines at 48 clients (ten `curl`s of
 /// `goroutine?debug=2` under `wrk -c48`, 230 req/s with them as without), about 1 % of the
