@@ -6,7 +6,10 @@
 // core), so the hidden limit is the CPU the process can get — the machine's cores, less what
 // the load generator takes from them (kind cpu-bound).
 //
-// Usage: go build -o /tmp/go-cpu . && /tmp/go-cpu -port 0 [-work 5ms]
+// With -pprof it serves net/http/pprof's goroutine dumps too (bench/pprof-overhead.sh: what
+// reading them costs a CPU-bound service).
+//
+// Usage: go build -o /tmp/go-cpu . && /tmp/go-cpu -port 0 [-work 5ms] [-pprof]
 // The first stdout line is "listening on 127.0.0.1:PORT".
 package main
 
@@ -17,6 +20,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"time"
 )
@@ -59,6 +63,7 @@ func calibrate(work time.Duration) int {
 func main() {
 	port := flag.Int("port", 0, "TCP port to listen on (0: any free port)")
 	work := flag.Duration("work", 5*time.Millisecond, "CPU time each request burns (> 0)")
+	withPprof := flag.Bool("pprof", false, "serve net/http/pprof under /debug/pprof/")
 	flag.Parse()
 	if *work <= 0 {
 		fmt.Fprintf(os.Stderr, "go-cpu: -work must be a positive duration such as 5ms, not %v\n", *work)
@@ -66,7 +71,11 @@ func main() {
 	}
 	rounds := calibrate(*work)
 
-	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	mux := http.NewServeMux()
+	if *withPprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		buffer := make([]byte, bufferSize)
 		digest := hashRounds(buffer, rounds)
 		w.Header().Set("Content-Type", "text/plain")
@@ -80,5 +89,5 @@ func main() {
 	}
 	fmt.Printf("listening on %s\n", listener.Addr().String())
 	fmt.Fprintf(os.Stderr, "go-cpu: %d SHA-256 rounds of %d bytes per request (~%v of CPU)\n", rounds, bufferSize, *work)
-	log.Fatal(http.Serve(listener, nil))
+	log.Fatal(http.Serve(listener, mux))
 }

@@ -5,7 +5,7 @@
 //! goroutines that wait in its handlers. Where the service serves `net/http/pprof`, its goroutine
 //! dump says where each one waits. The dump's URL is `--pprof URL`, or found on a Go target
 //! (an executable with a `.go.buildinfo` section) at one of the loopback ports it listens on. It
-//! is read every quarter of a second in a step ([`GOROUTINE_DUMPS`]), with short time limits, on loopback only.
+//! is read five times in each step, a quarter of a second apart ([`GOROUTINE_DUMPS`]), with short time limits, on loopback only.
 //!
 //! Each goroutine becomes a [`ThreadStack`]: its pool is the function that started it (`created
 //! by net/http.(*Server).Serve`: the server's handlers), its state is the runtime's (`chan send`,
@@ -39,12 +39,14 @@ const MOST_PORTS: usize = 4;
 /// a full run did not read its 12 handlers held).
 /// The mean of several dumps counts each for its share of the time, as `/proc`'s samples do. A
 /// dump is cheap: 2-4 ms for go-semaphore's 110 goroutines at 48 clients (ten `curl`s of
-/// `goroutine?debug=2` under `wrk -c48`, 230 req/s with them as without), about 1 % of the
-/// time at this rate; an adaptive step of 1.5 s takes five.
+/// `goroutine?debug=2` under `wrk -c48`). Five, in a step's first 1.3 s (an adaptive step of
+/// 1.5 s takes them all), moved nothing `bench/pprof-overhead.sh 6` could see: go-cpu, CPU-bound
+/// at 8 clients, 353.4 req/s with them and 354.0 without (ratio 0.998, rounds spread ±4 %);
+/// go-semaphore 0.999. Eight a step, every 250 ms of 4 s, read 0.966 on go-cpu in 4 rounds.
 const GOROUTINE_DUMPS: Schedule = Schedule {
     first: Duration::from_millis(300),
     every: Duration::from_millis(250),
-    most: 8,
+    most: 5,
 };
 /// Service frames kept after the blocking call.
 const SERVICE_FRAMES: usize = 2;
