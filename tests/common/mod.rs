@@ -9,7 +9,7 @@ pub mod postgres;
 use chokepoint_experiment::{sweep, SweepConfig, SweepEvent};
 use chokepoint_mock::{MockConfig, RunningMock};
 use chokepoint_observe::CpuScope;
-use chokepoint_result::{Diagnosis, Kind, Place, PoolStacks, Step, SweepResult};
+use chokepoint_result::{Diagnosis, Kind, Place, PoolStacks, Step, SweepResult, WaitKind};
 use chokepoint_testkit::Server;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -431,6 +431,40 @@ fn proc_line(step: &Step) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("; "))
 }
 
+/// The runtime's stacks of a step, a line per pool with threads not idle: what each group did
+/// and where (its two innermost frames), as means per dump. A dump is one instant: when a
+/// place comes out wrong, these say what the instants caught.
+fn stacks_lines(step: &Step) -> Vec<String> {
+    let Some(stacks) = &step.stacks else {
+        return Vec::new();
+    };
+    stacks
+        .pools
+        .iter()
+        .filter(|pool| pool.threads_in(WaitKind::Idle) < pool.threads)
+        .take(6)
+        .map(|pool| {
+            let groups: Vec<String> = pool
+                .stacks
+                .iter()
+                .take(4)
+                .map(|s| {
+                    let waiting = s.waiting.map_or("?".into(), |w| format!("{w:?}"));
+                    let frames: Vec<&str> = s.frames.iter().take(2).map(String::as_str).collect();
+                    format!("{:.1} {waiting} in {}", s.threads, frames.join(" ← "))
+                })
+                .collect();
+            format!(
+                "`{}` {:.1} ({} dumps): {}",
+                pool.pool,
+                pool.threads,
+                stacks.snapshots,
+                groups.join("; ")
+            )
+        })
+        .collect()
+}
+
 /// The finding's place, printed as a user reads it (its attribution); a panic naming the
 /// evidence when there is none.
 pub fn the_place(name: &str, result: &SweepResult) -> Place {
@@ -457,6 +491,9 @@ pub fn assert_kind<'r>(name: &str, result: &'r SweepResult, kind: Kind) -> &'r D
         }
         if let Some(seen) = proc_line(step) {
             println!("    /proc: {seen}");
+        }
+        for line in stacks_lines(step) {
+            println!("    stacks: {line}");
         }
     }
     let diagnosis = result
