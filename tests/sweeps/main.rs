@@ -12,6 +12,7 @@ mod frameworks;
 mod growing_pool;
 mod grpc;
 mod hangs;
+mod libuv;
 mod namespaces;
 mod observer_netns;
 mod place;
