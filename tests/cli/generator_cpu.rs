@@ -70,15 +70,23 @@ fn generator_vs_kernel(url: &str, core: Option<usize>, name: &str) -> (f64, f64)
     (generator_s, kernel_s)
 }
 
+/// The process's work outside the measured window, which the kernel charges and the
+/// generator's figure leaves out: parsing its flags, the first connect, writing the JSON. Read
+/// from the runs' own differences: 0.023 to 0.037 s on the 2-core machine.
+const OUTSIDE_THE_WINDOW_S: f64 = 0.05;
+
+/// Within 10 % of the kernel's figure, beside the work outside the window. A run on a machine
+/// whose other lane keeps the pinned core busy gets little CPU (0.14 s in a full run, beside a
+/// sweep): the fixed part then weighs more than 10 %, and still a figure of 0 % (issue 11's
+/// bug) is far outside.
 fn assert_within_10_percent(name: &str, (generator_s, kernel_s): (f64, f64)) {
     assert!(
-        kernel_s > 0.2,
+        kernel_s > 2.0 * OUTSIDE_THE_WINDOW_S,
         "{name}: the run was not busy ({kernel_s:.3} s of CPU)"
     );
-    // The process also parses its flags, connects once before the run and writes the JSON:
-    // the generator's figure may be a little under the kernel's, never over it by much.
     assert!(
-        (generator_s - kernel_s).abs() <= 0.1 * kernel_s,
+        generator_s <= kernel_s + 0.1 * kernel_s
+            && generator_s >= kernel_s - 0.1 * kernel_s - OUTSIDE_THE_WINDOW_S,
         "{name}: the generator says {generator_s:.3} s of CPU, the kernel {kernel_s:.3} s"
     );
 }

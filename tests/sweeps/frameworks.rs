@@ -20,6 +20,10 @@
 //!   each call pins its carrier, so the calls stop at the carriers, one per core; `/proc` sees
 //!   them parked, jcmd sees each carrying a virtual thread, the catalogue names the scheduler.
 //!
+//! - `tests/targets/java-reactor-netty/BoundedElasticServer.java`: a Reactor Netty server whose
+//!   handler wraps a blocking `HttpURLConnection` call in `Schedulers.boundedElastic()`, at most
+//!   10 threads per core named `boundedElastic-N`; the catalogue names its property.
+//!
 //! Each sweep passes the limit (about twice the default) behind a mock slow enough (200 ms to
 //! 1 s) that the CPU of a busy 2-core machine does not stop the target first. The tools are
 //! installed by `scripts/install-test-deps.sh`; a missing one fails the test, never skips it.
@@ -383,6 +387,69 @@ fn vertx_blocking_calls_are_placed_in_its_20_worker_threads_with_the_worker_pool
     assert_eq!(
         loops_entry.setting,
         "Vertx.vertx(new VertxOptions().setEventLoopPoolSize(N))"
+    );
+}
+
+/// Reactor's `Schedulers.boundedElastic()` at its defaults, wrapping a blocking call as
+/// Reactor's docs say to (`Mono.fromCallable(call).subscribeOn(Schedulers.boundedElastic())`):
+/// at most 10 threads per core, the calls past them queued in the scheduler, holding no thread.
+/// Built after the catalogue's entry. Reactor Netty's jar is open in the JVM, but its shared
+/// pool (500 per host) carries no call: its setting must not be named.
+#[test]
+fn reactors_bounded_elastic_holds_ten_blocking_calls_per_core_and_is_named_with_its_property() {
+    require_tool("java", "-version");
+    require_tool("jcmd", "-h");
+    let jars =
+        crate::place::cached_jars("reactor-netty", "reactor-core-3.7.17.jar", "Reactor Netty");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    let size = 10 * cores;
+    let _one = one_at_a_time();
+    // 10 calls per core held 200 ms: 50 req/s per core, light for the event loops.
+    let mock = mock_with_delay_of(Duration::from_millis(200));
+    let name = "java-bounded-elastic";
+    let mut command = Command::new("java");
+    command
+        .arg("-cp")
+        .arg(jars.join("*"))
+        .arg(targets_dir().join("java-reactor-netty/BoundedElasticServer.java"))
+        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())]);
+    let target = Target::launch(name, command);
+    let result = sweep_framework(
+        name,
+        &target.url(),
+        target.pid(),
+        vec![1, size, 2 * size],
+        &mock,
+    );
+    drop(target);
+    assert_eq!(
+        most_downstream_in_flight(&result),
+        Some(u64::from(size)),
+        "{name}"
+    );
+    assert_finding(name, &result, Kind::BlockingPool, f64::from(size));
+    let place = the_place(name, &result);
+    assert_eq!(place.kind, Some(PlaceKind::ThreadPool), "{name}");
+    assert!(
+        matches!(
+            place.source,
+            Some(PlaceSource::Stacks(StackSource::JcmdThreadPrint) | PlaceSource::Proc)
+        ),
+        "{name}: placed neither by jcmd nor by /proc: {:?}",
+        place.source
+    );
+    assert_eq!(place.pool.as_deref(), Some("boundedElastic"), "{name}");
+    assert_held(name, &place, f64::from(size));
+    let entry = Catalogue::built_in()
+        .setting_for("boundedElastic-1")
+        .expect("the catalogue knows boundedElastic");
+    assert_eq!(
+        entry.setting,
+        "-Dreactor.schedulers.defaultBoundedElasticSize=N"
+    );
+    assert_eq!(
+        place.setting.as_ref().map(|s| &s.setting),
+        Some(&entry.setting)
     );
 }
 
