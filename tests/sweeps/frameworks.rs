@@ -24,6 +24,9 @@
 //!   handler wraps a blocking `HttpURLConnection` call in `Schedulers.boundedElastic()`, at most
 //!   10 threads per core named `boundedElastic-N`; the catalogue names its property.
 //!
+//! - `tests/targets/java-undertow`: Undertow 2.4's builder at its defaults, a `BlockingHandler`
+//!   making the call on the XNIO worker's task threads (`XNIO-1 task-N`), 8 per I/O thread.
+//!
 //! Each sweep passes the limit (about twice the default) behind a mock slow enough (200 ms to
 //! 1 s) that the CPU of a busy 2-core machine does not stop the target first. The tools are
 //! installed by `scripts/install-test-deps.sh`; a missing one fails the test, never skips it.
@@ -447,6 +450,63 @@ fn reactors_bounded_elastic_holds_ten_blocking_calls_per_core_and_is_named_with_
         entry.setting,
         "-Dreactor.schedulers.defaultBoundedElasticSize=N"
     );
+    assert_eq!(
+        place.setting.as_ref().map(|s| &s.setting),
+        Some(&entry.setting)
+    );
+}
+
+/// Undertow 2.4 at its defaults with a blocking handler (`BlockingHandler`, as its docs say):
+/// each call holds one of the XNIO worker's task threads, 8 per I/O thread, the I/O threads
+/// max(cores, 2). Built after the catalogue's entry. Truth by hand at 200 ms: the mock's 16 in
+/// flight and 75.8 req/s at 16 to 64 clients on 2 cores.
+#[test]
+fn undertows_blocking_handlers_hold_its_worker_threads_eight_per_io_thread() {
+    require_tool("java", "-version");
+    require_tool("jcmd", "-h");
+    let jars = crate::place::cached_jars("undertow", "undertow-core-2.4.4.Final.jar", "Undertow");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    let size = 8 * cores.max(2);
+    let _one = one_at_a_time();
+    let mock = mock_with_delay_of(Duration::from_millis(200));
+    let name = "java-undertow";
+    let mut command = Command::new("java");
+    command
+        .arg("-cp")
+        .arg(jars.join("*"))
+        .arg(targets_dir().join("java-undertow/UndertowServer.java"))
+        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())]);
+    let target = Target::launch(name, command);
+    let result = sweep_framework(
+        name,
+        &target.url(),
+        target.pid(),
+        vec![1, size, 2 * size],
+        &mock,
+    );
+    drop(target);
+    assert_eq!(
+        most_downstream_in_flight(&result),
+        Some(u64::from(size)),
+        "{name}"
+    );
+    assert_finding(name, &result, Kind::BlockingPool, f64::from(size));
+    let place = the_place(name, &result);
+    assert_eq!(place.kind, Some(PlaceKind::ThreadPool), "{name}");
+    assert!(
+        matches!(
+            place.source,
+            Some(PlaceSource::Stacks(StackSource::JcmdThreadPrint) | PlaceSource::Proc)
+        ),
+        "{name}: placed neither by jcmd nor by /proc: {:?}",
+        place.source
+    );
+    assert_eq!(place.pool.as_deref(), Some("XNIO-1 task"), "{name}");
+    assert_held(name, &place, f64::from(size));
+    let entry = Catalogue::built_in()
+        .setting_for("XNIO-1 task-1")
+        .expect("the catalogue knows Undertow's workers");
+    assert_eq!(entry.setting, "Undertow.builder().setWorkerThreads(N)");
     assert_eq!(
         place.setting.as_ref().map(|s| &s.setting),
         Some(&entry.setting)
