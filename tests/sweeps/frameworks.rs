@@ -27,6 +27,10 @@
 //! - `tests/targets/java-undertow`: Undertow 2.4's builder at its defaults, a `BlockingHandler`
 //!   making the call on the XNIO worker's task threads (`XNIO-1 task-N`), 8 per I/O thread.
 //!
+//! - `tests/targets/java-jetty`: Jetty 12's `new Server()` at its defaults, a blocking
+//!   `Handler.Abstract` run on its QueuedThreadPool of 200 (`qtp<hash>-N`), the connector's
+//!   acceptor and selector among them.
+//!
 //! Each sweep passes the limit (about twice the default) behind a mock slow enough (200 ms to
 //! 1 s) that the CPU of a busy 2-core machine does not stop the target first. The tools are
 //! installed by `scripts/install-test-deps.sh`; a missing one fails the test, never skips it.
@@ -507,6 +511,57 @@ fn undertows_blocking_handlers_hold_its_worker_threads_eight_per_io_thread() {
         .setting_for("XNIO-1 task-1")
         .expect("the catalogue knows Undertow's workers");
     assert_eq!(entry.setting, "Undertow.builder().setWorkerThreads(N)");
+    assert_eq!(
+        place.setting.as_ref().map(|s| &s.setting),
+        Some(&entry.setting)
+    );
+}
+
+/// Jetty 12 at its defaults (`new Server()`, one connector) with a blocking handler: each call
+/// holds a thread of its QueuedThreadPool of 200, whose acceptor and selector threads take
+/// some for good. Built after the catalogue's entry. Truth by hand at 1 s: the mock's 198 in
+/// flight at 250 and 400 clients on 2 cores (1 acceptor, 1 selector), 167–172 req/s.
+#[test]
+fn jettys_blocking_handlers_hold_its_queued_thread_pool_of_200_less_the_connectors() {
+    require_tool("java", "-version");
+    require_tool("jcmd", "-h");
+    let jars = crate::place::cached_jars("jetty", "jetty-server-12.1.14.jar", "Jetty");
+    let _one = one_at_a_time();
+    // ~200 calls held 1 s: 200 req/s, light for the JVM on a busy 2-core machine.
+    let mock = mock_with_delay_of(Duration::from_secs(1));
+    let name = "java-jetty";
+    let mut command = Command::new("java");
+    command
+        .arg("-cp")
+        .arg(jars.join("*"))
+        .arg(targets_dir().join("java-jetty/JettyServer.java"))
+        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())]);
+    let target = Target::launch(name, command);
+    let result = sweep_framework(name, &target.url(), target.pid(), vec![1, 200, 400], &mock);
+    drop(target);
+    let truth = most_downstream_in_flight(&result).expect("the mock's count");
+    assert!(
+        (180..=200).contains(&truth),
+        "{name}: 200 threads less the connector's: {truth}"
+    );
+    assert_finding(name, &result, Kind::BlockingPool, truth as f64);
+    let place = the_place(name, &result);
+    assert_eq!(place.kind, Some(PlaceKind::ThreadPool), "{name}");
+    assert!(
+        matches!(
+            place.source,
+            Some(PlaceSource::Stacks(StackSource::JcmdThreadPrint) | PlaceSource::Proc)
+        ),
+        "{name}: placed neither by jcmd nor by /proc: {:?}",
+        place.source
+    );
+    let pool = place.pool.as_deref().unwrap_or_default();
+    assert!(pool.starts_with("qtp"), "{name}: {pool}");
+    assert_held(name, &place, truth as f64);
+    let entry = Catalogue::built_in()
+        .setting_for("qtp2030036700-17")
+        .expect("the catalogue knows Jetty's pool");
+    assert_eq!(entry.setting, "QueuedThreadPool maxThreads");
     assert_eq!(
         place.setting.as_ref().map(|s| &s.setting),
         Some(&entry.setting)
