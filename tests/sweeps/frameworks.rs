@@ -23,6 +23,8 @@
 //! - `tests/targets/java-reactor-netty/BoundedElasticServer.java`: a Reactor Netty server whose
 //!   handler wraps a blocking `HttpURLConnection` call in `Schedulers.boundedElastic()`, at most
 //!   10 threads per core named `boundedElastic-N`; the catalogue names its property.
+//!   With `--on-event-loop` the call runs on the server's event loops (`reactor-http-epoll-N`,
+//!   max(cores, 4)), each holding its connections: the loops are the limit.
 //!
 //! - `tests/targets/java-undertow`: Undertow 2.4's builder at its defaults, a `BlockingHandler`
 //!   making the call on the XNIO worker's task threads (`XNIO-1 task-N`), 8 per I/O thread.
@@ -393,7 +395,8 @@ fn vertx_blocking_calls_are_placed_in_its_20_worker_threads_with_the_worker_pool
         .expect("the catalogue knows Vert.x's event loops");
     assert_eq!(
         loops_entry.setting,
-        "Vertx.vertx(new VertxOptions().setEventLoopPoolSize(N))"
+        "Vertx.vertx(new VertxOptions().setEventLoopPoolSize(N)); better, move blocking calls \
+         off the loops: vertx.executeBlocking(call)"
     );
 }
 
@@ -457,6 +460,62 @@ fn reactors_bounded_elastic_holds_ten_blocking_calls_per_core_and_is_named_with_
     assert_eq!(
         place.setting.as_ref().map(|s| &s.setting),
         Some(&entry.setting)
+    );
+}
+
+/// The same Reactor Netty server with the blocking call made without `subscribeOn`, as code that
+/// forgot it does: on the event loop that read the request, max(cores, 4) loops, each holding
+/// its connections. Truth by hand at 200 ms: the mock's 4 in flight, 19 req/s at 4 to 16
+/// clients on 2 cores. The loops are the place, named with their property.
+#[test]
+fn a_blocking_call_on_reactor_nettys_event_loops_is_held_by_the_loops() {
+    require_tool("java", "-version");
+    require_tool("jcmd", "-h");
+    let jars =
+        crate::place::cached_jars("reactor-netty", "reactor-core-3.7.17.jar", "Reactor Netty");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    let size = cores.max(4);
+    let _one = one_at_a_time();
+    let mock = mock_with_delay_of(Duration::from_millis(200));
+    let name = "java-reactor-netty --on-event-loop";
+    let mut command = Command::new("java");
+    command
+        .arg("-cp")
+        .arg(jars.join("*"))
+        .arg(targets_dir().join("java-reactor-netty/BoundedElasticServer.java"))
+        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())])
+        .arg("--on-event-loop");
+    let target = Target::launch("java-reactor-netty", command);
+    let result = sweep_framework(
+        name,
+        &target.url(),
+        target.pid(),
+        vec![1, size, 2 * size, 4 * size],
+        &mock,
+    );
+    drop(target);
+    assert_eq!(
+        most_downstream_in_flight(&result),
+        Some(u64::from(size)),
+        "{name}"
+    );
+    assert_finding(name, &result, Kind::BlockingPool, f64::from(size));
+    let place = the_place(name, &result);
+    assert_eq!(place.kind, Some(PlaceKind::ThreadPool), "{name}");
+    let pool = match place.source {
+        Some(PlaceSource::Stacks(StackSource::JcmdThreadPrint)) => "reactor-http-epoll",
+        Some(PlaceSource::Proc) => "reactor-http-ep",
+        other => panic!("{name}: placed neither by jcmd nor by /proc: {other:?}"),
+    };
+    assert_eq!(place.pool.as_deref(), Some(pool), "{name}");
+    assert_held(name, &place, f64::from(size));
+    assert_eq!(
+        place.setting.as_ref().map(|s| s.setting.as_str()),
+        Some(
+            "-Dreactor.netty.ioWorkerCount=N; better, move blocking calls off the loops: \
+             Mono.fromCallable(call).subscribeOn(Schedulers.boundedElastic())"
+        ),
+        "{name}"
     );
 }
 

@@ -12,7 +12,12 @@
  * loops wait for nothing. Reactor Netty's jar is open in the JVM, and its shared connection pool
  * (500 per host) is not the limit: the calls do not go through it.
  *
- * Usage: java -cp 'JARS/*' BoundedElasticServer.java --port 0 --downstream URL
+ * With --on-event-loop the call is made without subscribeOn, as code that forgot it does: on the
+ * server's event loop that read the request (reactor-http-epoll-N, max(cores, 4) of them,
+ * LoopResources' DEFAULT_IO_WORKER_COUNT), each connection bound to one loop. A loop blocked in
+ * a call serves none of its other connections: the hidden limit is the loops, 4 on 2 cores.
+ *
+ * Usage: java -cp 'JARS/*' BoundedElasticServer.java --port 0 --downstream URL [--on-event-loop]
  *   JARS: as WebClientServer.java's (reactor-netty-http 1.2.16 and its dependencies, reactor-core
  *   among them).
  * The first stdout line is "listening on 127.0.0.1:PORT".
@@ -30,7 +35,13 @@ public class BoundedElasticServer {
     public static void main(String[] args) {
         int port = 0;
         String downstream = null;
+        boolean onEventLoop = false;
         for (int i = 0; i < args.length; i += 2) {
+            if (args[i].equals("--on-event-loop")) {
+                onEventLoop = true;
+                i -= 1;
+                continue;
+            }
             if (i + 1 >= args.length) {
                 usage("a value is missing after " + args[i]);
             }
@@ -47,13 +58,14 @@ public class BoundedElasticServer {
             usage("--downstream must be an http:// or https:// URL, not " + downstream);
         }
         String target = downstream;
+        boolean blockTheLoop = onEventLoop;
         DisposableServer server;
         try {
             server = HttpServer.create()
                     .host("127.0.0.1")
                     .port(port)
-                    .handle((request, response) -> Mono.fromCallable(() -> blockingGet(target))
-                            .subscribeOn(Schedulers.boundedElastic())
+                    .handle((request, response) -> onScheduler(
+                                    Mono.fromCallable(() -> blockingGet(target)), blockTheLoop)
                             .flatMap(body -> response.sendString(Mono.just(body)).then())
                             .onErrorResume(e -> response.status(502)
                                     .sendString(Mono.just("downstream failed: " + e)).then()))
@@ -65,6 +77,11 @@ public class BoundedElasticServer {
         System.out.println("listening on 127.0.0.1:" + server.port());
         System.out.flush();
         server.onDispose().block();
+    }
+
+    /** `call` on boundedElastic, or where it is subscribed (the event loop) when `onLoop`. */
+    static Mono<String> onScheduler(Mono<String> call, boolean onLoop) {
+        return onLoop ? call : call.subscribeOn(Schedulers.boundedElastic());
     }
 
     /** The downstream's body, read on the calling thread: the blocking call. */
@@ -101,7 +118,7 @@ public class BoundedElasticServer {
     }
 
     static void usage(String what) {
-        System.err.println("BoundedElasticServer: " + what + " (usage: --port N --downstream URL)");
+        System.err.println("BoundedElasticServer: " + what + " (usage: --port N --downstream URL [--on-event-loop])");
         System.exit(2);
     }
 }
