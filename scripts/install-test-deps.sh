@@ -113,6 +113,12 @@ maven_jars hikari com.zaxxer:HikariCP:7.1.0 org.postgresql:postgresql:42.7.14 \
 maven_jars okhttp com.squareup.okhttp3:okhttp:4.12.0 com.squareup.okio:okio-jvm:3.6.0 \
   org.jetbrains.kotlin:kotlin-stdlib:1.8.21
 # Vert.x core and its dependencies (Netty, jackson-core: the closure of the target's pom.xml), for
+# Apache Pekko 1.7.0 (Maven Central, with Scala's library and Typesafe Config) for
+# tests/targets/java-pekko, a service whose limit is Pekko's default dispatcher (8 threads).
+if [ ! -f "$wiremock_cache/pekko/pekko-actor_2.13-1.7.0.jar" ]; then
+  mvn -q -f tests/targets/java-pekko/pom.xml dependency:copy-dependencies \
+    -DoutputDirectory="$wiremock_cache/pekko"
+fi
 # Jetty 12.1.14 (Maven Central, with its dependencies) for tests/targets/java-jetty, a service
 # whose limit is Jetty's QueuedThreadPool (200 threads, less the connector's own).
 if [ ! -f "$wiremock_cache/jetty/jetty-server-12.1.14.jar" ]; then

@@ -1,0 +1,123 @@
+/*
+ * java-pekko: a service on Apache Pekko 1.7 (the Apache-licensed fork of Akka) whose requests
+ * make a blocking HttpURLConnection GET of the downstream inside a Future on the actor system's
+ * default dispatcher, CompletableFuture.supplyAsync(call, system.dispatcher()): the Java form of
+ * Scala's Future { call }(system.dispatcher), the blocking Pekko's docs warn against. The HTTP
+ * side is the JDK's HttpServer on a cached pool, whose threads wait for the future. Built after
+ * the catalogue's Pekko entry, to test it (issue 22).
+ *
+ * The default dispatcher at its defaults (reference.conf): a fork-join-executor of
+ * ceil(cores × 1.0) threads, at least 8, at most 64, named <system>-pekko.actor.default-dispatcher-N.
+ * The hidden limit: 8 calls at once on up to 8 cores, the rest queued in the pool.
+ *
+ * Usage: java -cp 'JARS/*' PekkoServer.java --port 0 --downstream URL
+ *   JARS: pekko-actor_2.13 1.7.0 and its dependencies (Maven Central;
+ *   scripts/install-test-deps.sh copies them into ~/.cache/chokepoint-bench/pekko with this
+ *   folder's pom.xml).
+ * The first stdout line is "listening on 127.0.0.1:PORT".
+ */
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.HttpURLConnection;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import org.apache.pekko.actor.ActorSystem;
+
+public class PekkoServer {
+    public static void main(String[] args) throws IOException {
+        int port = 0;
+        String downstream = null;
+        for (int i = 0; i < args.length; i += 2) {
+            if (i + 1 >= args.length) {
+                usage("a value is missing after " + args[i]);
+            }
+            switch (args[i]) {
+                case "--port": port = portOf(args[i + 1]); break;
+                case "--downstream": downstream = args[i + 1]; break;
+                default: usage("unknown argument " + args[i]);
+            }
+        }
+        if (downstream == null) {
+            usage("--downstream URL is needed");
+        }
+        if (!isHttpUrl(downstream)) {
+            usage("--downstream must be an http:// or https:// URL, not " + downstream);
+        }
+        String target = downstream;
+        ActorSystem system = ActorSystem.create("svc");
+        HttpServer server;
+        try {
+            server = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 1024);
+        } catch (IOException e) {
+            usage("cannot listen on 127.0.0.1:" + port + ": " + e.getMessage());
+            return;
+        }
+        server.setExecutor(Executors.newCachedThreadPool());
+        server.createContext("/", exchange -> {
+            byte[] body;
+            int status = 200;
+            try {
+                body = CompletableFuture.supplyAsync(() -> blockingGet(target), system.dispatcher())
+                        .join().getBytes(StandardCharsets.UTF_8);
+            } catch (RuntimeException e) {
+                status = 502;
+                body = ("downstream failed: " + e).getBytes(StandardCharsets.UTF_8);
+            }
+            exchange.sendResponseHeaders(status, body.length);
+            try (OutputStream out = exchange.getResponseBody()) {
+                out.write(body);
+            }
+        });
+        server.start();
+        System.out.println("listening on 127.0.0.1:" + server.getAddress().getPort());
+        System.out.flush();
+    }
+
+    /** The downstream's body, read on the calling thread: the blocking call. */
+    static String blockingGet(String target) {
+        try {
+            HttpURLConnection connection =
+                    (HttpURLConnection) URI.create(target).toURL().openConnection();
+            connection.setConnectTimeout(5_000);
+            connection.setReadTimeout(30_000);
+            try (InputStream in = connection.getInputStream()) {
+                return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+            }
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    static boolean isHttpUrl(String value) {
+        try {
+            URI uri = new URI(value);
+            return ("http".equals(uri.getScheme()) || "https".equals(uri.getScheme()))
+                    && uri.getHost() != null;
+        } catch (java.net.URISyntaxException e) {
+            return false;
+        }
+    }
+
+    static int portOf(String value) {
+        try {
+            int port = Integer.parseInt(value);
+            if (port >= 0 && port <= 65535) {
+                return port;
+            }
+        } catch (NumberFormatException e) {
+            // Said below.
+        }
+        usage("--port " + value + " is not a port (0 to 65535; 0 picks a free one)");
+        return 0;
+    }
+
+    static void usage(String what) {
+        System.err.println("PekkoServer: " + what + " (usage: --port N --downstream URL)");
+        System.exit(2);
+    }
+}
