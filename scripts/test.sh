@@ -55,6 +55,14 @@ sweeps_log=$(mktemp /tmp/chokepoint-sweeps.XXXXXX)
 trap 'wait "$deps_pid" 2>/dev/null || true; rm -f "$deps_log" "$sweeps_log"' EXIT
 cargo test --release -p chokepoint --test sweeps "$@" > "$sweeps_log" 2>&1 &
 sweeps_pid=$!
+# Cargo holds its build lock until it starts the test binary: had the other lane's build taken
+# it first, the sweeps would wait for that build (a cold full run started them 300 s late). The
+# other lane starts once the sweeps run (or their cargo has ended), within 60 s.
+for _ in $(seq 300); do
+  grep -q "Running tests/sweeps" "$sweeps_log" && break
+  kill -0 "$sweeps_pid" 2>/dev/null || break
+  sleep 0.2
+done
 cargo test --workspace --release --exclude chokepoint -j 1 "$@" || status=$?
 cargo test --release -p chokepoint --bins --test cli -j 1 "$@" || status=$?
 phase "every test but the sweeps run"
