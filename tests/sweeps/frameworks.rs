@@ -26,6 +26,8 @@
 //!   With `--on-event-loop` the call runs on the server's event loops (`reactor-http-epoll-N`,
 //!   max(cores, 4)), each holding its connections: the loops are the limit.
 //!
+//! - `tests/targets/java-netty`: a plain Netty 4.1 server whose handler blocks its event loop,
+//!   2 × cores loops (`nioEventLoopGroup-N-M`), each holding its connections.
 //! - `tests/targets/java-undertow`: Undertow 2.4's builder at its defaults, a `BlockingHandler`
 //!   making the call on the XNIO worker's task threads (`XNIO-1 task-N`), 8 per I/O thread.
 //!
@@ -519,6 +521,71 @@ fn a_blocking_call_on_reactor_nettys_event_loops_is_held_by_the_loops() {
              Mono.fromCallable(call).subscribeOn(Schedulers.boundedElastic())"
         ),
         "{name}"
+    );
+}
+
+/// A plain Netty 4.1 server (`new NioEventLoopGroup()`, 2 × cores loops) whose handler makes
+/// the blocking call on the event loop, as a handler added without an executor group does: each
+/// loop holds its connections. Built after the catalogue's Netty entry. Truth by hand at 200 ms:
+/// the mock's 4 in flight, 19.0 req/s at 4 to 16 clients on 2 cores.
+#[test]
+fn a_blocking_call_in_a_netty_handler_is_held_by_its_event_loops() {
+    require_tool("java", "-version");
+    require_tool("jcmd", "-h");
+    let jars = crate::place::cached_jars(
+        "reactor-netty",
+        "netty-codec-http-4.1.131.Final.jar",
+        "Netty (java-reactor-netty's jars)",
+    );
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    let size = 2 * cores;
+    let _one = one_at_a_time();
+    let mock = mock_with_delay_of(Duration::from_millis(200));
+    let name = "java-netty";
+    let mut command = Command::new("java");
+    command
+        .arg("-cp")
+        .arg(jars.join("*"))
+        .arg(targets_dir().join("java-netty/NettyServer.java"))
+        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())]);
+    let target = Target::launch(name, command);
+    let result = sweep_framework(
+        name,
+        &target.url(),
+        target.pid(),
+        vec![1, size, 2 * size, 4 * size],
+        &mock,
+    );
+    drop(target);
+    assert_eq!(
+        most_downstream_in_flight(&result),
+        Some(u64::from(size)),
+        "{name}"
+    );
+    assert_finding(name, &result, Kind::BlockingPool, f64::from(size));
+    let place = the_place(name, &result);
+    assert_eq!(place.kind, Some(PlaceKind::ThreadPool), "{name}");
+    assert!(
+        matches!(
+            place.source,
+            Some(PlaceSource::Stacks(StackSource::JcmdThreadPrint) | PlaceSource::Proc)
+        ),
+        "{name}: placed neither by jcmd nor by /proc: {:?}",
+        place.source
+    );
+    let pool = place.pool.as_deref().unwrap_or_default();
+    // jcmd: `nioEventLoopGroup-3` (the workers; the boss loop is `-2`); /proc: 15 bytes.
+    assert!(pool.starts_with("nioEventLoopGro"), "{name}: {pool}");
+    assert_held(name, &place, f64::from(size));
+    let setting = place
+        .setting
+        .as_ref()
+        .map(|s| s.setting.as_str())
+        .unwrap_or_default();
+    assert!(
+        setting.starts_with("-Dio.netty.eventLoopThreads=N")
+            && setting.contains("better, move blocking calls off the loops"),
+        "{name}: {setting}"
     );
 }
 
