@@ -12,6 +12,7 @@ mod frameworks;
 mod growing_pool;
 mod grpc;
 mod hangs;
+mod jvm_frameworks;
 mod libuv;
 mod namespaces;
 mod observer_netns;

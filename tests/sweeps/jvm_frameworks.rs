@@ -1,0 +1,271 @@
+//! JVM frameworks at their defaults whose handlers make a blocking call (an `HttpURLConnection`
+//! GET of the mock), each built after its catalogue entry: the pool that runs the call is the
+//! limit, and the sweep must find it, place it by jcmd's stacks (or `/proc`'s names) and name
+//! the entry's setting.
+//!
+//! - `tests/targets/java-jetty`: Jetty 12's `new Server()`, a blocking `Handler.Abstract` run on
+//!   its QueuedThreadPool of 200 (`qtp<hash>-N`), the connector's acceptor and selector among
+//!   them;
+//! - `tests/targets/java-undertow`: Undertow 2.4's builder, a `BlockingHandler` on the XNIO
+//!   worker's task threads (`XNIO-1 task-N`), 8 per I/O thread;
+//! - `tests/targets/java-pekko`: Apache Pekko 1.7's default dispatcher running the calls in
+//!   Futures, 8 threads on up to 8 cores (`svc-pekko.actor.default-dispatcher-N`);
+//! - `tests/targets/java-reactor-netty/BoundedElasticServer.java`: a Reactor Netty server
+//!   wrapping the call in `Schedulers.boundedElastic()`, 10 threads per core
+//!   (`boundedElastic-N`); with `--on-event-loop`, the call on the server's event loops
+//!   (`reactor-http-epoll-N`, max(cores, 4)), each holding its connections;
+//! - `tests/targets/java-netty`: a plain Netty 4.1 server whose handler blocks its event loop,
+//!   2 × cores loops (`nioEventLoopGroup-N-M`).
+//!
+//! Truths by hand are in `tests/targets/README.md`. The jars come from Maven Central
+//! (`scripts/install-test-deps.sh`); a missing one, or java or jcmd, fails the test.
+
+use crate::common;
+use crate::frameworks::{assert_held, require_tool, sweep_framework};
+
+use chokepoint_result::{Kind, Place, PlaceKind, PlaceSource, StackSource, SweepResult};
+use common::*;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+/// The sweep of the JVM target `file` (under `tests/targets/`) on `jars`, with `extra`
+/// arguments, over `clients`, the mock at `delay`.
+fn sweep_jvm_target(
+    name: &'static str,
+    jars: &Path,
+    file: &str,
+    extra: &[&str],
+    clients: Vec<u32>,
+    delay: Duration,
+) -> SweepResult {
+    require_tool("java", "-version");
+    require_tool("jcmd", "-h");
+    let _one = one_at_a_time();
+    let mock = mock_with_delay_of(delay);
+    let mut command = Command::new("java");
+    command
+        .arg("-cp")
+        .arg(jars.join("*"))
+        .arg(targets_dir().join(file))
+        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())])
+        .args(extra);
+    let target = Target::launch(name, command);
+    let result = sweep_framework(name, &target.url(), target.pid(), clients, &mock);
+    drop(target);
+    result
+}
+
+/// The truth (the mock's most calls in flight is `size`), the finding (a pool of `size`), and a
+/// thread pool placed by jcmd or `/proc` holding `size`, whose setting starts with `setting`.
+fn assert_thread_pool(name: &str, result: &SweepResult, size: u32, setting: &str) -> Place {
+    assert_eq!(
+        most_downstream_in_flight(result),
+        Some(u64::from(size)),
+        "{name}: the truth"
+    );
+    assert_finding(name, result, Kind::BlockingPool, f64::from(size));
+    let place = the_place(name, result);
+    assert_eq!(place.kind, Some(PlaceKind::ThreadPool), "{name}");
+    assert!(
+        matches!(
+            place.source,
+            Some(PlaceSource::Stacks(StackSource::JcmdThreadPrint) | PlaceSource::Proc)
+        ),
+        "{name}: placed neither by jcmd nor by /proc: {:?}",
+        place.source
+    );
+    assert_held(name, &place, f64::from(size));
+    let named = place.setting.as_ref().map(|s| s.setting.as_str());
+    assert!(
+        named.is_some_and(|s| s.starts_with(setting)),
+        "{name}: {named:?}, not `{setting}…`"
+    );
+    place
+}
+
+fn cores() -> u32 {
+    std::thread::available_parallelism().map_or(1, |n| n.get()) as u32
+}
+
+/// Jetty 12 (`new Server()`, one connector): each call holds a thread of its QueuedThreadPool
+/// of 200, whose acceptor and selector threads take some for good. Truth by hand at 1 s: the
+/// mock's 198 in flight at 250 and 400 clients on 2 cores (1 acceptor, 1 selector).
+#[test]
+fn jettys_blocking_handlers_hold_its_queued_thread_pool_of_200_less_the_connectors() {
+    let jars = crate::place::cached_jars("jetty", "jetty-server-12.1.14.jar", "Jetty");
+    let name = "java-jetty";
+    // ~200 calls held 1 s: 200 req/s, light for the JVM on a busy 2-core machine.
+    let result = sweep_jvm_target(
+        name,
+        &jars,
+        "java-jetty/JettyServer.java",
+        &[],
+        vec![1, 200, 400],
+        Duration::from_secs(1),
+    );
+    let truth = most_downstream_in_flight(&result).expect("the mock's count");
+    assert!(
+        (180..=200).contains(&truth),
+        "{name}: 200 threads less the connector's: {truth}"
+    );
+    let place = assert_thread_pool(name, &result, truth as u32, "QueuedThreadPool maxThreads");
+    let pool = place.pool.as_deref().unwrap_or_default();
+    assert!(pool.starts_with("qtp"), "{name}: {pool}");
+}
+
+/// Undertow 2.4 with a `BlockingHandler`: each call holds one of the XNIO worker's task
+/// threads, 8 per I/O thread, the I/O threads max(cores, 2). Truth by hand at 200 ms: the
+/// mock's 16 in flight and 75.8 req/s at 16 to 64 clients on 2 cores.
+#[test]
+fn undertows_blocking_handlers_hold_its_worker_threads_eight_per_io_thread() {
+    let jars = crate::place::cached_jars("undertow", "undertow-core-2.4.4.Final.jar", "Undertow");
+    let size = 8 * cores().max(2);
+    let name = "java-undertow";
+    let result = sweep_jvm_target(
+        name,
+        &jars,
+        "java-undertow/UndertowServer.java",
+        &[],
+        vec![1, size, 2 * size],
+        Duration::from_millis(200),
+    );
+    let place = assert_thread_pool(
+        name,
+        &result,
+        size,
+        "Undertow.builder().setWorkerThreads(N)",
+    );
+    assert_eq!(place.pool.as_deref(), Some("XNIO-1 task"), "{name}");
+}
+
+/// Apache Pekko's default dispatcher running blocking calls in Futures
+/// (`CompletableFuture.supplyAsync(call, system.dispatcher())`), the blocking Pekko's docs warn
+/// against: a fork-join pool of ceil(cores × 1.0) threads, at least 8. Truth by hand at 200 ms:
+/// the mock's 8 in flight, 37.9 req/s at 16 and 32 clients on 2 cores. The JDK server's threads
+/// that wait for the futures are not the place.
+#[test]
+fn pekkos_default_dispatcher_holds_blocking_futures_eight_at_a_time_on_few_cores() {
+    let jars = crate::place::cached_jars("pekko", "pekko-actor_2.13-1.7.0.jar", "Apache Pekko");
+    let size = cores().clamp(8, 64);
+    let name = "java-pekko";
+    let result = sweep_jvm_target(
+        name,
+        &jars,
+        "java-pekko/PekkoServer.java",
+        &[],
+        // Not 4 × the pool: a fork-join pool's queues are not first come, first served, and at 32
+        // clients a few requests waited past the sweep's 10 s timeout (2.4 % errors in one run).
+        vec![1, size, 2 * size],
+        Duration::from_millis(200),
+    );
+    let place = assert_thread_pool(
+        name,
+        &result,
+        size,
+        "pekko.actor.default-dispatcher.fork-join-executor.parallelism-factor",
+    );
+    assert_eq!(
+        place.source,
+        Some(PlaceSource::Stacks(StackSource::JcmdThreadPrint)),
+        "{name}: /proc cuts the name to `svc-pekko.actor`, the internal dispatcher's too"
+    );
+    assert_eq!(
+        place.pool.as_deref(),
+        Some("svc-pekko.actor.default-dispatcher"),
+        "{name}"
+    );
+}
+
+/// Reactor's `Schedulers.boundedElastic()`, wrapping a blocking call as Reactor's docs say
+/// (`Mono.fromCallable(call).subscribeOn(Schedulers.boundedElastic())`): at most 10 threads per
+/// core, the calls past them queued in the scheduler. Reactor Netty's jar is open in the JVM,
+/// but its shared pool (500 per host) carries no call: its setting must not be named.
+#[test]
+fn reactors_bounded_elastic_holds_ten_blocking_calls_per_core_and_is_named_with_its_property() {
+    let jars = crate::place::cached_jars("reactor-netty", "reactor-core-3.7.17.jar", "Reactor");
+    let size = 10 * cores();
+    let name = "java-bounded-elastic";
+    // 10 calls per core held 200 ms: 50 req/s per core, light for the event loops.
+    let result = sweep_jvm_target(
+        name,
+        &jars,
+        "java-reactor-netty/BoundedElasticServer.java",
+        &[],
+        vec![1, size, 2 * size],
+        Duration::from_millis(200),
+    );
+    let place = assert_thread_pool(
+        name,
+        &result,
+        size,
+        "-Dreactor.schedulers.defaultBoundedElasticSize=N",
+    );
+    assert_eq!(place.pool.as_deref(), Some("boundedElastic"), "{name}");
+}
+
+/// The same Reactor Netty server with the blocking call made without `subscribeOn`, as code
+/// that forgot it does: on the event loop that read the request, max(cores, 4) loops, each
+/// holding its connections. Truth by hand at 200 ms: the mock's 4 in flight, 19 req/s at 4 to
+/// 16 clients on 2 cores. The loops are the place, named with their property and the better fix.
+#[test]
+fn a_blocking_call_on_reactor_nettys_event_loops_is_held_by_the_loops() {
+    let jars = crate::place::cached_jars("reactor-netty", "reactor-core-3.7.17.jar", "Reactor");
+    let size = cores().max(4);
+    let name = "java-reactor-netty --on-event-loop";
+    let result = sweep_jvm_target(
+        name,
+        &jars,
+        "java-reactor-netty/BoundedElasticServer.java",
+        &["--on-event-loop"],
+        vec![1, size, 2 * size, 4 * size],
+        Duration::from_millis(200),
+    );
+    let place = assert_thread_pool(
+        name,
+        &result,
+        size,
+        "-Dreactor.netty.ioWorkerCount=N; better, move blocking calls off the loops: \
+         Mono.fromCallable(call).subscribeOn(Schedulers.boundedElastic())",
+    );
+    let pool = match place.source {
+        Some(PlaceSource::Stacks(_)) => "reactor-http-epoll",
+        _ => "reactor-http-ep",
+    };
+    assert_eq!(place.pool.as_deref(), Some(pool), "{name}");
+}
+
+/// A plain Netty 4.1 server (`new NioEventLoopGroup()`, 2 × cores loops) whose handler makes
+/// the blocking call on its event loop, as a handler added without an executor group does.
+/// Truth by hand at 200 ms: the mock's 4 in flight, 19.0 req/s at 4 to 16 clients on 2 cores.
+#[test]
+fn a_blocking_call_in_a_netty_handler_is_held_by_its_event_loops() {
+    let jars = crate::place::cached_jars(
+        "reactor-netty",
+        "netty-codec-http-4.1.131.Final.jar",
+        "Netty (java-reactor-netty's jars)",
+    );
+    let size = 2 * cores();
+    let name = "java-netty";
+    let result = sweep_jvm_target(
+        name,
+        &jars,
+        "java-netty/NettyServer.java",
+        &[],
+        vec![1, size, 2 * size, 4 * size],
+        Duration::from_millis(200),
+    );
+    let place = assert_thread_pool(name, &result, size, "-Dio.netty.eventLoopThreads=N");
+    let setting = place
+        .setting
+        .as_ref()
+        .map(|s| s.setting.as_str())
+        .unwrap_or_default();
+    assert!(
+        setting.contains("better, move blocking calls off the loops"),
+        "{name}: {setting}"
+    );
+    // jcmd: `nioEventLoopGroup-3` (the workers; the boss loop is `-2`); /proc: 15 bytes.
+    let pool = place.pool.as_deref().unwrap_or_default();
+    assert!(pool.starts_with("nioEventLoopGro"), "{name}: {pool}");
+}
