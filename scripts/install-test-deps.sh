@@ -87,6 +87,11 @@ maven_jars() {
     mvn -q dependency:copy -Dartifact="$artifact" -DoutputDirectory="$dir"
   done
 }
+# Copies the closure of tests/targets/TARGET/pom.xml into the cache's DIR, unless JAR is there.
+maven_pom() {
+  [ -f "$wiremock_cache/$1/$3" ] && return 0
+  mvn -q -f "tests/targets/$2/pom.xml" dependency:copy-dependencies -DoutputDirectory="$wiremock_cache/$1"
+}
 # Apache HttpClient 5 and what it needs, for tests/targets/java-httpclient5, a service whose
 # limit is the client's pool of 5 connections per route (tests/sweeps/place.rs).
 maven_jars httpclient5 org.apache.httpcomponents.client5:httpclient5:5.3.1 \
@@ -100,10 +105,7 @@ maven_jars httpclient4 org.apache.httpcomponents:httpclient:4.5.14 \
 # Reactor Netty and its dependencies (Netty, Reactor Core: the closure of the target's pom.xml),
 # for tests/targets/java-reactor-netty, a service whose limit is the shared pool of
 # HttpClient.create(), 500 per host (tests/sweeps/connection_pools.rs).
-if [ ! -f "$wiremock_cache/reactor-netty/reactor-netty-core-1.2.16.jar" ]; then
-  mvn -q -f tests/targets/java-reactor-netty/pom.xml dependency:copy-dependencies \
-    -DoutputDirectory="$wiremock_cache/reactor-netty"
-fi
+maven_pom reactor-netty java-reactor-netty reactor-netty-core-1.2.16.jar
 # HikariCP and PostgreSQL's JDBC driver, for tests/targets/java-hikari, a service whose limit
 # is HikariCP's default pool of 10 (tests/sweeps/database_pools.rs).
 maven_jars hikari com.zaxxer:HikariCP:7.1.0 org.postgresql:postgresql:42.7.14 \
@@ -112,31 +114,16 @@ maven_jars hikari com.zaxxer:HikariCP:7.1.0 org.postgresql:postgresql:42.7.14 \
 # OkHttp's Dispatcher, 5 asynchronous calls per host (tests/sweeps/connection_pools.rs).
 maven_jars okhttp com.squareup.okhttp3:okhttp:4.12.0 com.squareup.okio:okio-jvm:3.6.0 \
   org.jetbrains.kotlin:kotlin-stdlib:1.8.21
-# Vert.x core and its dependencies (Netty, jackson-core: the closure of the target's pom.xml), for
-# Apache Pekko 1.7.0 (Maven Central, with Scala's library and Typesafe Config) for
-# tests/targets/java-pekko, a service whose limit is Pekko's default dispatcher (8 threads).
-if [ ! -f "$wiremock_cache/pekko/pekko-actor_2.13-1.7.0.jar" ]; then
-  mvn -q -f tests/targets/java-pekko/pom.xml dependency:copy-dependencies \
-    -DoutputDirectory="$wiremock_cache/pekko"
-fi
-# Jetty 12.1.14 (Maven Central, with its dependencies) for tests/targets/java-jetty, a service
-# whose limit is Jetty's QueuedThreadPool (200 threads, less the connector's own).
-if [ ! -f "$wiremock_cache/jetty/jetty-server-12.1.14.jar" ]; then
-  mvn -q -f tests/targets/java-jetty/pom.xml dependency:copy-dependencies \
-    -DoutputDirectory="$wiremock_cache/jetty"
-fi
-# Undertow 2.4.4 (Maven Central, with its dependencies, cached like WireMock's jar) for
-# tests/targets/java-undertow, a service whose limit is Undertow's worker pool (8 per I/O thread).
-if [ ! -f "$wiremock_cache/undertow/undertow-core-2.4.4.Final.jar" ]; then
-  mvn -q -f tests/targets/java-undertow/pom.xml dependency:copy-dependencies \
-    -DoutputDirectory="$wiremock_cache/undertow"
-fi
-# tests/targets/java-vertx-worker, a service whose limit is Vert.x's worker pool of 20 threads
-# (tests/sweeps/frameworks.rs).
-if [ ! -f "$wiremock_cache/vertx/vertx-core-5.0.7.jar" ]; then
-  mvn -q -f tests/targets/java-vertx-worker/pom.xml dependency:copy-dependencies \
-    -DoutputDirectory="$wiremock_cache/vertx"
-fi
+# Apache Pekko 1.7.0 (with Scala's library and Typesafe Config) for tests/targets/java-pekko, a
+# service whose limit is Pekko's default dispatcher (8 threads); Jetty 12.1.14 for
+# tests/targets/java-jetty (its QueuedThreadPool, 200 less the connector's threads); Undertow
+# 2.4.4 for tests/targets/java-undertow (8 workers per I/O thread); Vert.x core (Netty,
+# jackson-core) for tests/targets/java-vertx-worker (its worker pool of 20). Each the closure of
+# its target's pom.xml (tests/sweeps/jvm_frameworks.rs, frameworks.rs).
+maven_pom pekko java-pekko pekko-actor_2.13-1.7.0.jar
+maven_pom jetty java-jetty jetty-server-12.1.14.jar
+maven_pom undertow java-undertow undertow-core-2.4.4.Final.jar
+maven_pom vertx java-vertx-worker vertx-core-5.0.7.jar
 # golang.org/x/net (the Go module proxy) for crates/mock/tests/fixtures/go-h2-streams, the Go
 # HTTP/2 client of crates/mock/tests/suite/h2.rs, which builds it offline from the module cache.
 (cd crates/mock/tests/fixtures/go-h2-streams && GOTOOLCHAIN=local go mod download)
