@@ -24,15 +24,19 @@
 //! 0.91 of a core busy, near enough a whole one; an event loop's calls come in bursts, so its
 //! most in flight moves from step to step and its mean stays below. Then only the threads
 //! decide, and only while the throughput follows the CPU the target got
-//! ([`throughput_follows_the_cpu`]): the ceiling is direct evidence of a pool, and threads
-//! runnable on a busy machine do not outweigh it when the CPU does not explain the throughput.
+//! ([`throughput_follows_the_cpu`]) and the runtime's stacks did not see the ceiling's calls
+//! held by one pool's threads ([`threads_seen_holding_the_calls`]): the ceiling is direct
+//! evidence of a pool, the threads seen in the call are the pool itself, and threads runnable
+//! on a busy machine outweigh neither.
 //!
 //! The caller skips the rule when errors decide the kind, and when throughput falls past its
 //! peak while the CPU does not ([`fall_follows_the_cpu`]): a thrashing lock keeps its core busy
 //! too, spending it on spinning, and the fall is the finding. A fall whose CPU per request held
 //! is the machine taking the core away from a target that still wants it.
 
+use crate::place::matches_limit;
 use crate::points::{median, Point};
+use chokepoint_result::WaitKind;
 
 /// How near a whole number the median reading must be, in cores. Absolute, not a share of the
 /// number: within 10% of k, every reading from 5 cores up is near some whole number (±0.5),
@@ -194,6 +198,38 @@ fn throughput_follows_the_cpu(pts: &[Point<'_>]) -> bool {
     }
 }
 
+/// Whether the runtime's stacks saw the mock's ceiling held by one pool's threads waiting in
+/// the call, at every point that had stacks (one at least): at each, the pool with the most
+/// threads on a downstream call held as many as the mock's most calls in flight
+/// ([`matches_limit`]). Those threads are the pool, seen blocked where the limit is; a core the
+/// target wants cannot keep them there. This is the evidence `/proc` misses when the handlers
+/// wait on a future and another thread does the I/O: the JDK `HttpClient`'s handlers park in
+/// `futex` while its selector reads (a full run's sweep of tests/targets/java-jdk-httpclient:
+/// 12 `http-exec` threads in `HttpClient.send` by jcmd, the mock flat at 12, the target on 0.3
+/// of 2 cores of a busy machine with 1.0 of its threads runnable, read `cpu-bound 1.0`).
+fn threads_seen_holding_the_calls(past_knee: &[Point<'_>]) -> bool {
+    let held_at = |p: &Point<'_>| {
+        let in_calls: Vec<f64> = p
+            .steps
+            .iter()
+            .filter_map(|step| step.stacks.as_ref())
+            .map(|stacks| {
+                stacks
+                    .pools
+                    .iter()
+                    .map(|pool| pool.threads_in(WaitKind::Downstream))
+                    .fold(0.0, f64::max)
+            })
+            .collect();
+        (!in_calls.is_empty()).then(|| median(in_calls))
+    };
+    let seen: Vec<(f64, f64)> = past_knee
+        .iter()
+        .filter_map(|p| Some((held_at(p)?, p.inflight_max?)))
+        .collect();
+    !seen.is_empty() && seen.iter().all(|&(held, most)| matches_limit(held, most))
+}
+
 /// Whether the mock saw a pool's ceiling at every point: the same most calls in flight, with
 /// the mean within [`FLAT`] of it.
 pub(crate) fn pool_ceiling(past_knee: &[Point<'_>]) -> bool {
@@ -222,9 +258,10 @@ pub(crate) fn whole_cores(past_knee: &[Point<'_>], cores: u32) -> Option<WholeCo
     // of whole cores outweighs (a pool of 200 threads that burns 6 of 64 cores is a pool).
     let ceiling = pool_ceiling(past_knee);
     let by_cpu = held(&busy).filter(|_| !ceiling && !waits_on_the_network(past_knee));
-    let by_threads = held(&running)
-        .filter(|&(k, _)| k <= cores)
-        .filter(|_| !ceiling || throughput_follows_the_cpu(past_knee));
+    let by_threads = held(&running).filter(|&(k, _)| k <= cores).filter(|_| {
+        !ceiling
+            || (throughput_follows_the_cpu(past_knee) && !threads_seen_holding_the_calls(past_knee))
+    });
     let busy_median = by_cpu.map(|b| b.1).or_else(|| {
         let known: Vec<f64> = busy.iter().flatten().copied().collect();
         (!known.is_empty()).then(|| median(known))

@@ -371,3 +371,120 @@ fn a_full_pool_beside_a_runnable_loop_whose_throughput_does_not_follow_its_cpu_i
         d.facts
     );
 }
+
+/// What the runtime's stacks showed at a step: `in_call` threads of `pool` waiting on a
+/// downstream call, `running` threads of `loop_pool` running.
+fn with_stacks(mut s: Step, pool: &str, in_call: f64, loop_pool: &str, running: f64) -> Step {
+    use chokepoint_result::{PoolStacks, SharedStack, StackEvidence, StackSource, WaitKind};
+    let of = |name: &str, threads: f64, waiting: WaitKind, frame: &str| PoolStacks {
+        pool: name.into(),
+        threads,
+        most_threads: threads.ceil() as u32,
+        states: Default::default(),
+        stacks: vec![SharedStack {
+            waiting: Some(waiting),
+            frames: vec![frame.into()],
+            threads,
+            seconds: None,
+        }],
+        tids: Vec::new(),
+    };
+    let mut pools = Vec::new();
+    if in_call > 0.0 {
+        pools.push(of(
+            pool,
+            in_call,
+            WaitKind::Downstream,
+            "java.net.http.HttpClient.send",
+        ));
+    }
+    if running > 0.0 {
+        pools.push(of(loop_pool, running, WaitKind::Running, "EventLoop.run"));
+    }
+    s.stacks = Some(StackEvidence {
+        source: Some(StackSource::JcmdThreadPrint),
+        snapshots: 2,
+        recording_s: None,
+        pools,
+    });
+    s
+}
+
+/// tests/targets/java-jdk-httpclient in a full run of tests/sweeps (session 18), as printed: 12
+/// `http-exec` handlers each calling a 100 ms mock through the JDK `HttpClient`, on a machine
+/// of `cores` where the other lane's tests kept its CPUs busy. The handlers park in `futex` on
+/// the client's future (its selector does the I/O), so /proc sees none on the network, and 1.0
+/// of the target's threads runnable at once (summed over its pools) on 0.3 of a core.
+fn jdk_client_pool_on_a_busy_machine(cores: u32, row: (u32, f64, f64, f64, u64, f64)) -> Step {
+    let (clients, ok_rps, mean_ms, in_flight, most, cpu_of_two) = row;
+    let mut s = with_mock(step(clients, ok_rps, mean_ms), 100.0, 1.0, most);
+    s.downstream_inflight = Some(chokepoint_result::DownstreamInFlight {
+        mean: in_flight,
+        max: most,
+    });
+    // The same cores busy on any machine: 18% of 2 cores is 0.36 of a core.
+    s.target_cpu_pct = Some(cpu_of_two * 2.0 / f64::from(cores));
+    s.machine_cpu_pct = Some(100.0);
+    let running = if clients >= 24 { 1.0 } else { 0.3 };
+    let s = with_threads(s, running, 0.0);
+    with_stacks(s, "http-exec", most as f64, "", 0.0)
+}
+
+#[test]
+fn threads_seen_holding_the_mocks_ceiling_outweigh_threads_runnable_on_a_busy_machine() {
+    // (clients, ok req/s, mean ms, mock's mean in flight, its most, target CPU % of 2 cores)
+    let rows = [
+        (2, 12.5, 154.6, 1.3, 2, 5.0),
+        (6, 38.8, 149.3, 4.1, 6, 8.0),
+        (24, 107.4, 220.3, 11.3, 12, 18.0),
+        (48, 108.9, 426.8, 11.7, 12, 15.0),
+    ];
+    for cores in [2u32, 16, 64] {
+        let steps: Vec<Step> = rows
+            .iter()
+            .map(|&row| jdk_client_pool_on_a_busy_machine(cores, row))
+            .collect();
+        let context = SweepContext {
+            target_observed: true,
+            cores: Some(cores),
+            ..mock_context(100.0)
+        };
+        let d = diagnose(&steps, &context);
+        assert_eq!(decided_by(&d.facts), None, "{cores} cores: {:#?}", d.facts);
+        assert_eq!(d.kind, Kind::BlockingPool, "{cores} cores: {:#?}", d.facts);
+        let limit = d.limit.expect("a limit");
+        assert!((limit - 12.0).abs() <= 1.2, "{cores} cores: {limit}");
+        let place = d.place().expect("a place");
+        assert_eq!(
+            place.pool.as_deref(),
+            Some("http-exec"),
+            "{cores} cores: {place:#?}"
+        );
+    }
+}
+
+#[test]
+fn stacks_that_show_no_thread_holding_the_calls_leave_the_runnable_loop_to_decide() {
+    // The Reactor loop above given the CPU its throughput needs, with a dump that shows its
+    // one loop thread running and no thread in a call (the 500 calls are held by the loop's
+    // connections, not by threads): the threads still decide.
+    let rows = [
+        (100, 68.5, 1018.2, 98.9, 100, 0.0685),
+        (650, 499.0, 1305.5, 484.7, 500, 0.499),
+        (900, 441.1, 1838.6, 486.6, 500, 0.441),
+    ];
+    let steps: Vec<Step> = rows
+        .iter()
+        .map(|&row| {
+            let s = reactor_behind_a_full_pool(2, row);
+            with_stacks(s, "", 0.0, "reactor-http-epoll", 1.0)
+        })
+        .collect();
+    let d = diagnose(&steps, &reactor_context(2));
+    assert_eq!(
+        decided_by(&d.facts),
+        Some(("threads-running", 1)),
+        "{:#?}",
+        d.facts
+    );
+}
