@@ -86,6 +86,7 @@
 //! [`next_clients`] is the sweep's adaptive search and [`Gate`] / [`check_gates`] the CI gates.
 #![deny(missing_docs)]
 
+mod actor_dispatcher;
 mod analysis;
 mod busy;
 pub mod catalogue;

@@ -10,7 +10,13 @@
  * ceil(cores × 1.0) threads, at least 8, at most 64, named <system>-pekko.actor.default-dispatcher-N.
  * The hidden limit: 8 calls at once on up to 8 cores, the rest queued in the pool.
  *
- * Usage: java -cp 'JARS/*' PekkoServer.java --port 0 --downstream URL
+ * With --dispatcher ID the calls run on that dispatcher instead, looked up as Pekko's docs do it
+ * for blocking calls (system.dispatchers().lookup(ID)), from the configuration --config FILE adds
+ * in front of the reference one (application.conf in this folder: the docs' own
+ * my-blocking-dispatcher, a thread-pool-executor of fixed-pool-size = 16, threads named
+ * svc-my-blocking-dispatcher-N). Built after chokepoint's rule for such dispatchers, to test it.
+ *
+ * Usage: java -cp 'JARS/*' PekkoServer.java --port 0 --downstream URL [--config FILE --dispatcher ID]
  *   JARS: pekko-actor_2.13 1.7.0 and its dependencies (Maven Central;
  *   scripts/install-test-deps.sh copies them into ~/.cache/chokepoint-bench/pekko with this
  *   folder's pom.xml).
@@ -25,6 +31,9 @@ import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
 import java.util.concurrent.Executors;
 import org.apache.pekko.actor.ActorSystem;
 
@@ -32,6 +41,8 @@ public class PekkoServer {
     public static void main(String[] args) throws IOException {
         int port = 0;
         String downstream = null;
+        String configFile = null;
+        String dispatcherId = null;
         for (int i = 0; i < args.length; i += 2) {
             if (i + 1 >= args.length) {
                 usage("a value is missing after " + args[i]);
@@ -39,6 +50,8 @@ public class PekkoServer {
             switch (args[i]) {
                 case "--port": port = portOf(args[i + 1]); break;
                 case "--downstream": downstream = args[i + 1]; break;
+                case "--config": configFile = args[i + 1]; break;
+                case "--dispatcher": dispatcherId = args[i + 1]; break;
                 default: usage("unknown argument " + args[i]);
             }
         }
@@ -49,7 +62,21 @@ public class PekkoServer {
             usage("--downstream must be an http:// or https:// URL, not " + downstream);
         }
         String target = downstream;
-        ActorSystem system = ActorSystem.create("svc");
+        Config config = ConfigFactory.load();
+        if (configFile != null) {
+            java.io.File file = new java.io.File(configFile);
+            if (!file.isFile()) {
+                usage("--config " + configFile + " is not a file");
+            }
+            config = ConfigFactory.parseFile(file).withFallback(config).resolve();
+        }
+        if (dispatcherId != null && !config.hasPath(dispatcherId)) {
+            usage("--dispatcher " + dispatcherId + " is not configured (add it with --config FILE)");
+        }
+        ActorSystem system = ActorSystem.create("svc", config);
+        Executor calls = dispatcherId == null
+                ? system.dispatcher()
+                : system.dispatchers().lookup(dispatcherId);
         HttpServer server;
         try {
             server = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 1024);
@@ -62,7 +89,7 @@ public class PekkoServer {
             byte[] body;
             int status = 200;
             try {
-                body = CompletableFuture.supplyAsync(() -> blockingGet(target), system.dispatcher())
+                body = CompletableFuture.supplyAsync(() -> blockingGet(target), calls)
                         .join().getBytes(StandardCharsets.UTF_8);
             } catch (RuntimeException e) {
                 status = 502;
@@ -117,7 +144,7 @@ public class PekkoServer {
     }
 
     static void usage(String what) {
-        System.err.println("PekkoServer: " + what + " (usage: --port N --downstream URL)");
+        System.err.println("PekkoServer: " + what + " (usage: --port N --downstream URL [--config FILE --dispatcher ID])");
         System.exit(2);
     }
 }

@@ -82,8 +82,10 @@ pub(crate) fn matches_limit(held: f64, limit: f64) -> bool {
 
 /// `finding` with its place fact after its own facts.
 pub(crate) fn with_place(mut finding: Finding, evidence: &Evidence<'_>) -> Finding {
+    let dispatchers = crate::actor_dispatcher::settings(evidence.steps);
     let known = Known {
         catalogue: evidence.catalogue,
+        dispatchers: &dispatchers,
         libraries: &evidence.context.target_libraries,
         cores: usable_cores(evidence),
         h2_peers: &evidence.context.h2_peers,
@@ -102,6 +104,8 @@ pub(crate) fn with_place(mut finding: Finding, evidence: &Evidence<'_>) -> Findi
 /// their upstream servers.
 pub(crate) struct Known<'a> {
     pub(crate) catalogue: &'a Catalogue,
+    /// Actor systems' own dispatchers, by pool name ([`crate::actor_dispatcher`]).
+    pub(crate) dispatchers: &'a [(String, Setting)],
     pub(crate) libraries: &'a [String],
     pub(crate) cores: Option<UsableCores>,
     pub(crate) h2_peers: &'a [H2Peer],
@@ -110,13 +114,17 @@ pub(crate) struct Known<'a> {
 }
 
 impl Known<'_> {
-    /// The setting of the pool named `pool`, with its default here.
+    /// The setting of the pool named `pool`, with its default here: the catalogue's, or an
+    /// actor system's dispatcher's.
     fn setting_for(&self, pool: &str) -> Option<Setting> {
-        Some(
-            self.catalogue
-                .entry_for(pool)?
-                .setting_on(self.cores.as_ref(), self.stated),
-        )
+        match self.catalogue.entry_for(pool) {
+            Some(entry) => Some(entry.setting_on(self.cores.as_ref(), self.stated)),
+            None => self
+                .dispatchers
+                .iter()
+                .find(|(name, _)| name == pool)
+                .map(|(_, setting)| setting.clone()),
+        }
     }
 
     /// The setting of the thread pool (not a connection pool) one of whose frames is in

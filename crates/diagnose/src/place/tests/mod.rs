@@ -26,6 +26,7 @@ fn facts(steps: &[Step], finding: &Finding) -> Vec<Fact> {
 /// The place facts with the built-in catalogue, the target having had `libraries` open.
 fn facts_with(steps: &[Step], finding: &Finding, libraries: &[String]) -> Vec<Fact> {
     let known = Known {
+        dispatchers: &[],
         catalogue: Catalogue::built_in(),
         libraries,
         cores: Some(TWO_CPUS),
@@ -53,6 +54,7 @@ fn pgxpools_queue_names_pool_max_conns_with_its_default_on_the_targets_cpus() {
             .to_vec();
         let found = finding(Kind::BlockingPool, f64::from(cap), cap);
         let known = Known {
+            dispatchers: &[],
             catalogue: Catalogue::built_in(),
             libraries: &[],
             cores: Some(UsableCores { cpus, quota: None }),
@@ -923,6 +925,7 @@ fn connection_facts(steps: &[Step], finding: &Finding, libraries: &[&str]) -> Ve
     let catalogue = connection_catalogue();
     let libraries: Vec<String> = libraries.iter().map(|l| l.to_string()).collect();
     let known = Known {
+        dispatchers: &[],
         catalogue: &catalogue,
         libraries: &libraries,
         cores: Some(TWO_CPUS),

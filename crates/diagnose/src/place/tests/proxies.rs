@@ -8,6 +8,7 @@ use chokepoint_result::UpstreamCap;
 
 fn facts_with_caps(steps: &[Step], finding: &Finding, caps: &[UpstreamCap]) -> Vec<Fact> {
     let known = Known {
+        dispatchers: &[],
         catalogue: Catalogue::built_in(),
         libraries: &[],
         cores: None,

@@ -9,6 +9,7 @@ use chokepoint_result::{Stated, StatedIn};
 /// The place facts with the built-in catalogue, the target's processes having stated `stated`.
 fn facts_stated(steps: &[Step], finding: &Finding, stated: &[Stated]) -> Vec<Fact> {
     let known = Known {
+        dispatchers: &[],
         catalogue: Catalogue::built_in(),
         libraries: &[],
         cores: None,
