@@ -124,6 +124,9 @@ maven_pom pekko java-pekko pekko-actor_2.13-1.7.0.jar
 maven_pom jetty java-jetty jetty-server-12.1.14.jar
 maven_pom undertow java-undertow undertow-core-2.4.4.Final.jar
 maven_pom vertx java-vertx-worker vertx-core-5.0.7.jar
+# Spring Boot 3.5.7's starter for tests/targets/java-spring-async (@Async on the auto-configured
+# applicationTaskExecutor, 8 threads; tests/sweeps/jvm_frameworks.rs).
+maven_pom spring-async java-spring-async spring-boot-autoconfigure-3.5.7.jar
 # golang.org/x/net (the Go module proxy) for crates/mock/tests/fixtures/go-h2-streams, the Go
 # HTTP/2 client of crates/mock/tests/suite/h2.rs, which builds it offline from the module cache.
 (cd crates/mock/tests/fixtures/go-h2-streams && GOTOOLCHAIN=local go mod download)

@@ -11,6 +11,8 @@
 //! - `tests/targets/java-pekko`: Apache Pekko 1.7's default dispatcher running the calls in
 //!   Futures, 8 threads on up to 8 cores (`svc-pekko.actor.default-dispatcher-N`); with
 //!   `--dispatcher`, on the dispatcher of its own Pekko's docs show (`fixed-pool-size = 16`);
+//! - `tests/targets/java-spring-async`: Spring Boot 3.5's `@Async` on its auto-configured
+//!   `applicationTaskExecutor`, 8 threads (`task-N`);
 //! - `tests/targets/java-reactor-netty/BoundedElasticServer.java`: a Reactor Netty server
 //!   wrapping the call in `Schedulers.boundedElastic()`, 10 threads per core
 //!   (`boundedElastic-N`); with `--on-event-loop`, the call on the server's event loops
@@ -214,6 +216,30 @@ fn a_pekko_dispatcher_of_its_own_is_named_with_its_fixed_pool_size() {
         framework.is_some_and(|f| f.contains("actor system `svc`")),
         "{name}: {framework:?}"
     );
+}
+
+/// Spring Boot's `@Async` on the executor it auto-configures (`applicationTaskExecutor`): a
+/// `ThreadPoolTaskExecutor` of `spring.task.execution.pool.core-size` = 8 threads named `task-N`,
+/// its queue unbounded, so it never grows past them. The JDK server's threads wait for the
+/// futures and are not the place.
+#[test]
+fn spring_boots_async_executor_holds_eight_blocking_calls() {
+    let jars = crate::place::cached_jars(
+        "spring-async",
+        "spring-boot-autoconfigure-3.5.7.jar",
+        "Spring Boot",
+    );
+    let name = "java-spring-async";
+    let result = sweep_jvm_target(
+        name,
+        &jars,
+        "java-spring-async/SpringAsyncServer.java",
+        &[],
+        vec![1, 8, 16, 32],
+        Duration::from_millis(200),
+    );
+    let place = assert_thread_pool(name, &result, 8, "spring.task.execution.pool.core-size");
+    assert_eq!(place.pool.as_deref(), Some("task"), "{name}");
 }
 
 /// Reactor's `Schedulers.boundedElastic()`, wrapping a blocking call as Reactor's docs say
