@@ -478,9 +478,11 @@ fn a_go_transport_capped_by_max_conns_per_host_is_named_by_pprof() {
         toolchain_present("go", "version"),
         "go is needed: install it (.ci/run does)"
     );
+    // Built before the sweep's turn: a cold build (CI's first) is no measurement.
+    let binary = build_go_target("go-transport");
     let _one = one_at_a_time();
     let mock = mock_with_delay_of(Duration::from_millis(100));
-    let mut command = Command::new(build_go_target("go-transport"));
+    let mut command = Command::new(binary);
     command
         .args(["-port", "0", "-downstream", &format!("{}/", mock.url())])
         .args(["-max-conns-per-host", "10", "-pprof"]);

@@ -250,9 +250,11 @@ fn a_pgxpool_sized_by_the_cpus_is_named_by_pprof_with_its_rule_on_this_machine()
         toolchain_present("go", "version"),
         "go is needed: install it (.ci/run does)"
     );
+    // Built before the sweep's turn: a cold build (CI's first) is no measurement.
+    let binary = build_go_target("go-pgxpool");
     let _one = one_at_a_time();
     let database = Postgres::start();
-    let mut command = Command::new(build_go_target("go-pgxpool"));
+    let mut command = Command::new(binary);
     command.args([
         "-port",
         "0",
@@ -313,9 +315,11 @@ fn a_database_sql_pool_capped_by_set_max_open_conns_is_named_by_pprof() {
         toolchain_present("go", "version"),
         "go is needed: install it (.ci/run does)"
     );
+    // Built before the sweep's turn: a cold build (CI's first) is no measurement.
+    let binary = build_go_target("go-database-sql");
     let _one = one_at_a_time();
     let database = Postgres::start();
-    let mut command = Command::new(build_go_target("go-database-sql"));
+    let mut command = Command::new(binary);
     command.args([
         "-port",
         "0",

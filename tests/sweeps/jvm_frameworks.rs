@@ -235,7 +235,7 @@ fn spring_boots_async_executor_holds_eight_blocking_calls() {
         &jars,
         "java-spring-async/SpringAsyncServer.java",
         &[],
-        vec![1, 8, 16, 32],
+        vec![1, 8, 16],
         Duration::from_millis(200),
     );
     let place = assert_thread_pool(name, &result, 8, "spring.task.execution.pool.core-size");
@@ -283,7 +283,8 @@ fn a_blocking_call_on_reactor_nettys_event_loops_is_held_by_the_loops() {
         &jars,
         "java-reactor-netty/BoundedElasticServer.java",
         &["--on-event-loop"],
-        vec![1, size, 2 * size, 4 * size],
+        // Twice the loops: every loop holds connections (CI's time: 4 × took ~5 s more).
+        vec![1, size, 2 * size],
         Duration::from_millis(200),
     );
     let place = assert_thread_pool(
@@ -317,7 +318,8 @@ fn a_blocking_call_in_a_netty_handler_is_held_by_its_event_loops() {
         &jars,
         "java-netty/NettyServer.java",
         &[],
-        vec![1, size, 2 * size, 4 * size],
+        // Twice the loops: every loop holds connections (CI's time: 4 × took ~5 s more).
+        vec![1, size, 2 * size],
         Duration::from_millis(200),
     );
     let place = assert_thread_pool(name, &result, size, "-Dio.netty.eventLoopThreads=N");

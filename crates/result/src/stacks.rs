@@ -25,6 +25,10 @@ pub enum StackSource {
     PySpy,
     /// `GET /debug/pprof/goroutine?debug=2` of Go's `net/http/pprof`.
     Pprof,
+    /// `jcmd PID Thread.print` with `Thread.dump_to_file -format=json` beside each dump (JDK
+    /// 21+), which showed virtual threads parked off their carriers: the text dump lists only
+    /// platform threads.
+    JcmdVirtualThreads,
 }
 
 impl StackSource {
@@ -35,6 +39,7 @@ impl StackSource {
             StackSource::Jfr => "JFR",
             StackSource::PySpy => "py-spy",
             StackSource::Pprof => "pprof",
+            StackSource::JcmdVirtualThreads => "jcmd Thread.print and Thread.dump_to_file",
         }
     }
 }

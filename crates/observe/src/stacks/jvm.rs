@@ -27,6 +27,7 @@
 //! (`(LockSupport.java:175)` or `(Native Method)` before JDK 9), innermost first.
 use super::java_frames::read_stack;
 use super::snapshots::{find_on_path, run_bounded, step_result, take_until_stopped, Schedule};
+use super::virtual_threads::{dump_path, parse_virtual_threads};
 use super::{StackOptions, StackTool, ThreadStack};
 use crate::namespace::HostThreadIds;
 use chokepoint_result::{ObservationNote, StackEvidence, StackSource};
@@ -188,12 +189,17 @@ pub(super) fn tool_for(
 #[derive(Debug)]
 pub struct ThreadDumps {
     pid: i32,
+    /// Whether a JSON dump of this step showed virtual threads (the step's source then says so).
+    saw_virtual_threads: std::cell::Cell<bool>,
 }
 
 impl ThreadDumps {
     /// Dumps of the JVM `pid`.
     pub fn new(pid: i32) -> ThreadDumps {
-        ThreadDumps { pid }
+        ThreadDumps {
+            pid,
+            saw_virtual_threads: std::cell::Cell::new(false),
+        }
     }
 
     fn dump(&self) -> Result<Vec<ThreadStack>, String> {
@@ -214,8 +220,55 @@ impl ThreadDumps {
                 self.pid
             ));
         }
+        if runtime_feature(&text).is_some_and(|feature| feature >= VIRTUAL_THREADS_FROM) {
+            // A virtual thread that waits unpinned is in no text dump: the JSON one has it. A
+            // JSON dump that fails leaves the platform threads, which are still evidence.
+            let virtual_threads = self.virtual_threads().unwrap_or_default();
+            if !virtual_threads.is_empty() {
+                self.saw_virtual_threads.set(true);
+            }
+            threads.extend(virtual_threads);
+        }
         Ok(threads)
     }
+
+    /// The JVM's virtual threads, from a JSON thread dump it writes to its own `/tmp`, read
+    /// through `/proc/PID/root` and removed ([`super::virtual_threads`]).
+    fn virtual_threads(&self) -> Result<Vec<ThreadStack>, String> {
+        static DUMPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let dump = DUMPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path = dump_path(self.pid, dump);
+        let command = ["Thread.dump_to_file", "-overwrite", "-format=json", &path];
+        let written = attach_or_jcmd(self.pid, &command, JCMD_LIMIT);
+        let seen = format!("/proc/{}/root{path}", self.pid);
+        let text = std::fs::read_to_string(&seen);
+        let _ = std::fs::remove_file(&seen);
+        written?;
+        Ok(parse_virtual_threads(
+            &text.map_err(|e| format!("{seen}: {e}"))?,
+        ))
+    }
+}
+
+/// The first Java release whose JVM has virtual threads and JSON thread dumps (JEP 444).
+const VIRTUAL_THREADS_FROM: u32 = 21;
+
+/// The Java release of the JVM whose `Thread.print` this is, from its heading: `Full thread
+/// dump OpenJDK 64-Bit Server VM (21.0.8+9-LTS mixed mode, sharing):` is 21. JDK 8 gives its
+/// HotSpot version there (`25.412-b08`), read as 8.
+fn runtime_feature(text: &str) -> Option<u32> {
+    let heading = text.lines().find(|l| l.starts_with("Full thread dump"))?;
+    let version = heading.split(" VM (").nth(1)?.split_whitespace().next()?;
+    let feature: u32 = version
+        .split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()?;
+    Some(if version.contains("-b") && feature == 25 {
+        8
+    } else {
+        feature
+    })
 }
 
 impl StackTool for ThreadDumps {
@@ -224,7 +277,12 @@ impl StackTool for ThreadDumps {
         stop: &mpsc::Receiver<()>,
     ) -> (Option<StackEvidence>, Vec<ObservationNote>) {
         let (snapshots, failures) = take_until_stopped(stop, DUMPS, || self.dump());
-        step_result(StackSource::JcmdThreadPrint, "jcmd", &snapshots, &failures)
+        let source = if self.saw_virtual_threads.get() {
+            StackSource::JcmdVirtualThreads
+        } else {
+            StackSource::JcmdThreadPrint
+        };
+        step_result(source, "jcmd", &snapshots, &failures)
     }
 }
 
@@ -585,6 +643,23 @@ JNI global refs: 15, weak refs: 0
                 frames: vec!["java.lang.Thread.sleep".into(), "Poller.poll".into()],
             }]
         );
+    }
+
+    #[test]
+    fn the_dumps_heading_gives_the_java_release() {
+        // (the heading, the release)
+        let table = [
+            ("Full thread dump OpenJDK 64-Bit Server VM (21.0.8+9-LTS mixed mode, sharing):", Some(21)),
+            ("Full thread dump OpenJDK 64-Bit Server VM (17.0.15+6-Debian-1deb12u1 mixed mode, sharing):", Some(17)),
+            ("Full thread dump Java HotSpot(TM) 64-Bit Server VM (25.0.1+8-LTS-27 mixed mode, sharing):", Some(25)),
+            ("Full thread dump OpenJDK 64-Bit Server VM (25.412-b08 mixed mode):", Some(8)),
+            ("Full thread dump OpenJDK 64-Bit Server VM (11.0.21+9-post-Debian-1deb11u1 mixed mode):", Some(11)),
+            ("no heading", None),
+        ];
+        for (heading, release) in table {
+            let text = format!("2026-11-27 21:30:00\n{heading}\n");
+            assert_eq!(runtime_feature(&text), release, "{heading}");
+        }
     }
 
     #[test]

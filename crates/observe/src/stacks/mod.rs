@@ -20,6 +20,7 @@ pub mod pyspy;
 mod snapshots;
 #[cfg(test)]
 mod test_support;
+pub mod virtual_threads;
 
 use crate::threads::pool_name;
 use chokepoint_result::{
