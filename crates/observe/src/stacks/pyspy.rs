@@ -19,9 +19,7 @@
 //! idle. A C call (`time.sleep`, `Lock.acquire`, a C driver's read) has no Python frame, so a
 //! thread whose innermost frame is the service's own code is told apart by the system call its
 //! OS thread sits in (`/proc/PID/task/TID/syscall`, read right after the dump).
-use super::snapshots::{
-    find_on_path, run_bounded, step_result, take_until_stopped, A_FEW_PER_STEP,
-};
+use super::snapshots::{find_on_path, run_bounded, step_result, take_until_stopped, Schedule};
 use super::{StackTool, ThreadStack};
 use crate::namespace::HostThreadIds;
 use crate::threads::{classify as classify_syscall, parse_syscall, Activity};
@@ -38,6 +36,16 @@ const PY_SPY: &str = "py-spy";
 const INSTALL: &str = "pip install py-spy";
 /// How long one dump may take (it takes ~0.1 s for 30 threads).
 const DUMP_LIMIT: Duration = Duration::from_secs(2);
+/// Five dumps in a step's first 1.3 s, as for goroutines (`super::pprof`): the place's held count
+/// is their mean, which counts a worker between two tasks for its share of the time. With the
+/// snapshots' default (0.5 s, then every 1 s) an adaptive step of 1.5 s took one or two, and a
+/// full run saw py-threadpool's pool of 6 read 5 held (one worker caught between tasks), short
+/// of the ± 15 % a place must match: `ThreadPoolExecutor(max_workers=N)` went unnamed.
+const PY_SPY_DUMPS: Schedule = Schedule {
+    first: Duration::from_millis(300),
+    every: Duration::from_millis(250),
+    most: 5,
+};
 /// Interpreters of one tree dumped per snapshot, at most (a pre-fork server's workers).
 const MOST_PROCESSES: usize = 8;
 /// Service frames kept after the blocking call.
@@ -85,7 +93,7 @@ impl StackTool for PySpy {
         &mut self,
         stop: &mpsc::Receiver<()>,
     ) -> (Option<StackEvidence>, Vec<ObservationNote>) {
-        let (snapshots, failures) = take_until_stopped(stop, A_FEW_PER_STEP, || self.snapshot());
+        let (snapshots, failures) = take_until_stopped(stop, PY_SPY_DUMPS, || self.snapshot());
         step_result(StackSource::PySpy, PY_SPY, &snapshots, &failures)
     }
 }

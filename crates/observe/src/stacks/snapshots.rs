@@ -20,14 +20,6 @@ pub struct Schedule {
     pub most: u32,
 }
 
-/// A few snapshots per step: enough to see which threads sit in the same place, few enough not
-/// to move what is measured.
-pub const A_FEW_PER_STEP: Schedule = Schedule {
-    first: Duration::from_millis(500),
-    every: Duration::from_secs(1),
-    most: 3,
-};
-
 /// Takes snapshots on `schedule` until `stop` receives (or its sender is dropped), then returns
 /// the snapshots taken and why the others failed. A snapshot during which the step ended is
 /// left out (a failure is not).
@@ -215,12 +207,17 @@ mod tests {
         assert_eq!((snapshots.len(), failures.len()), (0, 1));
     }
 
+    const SOON: Schedule = Schedule {
+        first: Duration::from_millis(300),
+        every: Duration::from_millis(250),
+        most: 5,
+    };
+
     #[test]
     fn a_step_that_ends_before_the_first_snapshot_takes_none() {
         let (stop, stopped) = mpsc::channel::<()>();
         drop(stop);
-        let (snapshots, failures) =
-            take_until_stopped(&stopped, A_FEW_PER_STEP, || panic!("not due yet"));
+        let (snapshots, failures) = take_until_stopped(&stopped, SOON, || panic!("not due yet"));
         assert!(snapshots.is_empty() && failures.is_empty());
     }
 
