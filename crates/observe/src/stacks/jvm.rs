@@ -27,7 +27,7 @@
 //! (`(LockSupport.java:175)` or `(Native Method)` before JDK 9), innermost first.
 use super::java_frames::read_stack;
 use super::snapshots::{find_on_path, run_bounded, step_result, take_until_stopped, Schedule};
-use super::virtual_threads::{dump_path, parse_virtual_threads};
+use super::virtual_threads::{dump_path, parse_virtual_threads, VirtualThreads};
 use super::{StackOptions, StackTool, ThreadStack};
 use crate::namespace::HostThreadIds;
 use chokepoint_result::{ObservationNote, StackEvidence, StackSource};
@@ -191,6 +191,9 @@ pub struct ThreadDumps {
     pid: i32,
     /// Whether a JSON dump of this step showed virtual threads (the step's source then says so).
     saw_virtual_threads: std::cell::Cell<bool>,
+    /// False once a JSON dump of this step listed no virtual thread at all: the JVM runs none,
+    /// and the step's later dumps skip it (most JDK 21+ services use platform threads only).
+    may_run_virtual_threads: std::cell::Cell<bool>,
 }
 
 impl ThreadDumps {
@@ -199,6 +202,7 @@ impl ThreadDumps {
         ThreadDumps {
             pid,
             saw_virtual_threads: std::cell::Cell::new(false),
+            may_run_virtual_threads: std::cell::Cell::new(true),
         }
     }
 
@@ -220,21 +224,24 @@ impl ThreadDumps {
                 self.pid
             ));
         }
-        if runtime_feature(&text).is_some_and(|feature| feature >= VIRTUAL_THREADS_FROM) {
+        if self.may_run_virtual_threads.get()
+            && runtime_feature(&text).is_some_and(|feature| feature >= VIRTUAL_THREADS_FROM)
+        {
             // A virtual thread that waits unpinned is in no text dump: the JSON one has it. A
             // JSON dump that fails leaves the platform threads, which are still evidence.
-            let virtual_threads = self.virtual_threads().unwrap_or_default();
-            if !virtual_threads.is_empty() {
+            let seen = self.virtual_threads().unwrap_or_default();
+            self.may_run_virtual_threads.set(seen.any);
+            if !seen.parked.is_empty() {
                 self.saw_virtual_threads.set(true);
             }
-            threads.extend(virtual_threads);
+            threads.extend(seen.parked);
         }
         Ok(threads)
     }
 
     /// The JVM's virtual threads, from a JSON thread dump it writes to its own `/tmp`, read
     /// through `/proc/PID/root` and removed ([`super::virtual_threads`]).
-    fn virtual_threads(&self) -> Result<Vec<ThreadStack>, String> {
+    fn virtual_threads(&self) -> Result<VirtualThreads, String> {
         static DUMPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let dump = DUMPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let path = dump_path(self.pid, dump);

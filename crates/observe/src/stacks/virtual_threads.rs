@@ -63,17 +63,28 @@ fn pool_of(container: &str) -> String {
     }
 }
 
-/// The virtual threads of a JSON thread dump (JDK 21 and later), in the dump's order; none when
-/// the text is no such dump.
-pub fn parse_virtual_threads(text: &str) -> Vec<ThreadStack> {
+/// What a JSON thread dump showed of the JVM's virtual threads.
+#[derive(Debug, Default)]
+pub struct VirtualThreads {
+    /// Those parked off their carriers, in the dump's order.
+    pub parked: Vec<ThreadStack>,
+    /// Whether it listed any virtual thread at all (a JVM that runs none is not asked again
+    /// within the step: its JSON dump would only repeat `Thread.print`'s platform threads).
+    pub any: bool,
+}
+
+/// The virtual threads of a JSON thread dump (JDK 21 and later); none when the text is no such
+/// dump. A virtual thread not yet started is listed nameless and without frames (a platform
+/// thread always has a name and frames).
+pub fn parse_virtual_threads(text: &str) -> VirtualThreads {
+    let mut seen = VirtualThreads::default();
     let Ok(dump) = serde_json::from_str::<serde_json::Value>(text) else {
-        return Vec::new();
+        return seen;
     };
     let containers = dump["threadDump"]["threadContainers"]
         .as_array()
         .map(Vec::as_slice)
         .unwrap_or_default();
-    let mut threads = Vec::new();
     for container in containers {
         let pool = pool_of(container["container"].as_str().unwrap_or(""));
         let listed = container["threads"]
@@ -89,17 +100,18 @@ pub fn parse_virtual_threads(text: &str) -> Vec<ThreadStack> {
                 .filter_map(|frame| frame.as_str())
                 .map(|frame| frame_name(frame).to_string())
                 .collect();
+            let started = frames.last().map(String::as_str) == Some(VIRTUAL_THREAD_RUN);
+            let unstarted = frames.is_empty() && thread["name"].as_str() == Some("");
+            seen.any |= started || unstarted;
             let parked_off_its_carrier = frames.first().is_some_and(|inner| {
                 inner == "java.lang.VirtualThread.park"
                     || inner == "java.lang.VirtualThread.parkNanos"
             });
-            if frames.last().map(String::as_str) != Some(VIRTUAL_THREAD_RUN)
-                || !parked_off_its_carrier
-            {
+            if !started || !parked_off_its_carrier {
                 continue;
             }
             let (waiting, frames) = read_stack(PARKED, &frames);
-            threads.push(ThreadStack {
+            seen.parked.push(ThreadStack {
                 name: pool.clone(),
                 tid: None,
                 state: PARKED.to_string(),
@@ -108,7 +120,7 @@ pub fn parse_virtual_threads(text: &str) -> Vec<ThreadStack> {
             });
         }
     }
-    threads
+    seen
 }
 
 #[cfg(test)]
@@ -159,9 +171,10 @@ mod tests {
 
     #[test]
     fn text_that_is_no_json_dump_has_no_virtual_threads() {
-        assert!(parse_virtual_threads("").is_empty());
-        assert!(parse_virtual_threads("Full thread dump OpenJDK").is_empty());
-        assert!(parse_virtual_threads("{\"threadDump\": {}}").is_empty());
+        for text in ["", "Full thread dump OpenJDK", "{\"threadDump\": {}}"] {
+            let seen = parse_virtual_threads(text);
+            assert!(seen.parked.is_empty() && !seen.any, "{text}");
+        }
     }
 
     /// `jcmd PID Thread.dump_to_file -format=json` of tests/targets/java-virtual-threads'
@@ -170,7 +183,7 @@ mod tests {
 
     #[test]
     fn a_real_dump_gives_the_calls_and_the_queue_for_the_permits() {
-        let threads = parse_virtual_threads(PERMIT_SERVER);
+        let threads = parse_virtual_threads(PERMIT_SERVER).parked;
         let pools: std::collections::BTreeSet<&str> =
             threads.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(
@@ -208,7 +221,9 @@ mod tests {
             {"tid": "69", "name": "", "stack": []}
           ]}
         ]}}"#;
-        assert!(parse_virtual_threads(text).is_empty());
+        let seen = parse_virtual_threads(text);
+        assert!(seen.parked.is_empty(), "{:#?}", seen.parked);
+        assert!(seen.any, "a JVM that runs virtual threads is asked again");
     }
 
     #[test]
@@ -236,7 +251,7 @@ mod tests {
               "java.base/java.lang.VirtualThread.run(VirtualThread.java:309)"]}
           ]}
         ]}}"#;
-        let threads = parse_virtual_threads(text);
+        let threads = parse_virtual_threads(text).parked;
         assert_eq!(threads.len(), 2, "{threads:#?}");
         assert!(threads
             .iter()
