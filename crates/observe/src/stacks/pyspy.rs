@@ -124,10 +124,7 @@ impl PySpy {
     }
 }
 
-/// One interpreter's threads, dumped now. Of a tree with several interpreters (a pre-fork
-/// server's master and workers), each main thread takes its process's name (`gunicorn`,
-/// `uwsgi`): the workers are one pool of processes, as `/proc` pools them, and that name is
-/// what the catalogue knows, where every `MainThread` would look alike.
+/// One interpreter's threads, dumped now, as [`process_stacks`] names them.
 fn dump(pid: i32, pre_fork: bool) -> Result<Vec<ThreadStack>, String> {
     let mut tries = 0;
     let output = loop {
@@ -147,29 +144,96 @@ fn dump(pid: i32, pre_fork: bool) -> Result<Vec<ThreadStack>, String> {
         }
     };
     let threads = parse_dump(&String::from_utf8_lossy(&output.stdout))?;
-    let process_name = pre_fork
-        .then(|| std::fs::read_to_string(format!("/proc/{pid}/comm")).ok())
-        .flatten()
-        .map(|comm| comm.trim_end().to_string());
+    let process = Process {
+        pid,
+        name: std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .map(|comm| comm.trim_end().to_string())
+            .unwrap_or_default(),
+        pre_fork,
+    };
     let ids = HostThreadIds::of(pid);
-    Ok(threads
+    let is_task = |tid: i32| std::path::Path::new(&format!("/proc/{pid}/task/{tid}")).exists();
+    Ok(process_stacks(threads, &process, &ids, is_task, |tid| {
+        os_activity(pid, tid)
+    }))
+}
+
+/// The dumped process, as [`process_stacks`] needs it.
+struct Process {
+    pid: i32,
+    /// Its `comm` (`gunicorn`, `uwsgi`).
+    name: String,
+    /// One of several interpreters of a tree (a pre-fork server's master and workers).
+    pre_fork: bool,
+}
+
+/// A process's dumped threads as stacks: each with its host thread id, its OS thread's
+/// activity (`activity`), and the pool name the catalogue knows.
+///
+/// - In a PID namespace of its own, py-spy gives the namespace's thread id and read "active"
+///   from the host's thread of that id: the right thread's state replaces it (as it does for
+///   the leader below).
+/// - A thread id that is no task of the process (`is_task`) is one from before a fork. After
+///   `fork()` only the calling thread lives on, as the child's leader, whose id is the
+///   child's pid; CPython keeps the id its thread state was made with unless the forking code
+///   calls `PyOS_AfterFork_Child` (uWSGI's workers, forked in C, report the master's pid for
+///   their main thread). So, when no other thread has the pid, that thread is the leader.
+/// - Of a tree with several interpreters, each main thread takes its process's name
+///   (`gunicorn`, `uwsgi`): the workers are one pool of processes, as `/proc` pools them, and
+///   that name is what the catalogue knows, where every `MainThread` would look alike.
+/// - A uWSGI core ([`is_uwsgi_core`]) takes it too, in any tree: it is one of the process's
+///   request threads, named after its worker, so that no two workers' cores would pool.
+fn process_stacks(
+    threads: Vec<PyThread>,
+    process: &Process,
+    ids: &HostThreadIds,
+    is_task: impl Fn(i32) -> bool,
+    activity: impl Fn(i32) -> Option<Activity>,
+) -> Vec<ThreadStack> {
+    let host_ids: Vec<Option<i32>> = threads
+        .iter()
+        .map(|thread| {
+            thread
+                .os_thread_id
+                .and_then(|tid| ids.host(tid))
+                .filter(|&tid| is_task(tid))
+        })
+        .collect();
+    let from_before_fork: Vec<usize> = (0..threads.len())
+        .filter(|&at| threads[at].os_thread_id.is_some() && host_ids[at].is_none())
+        .collect();
+    let leader_claimed = host_ids.contains(&Some(process.pid));
+    threads
         .into_iter()
-        .map(|mut thread| {
-            // In a PID namespace of its own, py-spy gives the namespace's thread id and read
-            // "active" from the host's thread of that id: the right thread's state replaces it.
-            thread.os_thread_id = thread.os_thread_id.and_then(|tid| ids.host(tid));
-            let activity = thread.os_thread_id.and_then(|tid| os_activity(pid, tid));
-            if let (true, Some(activity)) = (ids.namespaced(), activity) {
+        .zip(host_ids)
+        .enumerate()
+        .map(|(at, (mut thread, host_id))| {
+            let forked = host_id.is_none() && from_before_fork == [at] && !leader_claimed;
+            thread.os_thread_id = if forked { Some(process.pid) } else { host_id };
+            let activity = thread.os_thread_id.and_then(&activity);
+            // py-spy read "active" from the thread of the id it gave, another thread or none.
+            if let (true, Some(activity)) = (ids.namespaced() || forked, activity) {
                 thread.active = activity == Activity::Running;
             }
-            let thread = &thread;
-            let mut stack = thread_stack(thread, activity);
-            if let Some(name) = process_name.as_ref().filter(|_| is_main(thread, pid)) {
-                stack.name = name.clone();
+            let main = is_main(&thread, process.pid) && process.pre_fork;
+            let core = thread.thread_name.as_deref().is_some_and(is_uwsgi_core);
+            let mut stack = thread_stack(&thread, activity);
+            if (main || core) && !process.name.is_empty() {
+                stack.name = process.name.clone();
             }
             stack
         })
-        .collect())
+        .collect()
+}
+
+/// Whether a thread named `name` is one of a uWSGI worker's request threads, which uWSGI's
+/// Python plugin names `uWSGIWorker<worker>Core<core>` (`uwsgi_python_set_thread_name`,
+/// unbit/uwsgi `plugins/python/python_plugin.c` at `dbeeaf81`).
+fn is_uwsgi_core(name: &str) -> bool {
+    let digits = |text: &str| !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
+    name.strip_prefix("uWSGIWorker")
+        .and_then(|rest| rest.split_once("Core"))
+        .is_some_and(|(worker, core)| digits(worker) && digits(core))
 }
 
 /// Dumps of one interpreter tried in a row when the read raced it ([`raced`]).

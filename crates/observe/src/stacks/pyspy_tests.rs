@@ -225,6 +225,86 @@ fn a_pre_fork_worker_blocked_in_accept_is_idle() {
     );
 }
 
+/// A uWSGI worker (`processes = 4`, `threads = 2`; pid 548, forked by the master 542) with
+/// both its cores in the mock's call: py-spy gives the main thread the master's pid.
+#[test]
+fn a_uwsgi_workers_cores_are_its_process_and_its_main_thread_is_the_leader_after_the_fork() {
+    let activities = proc_activities("uwsgi-worker-2-cores.proc");
+    let threads = parse_dump(&data("py-spy", "uwsgi-worker-2-cores.json")).expect("parses");
+    let names: Vec<_> = threads.iter().map(|t| t.thread_name.clone()).collect();
+    assert_eq!(
+        names,
+        [
+            Some("uWSGIWorker1Core1".into()),
+            Some("uWSGIWorker1Core0".into())
+        ]
+    );
+    assert_eq!(
+        threads[1].os_thread_id,
+        Some(542),
+        "the master's pid, as py-spy gives it"
+    );
+    let process = Process {
+        pid: 548,
+        name: "uwsgi".into(),
+        pre_fork: true,
+    };
+    let stacks = process_stacks(
+        threads,
+        &process,
+        &HostThreadIds::default(),
+        |tid| activities.contains_key(&tid),
+        |tid| activities.get(&tid).copied(),
+    );
+    let seen: Vec<_> = stacks
+        .iter()
+        .map(|stack| (stack.name.as_str(), stack.tid, stack.waiting))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("uwsgi", Some(552), WaitKind::Downstream),
+            ("uwsgi", Some(548), WaitKind::Downstream),
+        ]
+    );
+}
+
+#[test]
+fn a_thread_id_from_before_a_fork_is_not_moved_when_the_leader_is_accounted_for() {
+    let threads = parse_dump(&data("py-spy", "uwsgi-worker-2-cores.json")).expect("parses");
+    let process = Process {
+        pid: 552,
+        name: "python3".into(),
+        pre_fork: false,
+    };
+    // As if 552 were the leader: 542 is then a thread that ended since the dump.
+    let stacks = process_stacks(
+        threads,
+        &process,
+        &HostThreadIds::default(),
+        |tid| tid == 552,
+        |_| None,
+    );
+    let tids: Vec<_> = stacks.iter().map(|stack| stack.tid).collect();
+    assert_eq!(tids, [Some(552), None]);
+}
+
+#[test]
+fn only_uwsgis_own_core_names_are_uwsgi_cores() {
+    for name in ["uWSGIWorker1Core0", "uWSGIWorker12Core31"] {
+        assert!(is_uwsgi_core(name), "{name}");
+    }
+    for name in [
+        "uWSGIWorkerCore0",
+        "uWSGIWorker1Core",
+        "uWSGIAutoReloader",
+        "Thread-1",
+        "uWSGIWorker1Core0x",
+    ] {
+        assert!(!is_uwsgi_core(name), "{name}");
+    }
+}
+
 #[test]
 fn a_thread_in_a_socket_call_parked_on_a_futex_waits_for_the_gil() {
     let frames = [
