@@ -192,10 +192,53 @@ fn polls_descriptors(number: i64) -> bool {
     number == libc::SYS_ppoll
 }
 
-fn syscall_now(task: &str) -> Option<SyscallLine> {
-    std::fs::read_to_string(format!("{task}/syscall"))
+/// The system call the thread of `task` (`/proc/PID/task/TID`) is in now, the one it resumes
+/// when that is `restart_syscall` ([`resumed`]).
+pub fn syscall_now(task: &str) -> Option<SyscallLine> {
+    let line = std::fs::read_to_string(format!("{task}/syscall"))
         .ok()
-        .and_then(|text| parse_syscall(&text))
+        .and_then(|text| parse_syscall(&text));
+    match line {
+        Some(SyscallLine::In { number, .. }) if number == libc::SYS_restart_syscall => {
+            let wchan = std::fs::read_to_string(format!("{task}/wchan")).ok();
+            resumed(line, wchan.as_deref())
+        }
+        other => other,
+    }
+}
+
+/// The call a thread in `restart_syscall` resumes, told by `wchan` (the kernel function it
+/// sleeps in); the line as it is otherwise.
+///
+/// A wait a signal or a tracer's stop interrupts is resumed through `restart_syscall` when it
+/// had a timeout: `poll` (`do_restart_poll`), `futex` (`futex_wait_restart`) and the
+/// nanosleeps (`hrtimer_nanosleep_restart`), as Linux's `restart_block` keeps them. Every
+/// py-spy dump stops the interpreter's threads, and a thread in `poll` with a timeout (a Python
+/// socket read with one) or in a timed `futex` shows `restart_syscall` until its wait ends.
+/// With five dumps a step, /proc read a pool of 6 in the downstream call as 5.0 where it read
+/// 5.8 before. The registers are the interrupted call's, so its arguments still name the
+/// descriptors it polls.
+pub fn resumed(line: Option<SyscallLine>, wchan: Option<&str>) -> Option<SyscallLine> {
+    let Some(SyscallLine::In { number, arg0, arg1 }) = line else {
+        return line;
+    };
+    let Some(wchan) = wchan.filter(|_| number == libc::SYS_restart_syscall) else {
+        return line;
+    };
+    #[cfg(target_arch = "x86_64")]
+    let poll = libc::SYS_poll;
+    #[cfg(not(target_arch = "x86_64"))]
+    let poll = libc::SYS_ppoll;
+    let number = if wchan.contains("poll") {
+        poll
+    } else if wchan.contains("futex") {
+        libc::SYS_futex
+    } else if wchan.contains("nanosleep") {
+        libc::SYS_clock_nanosleep
+    } else {
+        number
+    };
+    Some(SyscallLine::In { number, arg0, arg1 })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -359,6 +402,34 @@ mod tests {
             })
         );
         assert_eq!(parse_syscall(""), None);
+    }
+
+    #[test]
+    fn a_wait_resumed_after_a_stop_is_the_wait_it_was() {
+        // /proc/PID/task/TID/{syscall,wchan} of CPython 3.11 threads (Linux 6.18) right after a
+        // py-spy dump stopped them: a socket read with a timeout, a Lock.acquire(timeout=6).
+        let poll = parse_syscall("219 0x7f91960554f8 0x1 0x7530 0x0 0x0 0x0 0x7ffd 0x7f12");
+        let futex = parse_syscall("219 0x55cc6324b670 0x89 0x0 0x0 0x0 0x0 0x7ffd 0x7f12");
+        let table = [
+            (poll, "poll_schedule_timeout.constprop.0", libc::SYS_poll),
+            (futex, "futex_do_wait", libc::SYS_futex),
+            (poll, "hrtimer_nanosleep", libc::SYS_clock_nanosleep),
+            (poll, "0", libc::SYS_restart_syscall),
+        ];
+        for (line, wchan, number) in table {
+            let Some(SyscallLine::In { arg0, arg1, .. }) = line else {
+                panic!("{line:?}")
+            };
+            assert_eq!(
+                resumed(line, Some(wchan)),
+                Some(SyscallLine::In { number, arg0, arg1 }),
+                "{wchan}"
+            );
+        }
+        // Any other call is left as it is, whatever it sleeps in.
+        let read = parse_syscall("45 0x3 0x7f78bc00d2b0 0x2000 0x0 0x0 0x0 0x7ffd 0x7f12");
+        assert_eq!(resumed(read, Some("poll_schedule_timeout")), read);
+        assert_eq!(resumed(poll, None), poll);
     }
 
     #[test]

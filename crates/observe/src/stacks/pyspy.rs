@@ -22,7 +22,7 @@
 use super::snapshots::{find_on_path, run_bounded, step_result, take_until_stopped, Schedule};
 use super::{StackTool, ThreadStack};
 use crate::namespace::HostThreadIds;
-use crate::threads::{classify as classify_syscall, parse_syscall, Activity};
+use crate::threads::{classify as classify_syscall, syscall_now, Activity};
 use crate::tree::process_tree;
 use chokepoint_result::{ObservationNote, StackEvidence, StackSource, WaitKind};
 use serde::Deserialize;
@@ -330,9 +330,7 @@ fn os_activity(pid: i32, tid: i32) -> Option<Activity> {
     let stat = std::fs::read_to_string(format!("{base}/stat")).ok()?;
     // The state follows the command name, which is in parentheses and may hold any byte.
     let state = stat.rsplit_once(") ")?.1.chars().next()?;
-    let syscall = std::fs::read_to_string(format!("{base}/syscall"))
-        .ok()
-        .and_then(|text| parse_syscall(&text));
+    let syscall = syscall_now(&base);
     let (activity, _) = classify_syscall(state, syscall, None, |fd| {
         std::fs::read_link(format!("/proc/{pid}/fd/{fd}"))
             .is_ok_and(|target| target.to_string_lossy().starts_with("socket:"))

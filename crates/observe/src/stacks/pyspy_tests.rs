@@ -3,6 +3,7 @@
 use super::*;
 use crate::stacks::fold;
 use crate::stacks::test_support::{data, pool, stack_of, strings};
+use crate::threads::parse_syscall;
 
 /// The dump's threads as stacks, each OS thread's activity given by the thread's name.
 fn stacks(name: &str, activity: impl Fn(&str) -> Option<Activity>) -> Vec<ThreadStack> {
