@@ -2,7 +2,9 @@
 //! downstream evidence of a pool (the mock saw no calls, or there is no mock) is
 //! - `cpu-bound` when the target's threads (from /proc) were on a CPU or waiting for one at the
 //!   plateau, ≥ 0.75 of a thread on average, and none waited on the network: its own work stops
-//!   it, however little CPU a crowded machine gave it;
+//!   it, however little CPU a crowded machine gave it; unless the machine had idle cores for
+//!   those threads and the target did not use them ([`runnable_beside_idle_cores`]): then the
+//!   readings disagree, the finding says so and stays as the client side read it;
 //! - `machine-saturated` when the whole machine had less than half a core idle there (at most
 //!   90% busy is asked of a machine with many cores) and the target cannot tell: its CPU
 //!   unknown, or no more than the generator's but at least [`STARVED_CORES`] (a target that
@@ -171,6 +173,10 @@ fn reconsider(finding: &mut Finding, steps: &[Step], context: &SweepContext) {
         // A pool waiting on the network is a pool, whatever the machine did.
         Some(threads) if threads.socket_waiting => return,
         Some(threads) if threads.running >= RUNNING_THREADS => {
+            if let Some(fact) = runnable_beside_idle_cores(&plateau, threads.running, context) {
+                finding.facts.insert(0, fact);
+                return;
+            }
             finding.facts.insert(
                 0,
                 Fact::ThreadsRunning {
@@ -210,6 +216,61 @@ fn reconsider(finding: &mut Finding, steps: &[Step], context: &SweepContext) {
     );
     finding.kind = Kind::MachineSaturated;
     finding.limit = None;
+}
+
+/// Threads running beyond the cores the target got, on a machine with as many cores idle, from
+/// which the two readings disagree. A mean over /proc's samples (a few per step, each thread
+/// `R` or not at one instant) is off by a few tenths of a thread; half a thread is more than
+/// that, on 2 cores as on 64 (the tolerance is in threads, not a share of the machine).
+const DISAGREE_THREADS: f64 = 0.5;
+
+/// The cores a machine of `machine_cores` left idle at `machine_pct` percent busy.
+pub(crate) fn idle_cores(machine_pct: f64, machine_cores: f64) -> f64 {
+    (machine_cores * (1.0 - machine_pct / 100.0)).max(0.0)
+}
+
+/// Whether `running` threads on a CPU or waiting for one disagree with the `cores_busy` the
+/// target got, the machine having `idle_cores` ([`runnable_beside_idle_cores`]).
+pub(crate) fn runnable_beside_idle(running: f64, cores_busy: f64, idle_cores: f64) -> bool {
+    let waited = running - cores_busy;
+    waited > DISAGREE_THREADS && idle_cores >= waited
+}
+
+/// The fact that the threads-running reading disagrees with the CPU the target got, when it
+/// does: then neither decides the kind.
+///
+/// A thread is `R` in /proc while on a CPU or waiting for one, and it waits for one only when
+/// every core it may use is busy: Linux's scheduler puts a runnable thread on an idle core (a
+/// CFS quota can hold it back with cores idle, so a throttled target is left to the rule). So
+/// the threads running at once, less the cores the target got, are threads that waited for a
+/// CPU; when the machine had that many cores idle they could not have, and one of the readings
+/// is wrong (/proc's samples caught the threads at a moment that was not typical of the step).
+/// tests/targets/py-warmup read 1.3–1.5 threads running at 0.4 of 2 cores, the machine a third
+/// busy, in 3 sweeps of 3, and was called CPU-bound while its prose said the CPU was not the
+/// limit.
+fn runnable_beside_idle_cores(
+    plateau: &[&Step],
+    running: f64,
+    context: &SweepContext,
+) -> Option<Fact> {
+    let machine_cores = f64::from(context.cores?);
+    let target_pct = median(plateau.iter().filter_map(|s| s.target_cpu_pct).collect())?;
+    let machine_pct = median(plateau.iter().filter_map(|s| s.machine_cpu_pct).collect())?;
+    let throttled = plateau
+        .iter()
+        .filter_map(|s| s.cpu_quota.as_ref())
+        .any(|quota| quota.throttled_periods > 0);
+    let cores_busy = target_pct * machine_cores / 100.0;
+    let idle_cores = idle_cores(machine_pct, machine_cores);
+    (!throttled && runnable_beside_idle(running, cores_busy, idle_cores)).then(|| {
+        Fact::ThreadsRunningBesideIdleCores {
+            clients: plateau.iter().map(|s| s.clients).collect(),
+            running,
+            cores_busy,
+            idle_cores,
+            machine_cores: context.cores.unwrap_or_default(),
+        }
+    })
 }
 
 #[cfg(test)]
@@ -377,5 +438,114 @@ mod tests {
         let mut finding = pool_finding();
         reconsider(&mut finding, &quiet, &context);
         assert_eq!(finding.kind, Kind::BlockingPool);
+    }
+
+    /// A step whose target ran `running` threads at once (one pool, none on the network), got
+    /// `target_cores` of the machine's `cores` and left `idle` cores idle.
+    fn runnable_step(clients: u32, cores: u32, running: f64, target_cores: f64, idle: f64) -> Step {
+        let pct = |c: f64| 100.0 * c / f64::from(cores);
+        let mut step = step(
+            clients,
+            pct(f64::from(cores) - idle),
+            Some(pct(target_cores)),
+            5.0,
+        );
+        step.threads_by_pool = Some(chokepoint_result::ThreadsByPool {
+            interval_ms: 250,
+            samples: 6,
+            pools: vec![chokepoint_result::PoolThreads {
+                pool: "python3".into(),
+                most: chokepoint_result::ThreadCounts {
+                    threads: 65.0,
+                    ..Default::default()
+                },
+                mean: chokepoint_result::ThreadCounts {
+                    threads: 65.0,
+                    running,
+                    other: 65.0 - running,
+                    ..Default::default()
+                },
+                waits_on: Vec::new(),
+            }],
+        });
+        step
+    }
+
+    #[test]
+    fn threads_runnable_beside_idle_cores_decide_nothing_on_2_16_and_64_cores() {
+        // tests/targets/py-warmup's plateau as read in session 19: 1.3-1.5 threads running at
+        // once, the target on 0.4 cores, the machine two-thirds idle on 2 cores; the same
+        // target on 16 and 64 cores leaves more idle, and reads the same.
+        for cores in [2, 16, 64] {
+            let context = SweepContext {
+                cores: Some(cores),
+                ..SweepContext::default()
+            };
+            let idle = f64::from(cores) - 0.7;
+            let steps = [
+                runnable_step(4, cores, 0.2, 0.1, idle),
+                runnable_step(56, cores, 1.3, 0.38, idle),
+                runnable_step(68, cores, 1.5, 0.37, idle),
+                runnable_step(128, cores, 1.2, 0.43, idle),
+            ];
+            let mut finding = pool_finding();
+            finding.knee_clients = Some(56);
+            reconsider(&mut finding, &steps, &context);
+            assert_eq!(finding.kind, Kind::BlockingPool, "{cores} cores");
+            assert!(
+                matches!(
+                    finding.facts[0],
+                    Fact::ThreadsRunningBesideIdleCores { running, machine_cores, .. }
+                        if running == 1.3 && machine_cores == cores
+                ),
+                "{cores} cores: {:?}",
+                finding.facts
+            );
+            let text = crate::describe(&finding);
+            let all = format!("{} {}", text.summary, text.evidence.join(" "));
+            assert!(all.contains("the two readings disagree"), "{all}");
+            assert!(!all.contains("its own work is the limit"), "{all}");
+
+            // Controls, each with the threads deciding as before:
+            // the machine had no room for them (0.3 of a core idle): they waited for a CPU;
+            let busy: Vec<Step> = [0.2, 1.3, 1.5, 1.2]
+                .iter()
+                .zip([4, 56, 68, 128])
+                .map(|(&running, clients)| runnable_step(clients, cores, running, 0.4, 0.3))
+                .collect();
+            // the CPU the target got agrees with them;
+            let agreeing: Vec<Step> = [0.2, 1.3, 1.5, 1.2]
+                .iter()
+                .zip([4, 56, 68, 128])
+                .map(|(&running, clients)| runnable_step(clients, cores, running, 1.1, idle))
+                .collect();
+            // its control group's quota throttled it, with the machine's cores idle.
+            let mut throttled = steps.to_vec();
+            for step in &mut throttled {
+                step.cpu_quota = Some(chokepoint_result::CpuQuota {
+                    cores: 0.5,
+                    period_us: 100_000,
+                    periods: 15,
+                    throttled_periods: 12,
+                    throttled_s: 1.1,
+                    ..Default::default()
+                });
+            }
+            for (name, steps) in [
+                ("busy", busy),
+                ("agreeing", agreeing),
+                ("throttled", throttled),
+            ] {
+                let mut finding = pool_finding();
+                finding.knee_clients = Some(56);
+                reconsider(&mut finding, &steps, &context);
+                assert_eq!(finding.kind, Kind::CpuBound, "{name} on {cores} cores");
+                assert!(
+                    matches!(finding.facts[0], Fact::ThreadsRunning { .. }),
+                    "{name} on {cores} cores: {:?}",
+                    finding.facts
+                );
+            }
+        }
     }
 }

@@ -14,7 +14,9 @@
 //!    (`R` in /proc) whether or not it gets one. The target's threads running or runnable at once
 //!    (the observer's mean, summed over its pools) are a whole number k ≤ cores by the same
 //!    test, and no pool had a thread waiting on the network (a pool blocked on a downstream
-//!    call waits there, not on a CPU).
+//!    call waits there, not on a CPU), and they are not more than the cores the target got while
+//!    the machine had cores idle for them ([`runnable_beside_idle`]: a runnable thread runs
+//!    when a core is free, so the readings disagree).
 //!
 //! The cores busy are not taken when /proc saw threads waiting on the network while the target
 //! held connections out (a pool blocked on calls: 200 threads that burn 26 of 64 cores are a
@@ -36,6 +38,7 @@
 
 use crate::place::matches_limit;
 use crate::points::{median, Point};
+use crate::saturation::{idle_cores, runnable_beside_idle};
 use chokepoint_result::WaitKind;
 
 /// How near a whole number the median reading must be, in cores. Absolute, not a share of the
@@ -230,6 +233,32 @@ fn threads_seen_holding_the_calls(past_knee: &[Point<'_>]) -> bool {
     !seen.is_empty() && seen.iter().all(|&(held, most)| matches_limit(held, most))
 }
 
+/// Whether `running` threads on a CPU or waiting for one (the median from the knee on) were
+/// more than the cores the target got while the machine had cores idle for them, its group not
+/// throttled ([`crate::saturation::runnable_beside_idle`]): then the threads do not decide.
+fn runnable_beside_idle_cores(past_knee: &[Point<'_>], running: f64, cores: u32) -> bool {
+    let known = |pick: fn(&Point<'_>) -> Option<f64>| {
+        let values: Vec<f64> = past_knee.iter().filter_map(pick).collect();
+        (!values.is_empty()).then(|| median(values))
+    };
+    let throttled = past_knee
+        .iter()
+        .flat_map(|p| &p.steps)
+        .filter_map(|step| step.cpu_quota.as_ref())
+        .any(|quota| quota.throttled_periods > 0);
+    match (known(|p| p.target_cpu), known(|p| p.machine_cpu)) {
+        (Some(target), Some(machine)) => {
+            !throttled
+                && runnable_beside_idle(
+                    running,
+                    busy_cores(target, cores),
+                    idle_cores(machine, f64::from(cores)),
+                )
+        }
+        _ => false,
+    }
+}
+
 /// Whether the mock saw a pool's ceiling at every point: the same most calls in flight, with
 /// the mean within [`FLAT`] of it.
 pub(crate) fn pool_ceiling(past_knee: &[Point<'_>]) -> bool {
@@ -258,10 +287,14 @@ pub(crate) fn whole_cores(past_knee: &[Point<'_>], cores: u32) -> Option<WholeCo
     // of whole cores outweighs (a pool of 200 threads that burns 6 of 64 cores is a pool).
     let ceiling = pool_ceiling(past_knee);
     let by_cpu = held(&busy).filter(|_| !ceiling && !waits_on_the_network(past_knee));
-    let by_threads = held(&running).filter(|&(k, _)| k <= cores).filter(|_| {
-        !ceiling
-            || (throughput_follows_the_cpu(past_knee) && !threads_seen_holding_the_calls(past_knee))
-    });
+    let by_threads = held(&running)
+        .filter(|&(k, _)| k <= cores)
+        .filter(|&(_, mid)| !runnable_beside_idle_cores(past_knee, mid, cores))
+        .filter(|_| {
+            !ceiling
+                || (throughput_follows_the_cpu(past_knee)
+                    && !threads_seen_holding_the_calls(past_knee))
+        });
     let busy_median = by_cpu.map(|b| b.1).or_else(|| {
         let known: Vec<f64> = busy.iter().flatten().copied().collect();
         (!known.is_empty()).then(|| median(known))

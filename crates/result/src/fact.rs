@@ -557,6 +557,22 @@ pub enum Fact {
         /// All the target's threads (the most one sample saw).
         threads: f64,
     },
+    /// The target's threads (read from /proc) were on a CPU or waiting for one at the plateau,
+    /// more of them than the cores it got, while the machine had cores idle for them: a
+    /// runnable thread runs when a core is idle, so the two readings disagree and neither
+    /// decided the kind.
+    ThreadsRunningBesideIdleCores {
+        /// The plateau steps.
+        clients: Vec<u32>,
+        /// Threads running or runnable at once, mean over the samples (median over the steps).
+        running: f64,
+        /// Cores the target got, target CPU × the machine's cores (median).
+        cores_busy: f64,
+        /// Cores the machine left idle (median).
+        idle_cores: f64,
+        /// The machine's cores.
+        machine_cores: u32,
+    },
     /// The target kept a whole number of cores busy at every step from the knee on (its CPU
     /// decided): CPU-bound on that many cores, whatever the mock saw.
     WholeCores {

@@ -182,6 +182,20 @@ fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
             "From /proc, the target's threads at the plateau: {running:.1} of its {threads:.0} on a CPU or waiting for one at once on average, \
              none waiting on the network: its own work is the limit, not a pool."
         ),
+        Fact::ThreadsRunningBesideIdleCores {
+            running,
+            cores_busy,
+            idle_cores,
+            machine_cores,
+            ..
+        } => format!(
+            "From /proc, {running:.1} of the target's threads were on a CPU or waiting for one at once at the plateau, \
+             yet it got {} of the machine's {} while {} stood idle: a thread waits for a CPU only when no core is free, \
+             so the two readings disagree, and neither decides what kind of limit this is.",
+            count(*cores_busy),
+            cores_words(*machine_cores),
+            count(*idle_cores)
+        ),
         _ => return None,
     };
     Some(s)
@@ -376,6 +390,16 @@ fn short(fact: &Fact, _: &Finding) -> Option<String> {
         Fact::ThreadsRunning {
             running, threads, ..
         } => format!("{running:.1} of the target's {threads:.0} threads running at once, none waiting on the network."),
+        Fact::ThreadsRunningBesideIdleCores {
+            running,
+            cores_busy,
+            idle_cores,
+            ..
+        } => format!(
+            "{running:.1} threads running at once on {} cores got, {} idle: the readings disagree.",
+            count(*cores_busy),
+            count(*idle_cores)
+        ),
         Fact::WholeCores {
             cores, cores_busy, ..
         } => format!(
@@ -406,6 +430,7 @@ fn rank(kind: Kind, fact: &Fact) -> Option<u8> {
         (Kind::MachineSaturated, Fact::MachineBusyBeforeLoad { .. }) => Some(0),
         (Kind::CpuBound, Fact::CpuQuota { .. }) => Some(0),
         (Kind::CpuBound, Fact::ThreadsRunning { .. }) => Some(1),
+        (_, Fact::ThreadsRunningBesideIdleCores { .. }) => Some(3),
         (Kind::CpuBound, Fact::WholeCores { .. } | Fact::WholeThreadsRunning { .. }) => Some(1),
         (Kind::CpuBound | Kind::GrowingPool, Fact::CpuSaturated { .. }) => Some(2),
         (Kind::CpuBound, Fact::CpuPerRequest { .. }) => Some(2),

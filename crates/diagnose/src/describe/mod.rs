@@ -158,6 +158,7 @@ fn teller(fact: &Fact) -> &'static Teller {
         | Fact::MachineSaturated { .. }
         | Fact::MachineBusyBeforeLoad { .. }
         | Fact::ThreadsRunning { .. }
+        | Fact::ThreadsRunningBesideIdleCores { .. }
         | Fact::WholeCores { .. }
         | Fact::WholeThreadsRunning { .. } => &cpu::TELLER,
         Fact::MockConnectionCap { .. }

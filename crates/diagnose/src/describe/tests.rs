@@ -335,6 +335,13 @@ fn samples() -> Vec<Fact> {
             running: 2.0,
             threads: 30.0,
         },
+        Fact::ThreadsRunningBesideIdleCores {
+            clients: steps(),
+            running: 1.5,
+            cores_busy: 0.4,
+            idle_cores: 1.3,
+            machine_cores: 2,
+        },
         Fact::WholeCores {
             clients: steps(),
             cores: 1,
