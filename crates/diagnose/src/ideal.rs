@@ -25,7 +25,7 @@ impl Analysis<'_, '_> {
                 clients: p.clients,
                 ok_throughput_rps: p.ok_x,
                 latency_ms: p.ok_mean_ms,
-                in_service: p.x * p.mean_ms / 1000.0,
+                in_service: crate::points::in_service(p.x, p.mean_ms),
                 efficiency: self.sh.efficiency[i],
                 downstream_busy: self.delay.map(|d| p.ok_x * d / 1000.0),
                 downstream_delay_ms: self.delay,

@@ -49,6 +49,11 @@
 //!    throughput is named (the USL only when clearly lower: it has one more parameter).
 //!    Contention's size is the USL's peak concurrency (else the clients of peak throughput).
 //!    The facts told whatever the kind come here too: errors, fan-out, what was not observed.
+//!    **Clients left unanswered** (`unanswered`): a `blocking-pool` seen from the client side
+//!    whose every step from the knee on left some clients without one answer while the others
+//!    were answered again and again is `connection-limit`, sized by the clients answered
+//!    ([`Fact::ClientsUnanswered`]): a queue answers its clients in turn, so those clients'
+//!    connections were never in it (a listen backlog, a proxy's `maxconn`).
 //! 6. **A pool seen from the client side** ([`saturation`]): a `blocking-pool` without
 //!    downstream evidence becomes `cpu-bound` when the target's threads were running at the
 //!    plateau ([`Fact::ThreadsRunning`]), or `machine-saturated` when the machine's CPU was
@@ -117,6 +122,7 @@ pub mod stated_size;
 mod stream_cap;
 mod summary;
 mod thrash;
+mod unanswered;
 pub mod warmup;
 pub mod what_if;
 mod whole_cores;
@@ -194,6 +200,8 @@ fn decide(evidence: &Evidence<'_>, pts: &[Point<'_>], all_in_flight: AllInFlight
     let decision = analysis.collapse(decision);
     // 5. The models, contention's size, the facts told whatever the kind.
     let finding = analysis.finish(decision);
+    // 5b. A blocking-pool whose clients past the knee were left unanswered: connection-limit.
+    let finding = unanswered::reconsider(finding, evidence);
     // 6. A blocking-pool seen only from the client side: cpu-bound or machine-saturated.
     let finding = saturation::reconsider_a_pool(finding, evidence);
     // 7. What /proc showed of the pool and the connections.

@@ -39,6 +39,11 @@ pub(crate) struct Point<'a> {
     pub steps: Vec<&'a Step>,
 }
 
+/// Requests in service at once by Little's law: throughput (per second) × mean latency (ms).
+pub(crate) fn in_service(x_rps: f64, mean_ms: f64) -> f64 {
+    x_rps * mean_ms / 1000.0
+}
+
 impl Point<'_> {
     /// Downstream calls per target request, when the mock saw the step and requests completed.
     pub fn calls_per_request(&self) -> Option<f64> {

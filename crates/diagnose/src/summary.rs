@@ -58,6 +58,19 @@ pub(crate) fn summary(f: &Finding) -> String {
         })
         .unwrap_or_default(),
         Kind::ConnectionLimit => find(f, |fact| match fact {
+            Fact::ClientsUnanswered {
+                clients: steps,
+                unanswered,
+                ..
+            } => Some(format!(
+                "The target serves about {} connections at once: from {} on, the clients past them had not one answer in the whole step \
+                 ({} of {}), while the others' requests took {}.",
+                count(f.limit.unwrap_or_default()),
+                clients(steps.first().copied().unwrap_or_default()),
+                unanswered.last().copied().unwrap_or_default(),
+                steps.last().copied().unwrap_or_default(),
+                ms(f.base_latency_ms.unwrap_or_default())
+            )),
             Fact::Stalls {
                 clients: c,
                 period_s,

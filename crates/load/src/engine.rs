@@ -47,7 +47,7 @@ pub(crate) struct Shared {
     pub(crate) in_flight: AtomicU64,
     pub(crate) max_in_flight: AtomicU64,
     /// Clients that completed at least one request.
-    warmed: AtomicU32,
+    pub(crate) warmed: AtomicU32,
     /// Clients of the run (closed model).
     clients: u32,
     /// Told when the last client completed its first request: the ramp is over then, not at

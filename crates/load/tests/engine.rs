@@ -24,6 +24,9 @@ enum Mode {
     Garbage,
     /// Accept one connection (the preflight), then stop listening.
     RefuseAfterFirst,
+    /// Accept this many connections (the preflight's among them), then accept no more: the
+    /// others wait in the listen backlog, their requests unread (a connection cap).
+    AcceptAtMost(u64),
 }
 
 #[derive(Default)]
@@ -56,7 +59,16 @@ fn server(mode: Mode, delay: Duration) -> Server {
             let Ok((stream, _)) = listener.accept().await else {
                 return;
             };
-            counted.accepts.fetch_add(1, SeqCst);
+            let accepted = counted.accepts.fetch_add(1, SeqCst) + 1;
+            if let Mode::AcceptAtMost(most) = mode {
+                tokio::spawn(serve(stream, Mode::Ok, delay, counted.clone()));
+                if accepted == most {
+                    // Keeps the listener, accepting nothing more, for the run's length.
+                    tokio::time::sleep(Duration::from_secs(60)).await;
+                    return;
+                }
+                continue;
+            }
             if mode == Mode::RefuseAfterFirst {
                 // Drops the listener, then closes the preflight's connection unanswered: the
                 // client that adopts it resends on a new connection, which is refused. (Closed in
@@ -439,6 +451,30 @@ fn excluding_the_ramp_starts_the_window_after_every_client_answered() {
     // The four first requests ended in the ramp and are not counted.
     assert!(report.requests < server.counts.requests.load(SeqCst));
     assert_eq!(report.connections_opened, 0);
+}
+
+#[test]
+fn clients_whose_connections_the_server_never_accepts_are_counted_unanswered() {
+    let capped = server(Mode::AcceptAtMost(3), Duration::from_millis(10));
+    let mut closed = config(&capped.url, 7);
+    closed.duration = Some(Duration::from_millis(400));
+    closed.exclude_ramp = true;
+    closed.ramp_limit = Duration::from_millis(400);
+    let report = go(closed);
+    // Three connections served, the four others' first requests waited unread the whole run.
+    assert_eq!(report.unanswered_clients, Some(4), "{report:?}");
+    assert!(report.ok > 0);
+    // Every client answered: none unanswered.
+    let open_door = server(Mode::Ok, Duration::from_millis(10));
+    let mut closed = config(&open_door.url, 7);
+    closed.duration = Some(Duration::from_millis(300));
+    closed.exclude_ramp = true;
+    assert_eq!(go(closed).unanswered_clients, Some(0));
+    // The open model has no clients of its own to count.
+    let mut open = config(&open_door.url, 7);
+    open.duration = Some(Duration::from_millis(300));
+    open.rate = Some(50.0);
+    assert_eq!(go(open).unanswered_clients, None);
 }
 
 #[test]

@@ -115,6 +115,8 @@ pub fn merge_reports(reports: &[&LoadReport]) -> Result<LoadReport, String> {
         timeline_bucket_s: first.timeline_bucket_s,
         timeline: merge_timelines(reports, first.timeline_bucket_s),
         interrupted: reports.iter().any(|r| r.interrupted),
+        // Each shard's own clients: the sum, when every shard counted them.
+        unanswered_clients: reports.iter().map(|r| r.unanswered_clients).sum(),
         histograms: Some(LatencyHistograms {
             latency: chokepoint_load::hdr::encode(&sums.latency),
             ok: chokepoint_load::hdr::encode(&sums.ok),

@@ -557,6 +557,20 @@ pub enum Fact {
         /// All the target's threads (the most one sample saw).
         threads: f64,
     },
+    /// From the knee on, some clients had not one request answered in the whole step (ramp
+    /// and window) while the others were answered again and again: the target left their
+    /// connections unserved (not accepted, or not read), so the plateau is a cap on the
+    /// connections it serves, not a pool.
+    ClientsUnanswered {
+        /// The steps, from the knee on.
+        clients: Vec<u32>,
+        /// The clients without an answer at each.
+        unanswered: Vec<u32>,
+        /// Requests in service at once at each by Little's law (throughput × mean latency).
+        in_service: Vec<f64>,
+        /// How long they waited at least: the shortest step, ramp and window, seconds.
+        waited_s: f64,
+    },
     /// The target's threads (read from /proc) were on a CPU or waiting for one at the plateau,
     /// more of them than the cores it got, while the machine had cores idle for them: a
     /// runnable thread runs when a core is idle, so the two readings disagree and neither

@@ -3,10 +3,10 @@
 //! stopped, the warm-up before it: each fact's sentence, key line and rank. Each number comes from the fact; nothing
 //! here decides.
 
-use super::{error_list, Teller};
+use super::{error_list, few_in_service, Teller};
 use crate::finding::Finding;
 use chokepoint_result::format::{clients, count, duration, percent, rate, whole_ms};
-use chokepoint_result::{Fact, Kind, Warmup};
+use chokepoint_result::{Fact, Kind, Overload, Warmup};
 
 /// The words of the curve's facts.
 pub(super) const TELLER: Teller = Teller {
@@ -157,14 +157,29 @@ fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
             {
                 // What the flat throughput means follows the kind: a pool queues the added
                 // clients; with contention they also cost CPU (told in its own fact).
+                let unanswered = finding
+                    .facts
+                    .iter()
+                    .any(|f| matches!(f, Fact::ClientsUnanswered { .. }));
                 let meaning = match finding.kind {
                     Kind::Contention => "the added clients bring no throughput",
+                    Kind::ConnectionLimit if unanswered => {
+                        "the added clients were never served (told below)"
+                    }
+                    // Requests that fail hold their clients too, out of the successful
+                    // figures Little's law reads here: only a plateau that queues is read.
+                    _ if matches!(finding.overload, Some(Overload::Queues { .. }))
+                        && few_in_service(*throughput_rps, *lb, *b) =>
+                    {
+                        "yet by Little's law far fewer than the clients were in service, so the others waited where a request's latency does not count"
+                    }
                     _ => "a queue behind a fixed pool",
                 };
                 s.push_str(&format!(
-                    " From {a} to {b} clients ({:.1}×) throughput stays within 10% of {} req/s while mean latency grows from {} to {} ({:.1}×): {meaning}.",
+                    " From {a} to {b} clients ({:.1}×) throughput stays within 10% of {} req/s while mean latency {} from {} to {} ({:.1}×): {meaning}.",
                     *b as f64 / *a as f64,
                     rate(*throughput_rps),
+                    if lb > la { "grows" } else { "goes" },
                     whole_ms(*la),
                     whole_ms(*lb),
                     if *la > 0.0 { lb / la } else { 0.0 }
@@ -186,6 +201,21 @@ fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
              (median gap between stall starts), with {} completions per burst.",
             clients(*c),
             count(*per_burst)
+        ),
+        Fact::ClientsUnanswered {
+            clients: steps,
+            unanswered,
+            in_service,
+            waited_s,
+        } => format!(
+            "Clients the target never answered: {} at {} clients; each waited {waited_s:.0} s or more (the ramp and the window) \
+             without one answer while the others were answered again and again ({} in service at once by Little's law). \
+             A queue answers its clients in turn, so their connections were never in one: the target served only some connections \
+             and left the rest unaccepted or unread (a listen backlog that overflowed behind a slow accept loop, \
+             a proxy's or server's connection cap such as HAProxy's maxconn).",
+            list(unanswered.iter().map(u32::to_string)),
+            list(steps.iter().map(u32::to_string)),
+            list(in_service.iter().map(|&l| count(l)))
         ),
         Fact::ErrorsStart {
             clients: c,
@@ -328,6 +358,15 @@ fn short(fact: &Fact, f: &Finding) -> Option<String> {
             clients(*c),
             count(*per_burst)
         ),
+        Fact::ClientsUnanswered {
+            clients: steps,
+            unanswered,
+            ..
+        } => format!(
+            "{} of {} clients never answered.",
+            list(unanswered.iter().map(u32::to_string)),
+            list(steps.iter().map(u32::to_string))
+        ),
         Fact::ErrorsStart {
             clients: c,
             error_rate,
@@ -361,6 +400,7 @@ fn rank(kind: Kind, fact: &Fact) -> Option<u8> {
         (_, Fact::NothingMeasured | Fact::NoSuccess { .. }) => Some(0),
         (_, Fact::StoppedAnswering { .. }) => Some(0),
         (Kind::ConnectionLimit, Fact::Stalls { .. }) => Some(0),
+        (_, Fact::ClientsUnanswered { .. }) => Some(0),
         (Kind::ErrorBound, Fact::ErrorsStart { .. }) => Some(0),
         (Kind::ErrorBound, Fact::Served { .. }) => Some(1),
         (Kind::BlockingPool | Kind::CpuBound, Fact::Plateau { .. }) => Some(0),
@@ -421,4 +461,14 @@ fn stuck_words(at: u32, stuck: Option<&chokepoint_result::Stuck>) -> String {
             stuck.frames.join(" ← ")
         }
     )
+}
+
+/// Items joined for a sentence: `1, 2 and 3`.
+fn list(items: impl Iterator<Item = String>) -> String {
+    let items: Vec<String> = items.collect();
+    match items.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        Some((last, _)) => last.clone(),
+        None => String::new(),
+    }
 }

@@ -133,6 +133,7 @@ fn teller(fact: &Fact) -> &'static Teller {
         | Fact::Contention { .. }
         | Fact::Knee { .. }
         | Fact::Stalls { .. }
+        | Fact::ClientsUnanswered { .. }
         | Fact::ErrorsStart { .. }
         | Fact::Served { .. }
         | Fact::Errors { .. }
@@ -176,6 +177,14 @@ fn teller(fact: &Fact) -> &'static Teller {
         // Told after the facts, in the models' sentences (`models::model_sentences`).
         Fact::BetterModel { .. } | Fact::Retrograde { .. } => &models::TELLER,
     }
+}
+
+/// Whether fewer than half the `clients` were in service at once by Little's law at `x_rps`
+/// and `mean_ms`. In the closed model every client always has a request out, so a queue, which
+/// answers each in turn, keeps them all in service (its latency grows to clients / X); far fewer
+/// means the others waited where a request's latency does not count.
+pub(crate) fn few_in_service(x_rps: f64, mean_ms: f64, clients: u32) -> bool {
+    crate::points::in_service(x_rps, mean_ms) < f64::from(clients) / 2.0
 }
 
 /// The evidence sentences of one fact, from the module that tells it.

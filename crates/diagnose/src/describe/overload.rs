@@ -1,8 +1,9 @@
 //! "Past the knee: ...": what overload did to the service, in one sentence from the typed
 //! [`Overload`] (it queues, sheds, times out or collapses); the same sentence is its key line.
 
-use super::Teller;
-use chokepoint_result::format::{clients, duration, percent, rate};
+use super::{few_in_service, Teller};
+use crate::points::in_service;
+use chokepoint_result::format::{clients, count, duration, percent, rate};
 use chokepoint_result::{Fact, Kind, Overload};
 
 /// The words of [`Fact::Overload`].
@@ -32,6 +33,23 @@ fn rank(kind: Kind, fact: &Fact) -> Option<u8> {
 /// "Past the knee: ..." — what overload did to the service.
 fn past_the_knee(overload: &Overload) -> String {
     match overload {
+        Overload::Queues {
+            from_clients,
+            to_clients,
+            throughput_rps,
+            from_latency_ms,
+            to_latency_ms,
+        } if few_in_service(*throughput_rps, *to_latency_ms, *to_clients) => format!(
+            "Past the knee: throughput held at {} req/s from {} to {} while mean latency went from {} to {}: \
+             {} in service at once by Little's law, not the {} clients; the others waited where a request's latency does not count.",
+            rate(*throughput_rps),
+            from_clients,
+            clients(*to_clients),
+            duration(*from_latency_ms),
+            duration(*to_latency_ms),
+            count(in_service(*throughput_rps, *to_latency_ms)),
+            to_clients
+        ),
         Overload::Queues {
             from_clients,
             to_clients,

@@ -335,6 +335,12 @@ fn samples() -> Vec<Fact> {
             running: 2.0,
             threads: 30.0,
         },
+        Fact::ClientsUnanswered {
+            clients: vec![32, 64],
+            unanswered: vec![16, 48],
+            in_service: vec![16.0, 16.1],
+            waited_s: 21.5,
+        },
         Fact::ThreadsRunningBesideIdleCores {
             clients: steps(),
             running: 1.5,

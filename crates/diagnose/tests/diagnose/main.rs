@@ -22,5 +22,6 @@ mod stream_cap;
 mod summaries;
 mod thrash;
 mod truth;
+mod unanswered;
 mod waves;
 mod whole_cores;

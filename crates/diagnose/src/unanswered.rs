@@ -1,0 +1,93 @@
+//! Clients the target never answered ([`Fact::ClientsUnanswered`]): a plateau read from the
+//! client side is then a cap on the connections the target serves, not a pool.
+//!
+//! Why, from first principles. In the closed model every client always has one request out, so
+//! by Little's law the requests in service are the clients. A pool queues what it cannot
+//! serve, and a queue answers its clients in turn: a client answered once goes to the back of
+//! the queue, behind those still waiting. So when some clients were answered again and again
+//! while others had not one answer from the step's start to its end (the ramp, which waits up
+//! to twice the step for every client's first answer, and the measured window), the waiting
+//! ones were not in the queue the others cycled through: their connections sat where the
+//! target did not serve them. A listen backlog that overflowed behind an accept loop that
+//! could not keep up (the kernel drops the SYN or the handshake's last ACK, and the client's
+//! retries back off: 1 s, 3 s, 7 s...), a proxy's `maxconn` that stops accepting, a server's
+//! connection cap. Throughput is then what the answered clients alone make, and Little's law
+//! counts them, not a pool.
+//!
+//! The rule: a `blocking-pool` read from the client side (no fact that saw the pool directly,
+//! [`crate::thrash::a_pool_is_seen`]) whose every step from the knee on left clients
+//! unanswered ([`chokepoint_result::LoadReport::unanswered_clients`]) while the answered ones
+//! were each answered at least [`ROUNDS`] times in the window, is `connection-limit`, its size
+//! the clients answered (median over those steps). The words say what was seen, and where it
+//! may sit; nothing in the target is named.
+use crate::evidence::Evidence;
+use crate::finding::Finding;
+use crate::points::in_service;
+use crate::saturation::median;
+use crate::thrash::a_pool_is_seen;
+use chokepoint_result::{Fact, Kind, Step};
+
+/// Answers each answered client had, at least, in the window: a queue in turn would have
+/// answered an unanswered client before any other client's second answer.
+const ROUNDS: f64 = 2.0;
+
+/// `finding` as `connection-limit` when clients were left unanswered past its knee (see the
+/// module), else as it was.
+pub(crate) fn reconsider(mut finding: Finding, evidence: &Evidence<'_>) -> Finding {
+    if finding.kind != Kind::BlockingPool || a_pool_is_seen(&finding) {
+        return finding;
+    }
+    let Some(knee) = finding.knee_clients else {
+        return finding;
+    };
+    let Some(fact) = unanswered_past(knee, evidence.steps) else {
+        return finding;
+    };
+    let Fact::ClientsUnanswered {
+        clients,
+        unanswered,
+        ..
+    } = &fact
+    else {
+        unreachable!("unanswered_past gives ClientsUnanswered")
+    };
+    let answered: Vec<f64> = clients
+        .iter()
+        .zip(unanswered)
+        .map(|(&c, &u)| f64::from(c - u))
+        .collect();
+    finding.kind = Kind::ConnectionLimit;
+    finding.limit = median(answered);
+    finding.facts.insert(0, fact);
+    finding
+}
+
+/// The clients unanswered at every step from `knee` on, when each such step left some and
+/// answered the others [`ROUNDS`] times; `None` otherwise (or when a step did not count them).
+pub(crate) fn unanswered_past(knee: u32, steps: &[Step]) -> Option<Fact> {
+    let mut past: Vec<&Step> = steps.iter().filter(|s| s.clients >= knee).collect();
+    past.sort_by_key(|s| s.clients);
+    if past.is_empty() {
+        return None;
+    }
+    let mut fact_steps = Vec::new();
+    for step in &past {
+        let unanswered = step.unanswered_clients?;
+        let answered = step.clients.checked_sub(unanswered).filter(|&a| a > 0)?;
+        if unanswered == 0 || (step.requests as f64) < ROUNDS * f64::from(answered) {
+            return None;
+        }
+        fact_steps.push((
+            step.clients,
+            unanswered,
+            in_service(step.throughput_rps, step.latency_ms.mean),
+            step.ramp_s + step.duration_s,
+        ));
+    }
+    Some(Fact::ClientsUnanswered {
+        clients: fact_steps.iter().map(|s| s.0).collect(),
+        unanswered: fact_steps.iter().map(|s| s.1).collect(),
+        in_service: fact_steps.iter().map(|s| s.2).collect(),
+        waited_s: fact_steps.iter().map(|s| s.3).fold(f64::INFINITY, f64::min),
+    })
+}

@@ -1,0 +1,134 @@
+//! Clients the target never answered (`crates/diagnose/src/unanswered.rs`): a server that
+//! serves a fixed number of connections and leaves the others unaccepted reads from the client
+//! side as a pool of that many; with the clients counted unanswered it is `connection-limit`,
+//! sized by the clients answered, on 2, 16 and 64 cores. Left alone: a pool whose deep FIFO
+//! queue had not answered every client when the ramp ended (each answered client once), a pool
+//! the mock sees at its ceiling, and steps that did not count their clients.
+
+use chokepoint_diagnose::{describe, diagnose};
+use chokepoint_result::{Fact, Kind, Step, SweepContext};
+
+use crate::common::*;
+
+const CLIENTS: [u32; 7] = [1, 2, 4, 8, 16, 32, 64];
+/// The request's own time, ms: flat, since an accepted connection never queues.
+const SERVICE_MS: f64 = 5.0;
+
+fn context(cores: u32) -> SweepContext {
+    SweepContext {
+        cores: Some(cores),
+        target_observed: true,
+        ..bare_context()
+    }
+}
+
+/// A server that serves `cap` connections and never accepts the others, the target on a tenth
+/// of a core of a machine of `cores`: throughput min(c, cap) / 5 ms at a flat 5 ms, the clients
+/// past the cap unanswered over a 20 s ramp and a 10 s window.
+fn capped(c: u32, cap: u32, cores: u32, noise: &mut Noise) -> Step {
+    let answered = c.min(cap);
+    let x = noise.jitter(f64::from(answered) / SERVICE_MS * 1000.0, 0.02);
+    let mut s = step(c, x, noise.jitter(SERVICE_MS, 0.02));
+    s.unanswered_clients = Some(c - answered);
+    s.ramp_s = if c > cap { 20.0 } else { 0.1 };
+    s.target_cpu_pct = Some(10.0 / f64::from(cores));
+    s.machine_cpu_pct = Some(30.0 / f64::from(cores));
+    s
+}
+
+#[test]
+fn a_server_that_serves_16_connections_is_a_connection_limit_of_16_on_any_machine() {
+    for cores in [2, 16, 64] {
+        let mut noise = Noise::new(u64::from(cores));
+        let steps: Vec<Step> = CLIENTS
+            .iter()
+            .map(|&c| capped(c, 16, cores, &mut noise))
+            .collect();
+        let finding = diagnose(&steps, &context(cores));
+        assert_eq!(finding.kind, Kind::ConnectionLimit, "{cores} cores");
+        assert_eq!(finding.limit, Some(16.0), "{cores} cores");
+        let unanswered = facts(&finding, |f| match f {
+            Fact::ClientsUnanswered {
+                clients,
+                unanswered,
+                waited_s,
+                ..
+            } => Some((clients.clone(), unanswered.clone(), *waited_s)),
+            _ => None,
+        });
+        assert_eq!(unanswered.len(), 1, "{cores} cores: {:?}", finding.facts);
+        let (clients, counts, waited) = &unanswered[0];
+        assert_eq!(clients.last(), Some(&64));
+        assert_eq!(counts.last(), Some(&48));
+        assert!(*waited >= 20.0, "{waited}");
+        let text = describe(&finding);
+        println!(
+            "{cores} cores: {}\n{}",
+            text.summary,
+            text.evidence.join("\n")
+        );
+        assert!(
+            text.summary
+                .starts_with("The target serves about 16 connections at once"),
+            "{}",
+            text.summary
+        );
+        assert!(
+            text.evidence
+                .iter()
+                .any(|s| s.starts_with("Clients the target never answered: ")),
+            "{:?}",
+            text.evidence
+        );
+    }
+}
+
+#[test]
+fn a_deep_queue_that_answered_each_client_once_a_pool_the_mock_sees_and_uncounted_steps_stay_pools()
+{
+    let mut noise = Noise::new(3);
+    // A pool of 20 behind 1 s calls at 1000 clients: the ramp's 20 s answered 400 of them once
+    // each; in the 10 s window the 400 were answered 200 times in all. A queue in turn.
+    let deep: Vec<Step> = [10, 20, 40, 1000]
+        .iter()
+        .map(|&c| {
+            let mut s = pool_step(20, 1000.0, 0.0, c, &mut noise);
+            s.downstream_inflight = None;
+            s.downstream = None;
+            s.unanswered_clients = Some(if c == 1000 { 600 } else { 0 });
+            s
+        })
+        .collect();
+    let finding = diagnose(&deep, &bare_context());
+    assert_eq!(finding.kind, Kind::BlockingPool, "{:?}", finding.facts);
+    assert!(!finding
+        .facts
+        .iter()
+        .any(|f| matches!(f, Fact::ClientsUnanswered { .. })));
+
+    // A pool of 16 the mock saw at its ceiling, with clients unanswered past it too (a proxy's
+    // cap beyond the pool): the pool stays, seen directly.
+    let seen: Vec<Step> = CLIENTS
+        .iter()
+        .map(|&c| {
+            let mut s = pool_step(16, 50.0, 1.0, c, &mut noise);
+            s.unanswered_clients = Some(c.saturating_sub(24));
+            s
+        })
+        .collect();
+    let finding = diagnose(&seen, &mock_context(50.0));
+    assert_eq!(finding.kind, Kind::BlockingPool, "{:?}", finding.facts);
+
+    // The server that serves 16 connections, swept by a generator that did not count its
+    // clients (a file written before it did): the pool the client side reads.
+    let uncounted: Vec<Step> = CLIENTS
+        .iter()
+        .map(|&c| {
+            let mut s = capped(c, 16, 2, &mut noise);
+            s.unanswered_clients = None;
+            s
+        })
+        .collect();
+    let finding = diagnose(&uncounted, &context(2));
+    assert_ne!(finding.kind, Kind::ConnectionLimit, "{:?}", finding.facts);
+}
