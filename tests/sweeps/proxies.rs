@@ -21,6 +21,10 @@
 //! the catalogue's upstream-cap entry. Before that rule both came out unplaced: HAProxy's
 //! `maxconn` defaults to no cap, so no default could be matched with the connections seen.
 //!
+//! - `tests/targets/haproxy-frontend-maxconn`: HAProxy with `maxconn 16` on its frontend: past
+//!   16 client connections it accepts none, and the clients past them are never answered: a
+//!   connection-limit of 16 with no place.
+//!
 //! Needs HAProxy (Debian's `haproxy`) and nginx (`nginx-light`): `scripts/install-test-deps.sh`
 //! installs them; a missing one fails the test under CI.
 use crate::catalogue_pools::{installed, start_quiet, Scratch};
@@ -172,4 +176,80 @@ fn nginxs_max_conns_sheds_past_8_with_502_placed_in_its_configuration() {
         other => panic!("past the cap nginx answers 502 at once: {other:?}"),
     }
     assert_truth_and_configured_cap("nginx-max-conns", &result, "nginx", "max_conns=N");
+}
+
+/// HAProxy's frontend `maxconn 16` in front of a 20 ms mock (tests/targets/haproxy-frontend-
+/// maxconn, built after the rule of `crates/diagnose/src/unanswered.rs`): 16 kept-alive client
+/// connections served, the others never accepted. Truth by hand (`wrk -t2 -c32 -d4s`, then
+/// `-c8`): 730.7 req/s at 21.8 ms, the mock's 16 in flight at most (mean 15.6); 370.8 req/s and
+/// 8 at 8 clients. The clients past 16 had no answer in a whole step, so the plateau is a cap
+/// on the connections served, not a pool, though the mock saw 16 at once: `connection-limit 16`,
+/// and no place, since the connections to the mock are the cap's consequence and nothing seen
+/// names the frontend's setting.
+#[test]
+fn haproxys_frontend_maxconn_leaves_the_clients_past_16_unanswered_a_connection_limit() {
+    let Some(haproxy) = installed(&["/usr/sbin/haproxy"], "apt-get install haproxy") else {
+        return;
+    };
+    let _one = one_at_a_time();
+    let mock = mock_with_delay_of(Duration::from_millis(20));
+    let scratch = Scratch::new("haproxy-front");
+    let upstream = mock.url().trim_start_matches("http://").to_string();
+    let (server, port) = start_quiet("haproxy", |port| {
+        let conf = scratch.fill(
+            "haproxy-frontend-maxconn/haproxy.cfg",
+            "haproxy.cfg",
+            &[("PORT", port.to_string()), ("UPSTREAM", upstream.clone())],
+        );
+        let mut command = Command::new(&haproxy);
+        command.arg("-db").arg("-f").arg(&conf);
+        command
+    });
+    let name = "haproxy-frontend-maxconn";
+    let mut config = SweepConfig::new(&format!("http://127.0.0.1:{port}/")).expect("a valid URL");
+    config.mock = Some(mock.url());
+    let found = config.listening_target();
+    assert_eq!(
+        found,
+        vec![server.pid()],
+        "{name}: --pid auto finds HAProxy"
+    );
+    let config = config.with_listening_target(found);
+    let result = sweep_with(
+        name,
+        config,
+        Some(vec![4, 8, 32, 64]),
+        STEP,
+        64,
+        Some(&mock),
+    );
+    drop(server);
+
+    assert_eq!(
+        most_downstream_in_flight(&result),
+        Some(16),
+        "{name}: the truth, the mock's calls in flight at most"
+    );
+    let past: Vec<(u32, Option<u32>)> = result
+        .steps
+        .iter()
+        .map(|s| (s.clients, s.unanswered_clients))
+        .collect();
+    assert_eq!(
+        past,
+        vec![(4, Some(0)), (8, Some(0)), (32, Some(16)), (64, Some(48))],
+        "{name}: the clients past 16 never answered"
+    );
+    assert_finding(name, &result, Kind::ConnectionLimit, 16.0);
+    let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
+    assert!(
+        diagnosis
+            .finding
+            .facts
+            .iter()
+            .any(|f| matches!(f, chokepoint_result::Fact::ClientsUnanswered { .. })),
+        "{:?}",
+        diagnosis.finding.facts
+    );
+    assert_eq!(diagnosis.place, None, "{name}: no knob is named");
 }

@@ -14,14 +14,15 @@
 //! connection cap. Throughput is then what the answered clients alone make, and Little's law
 //! counts them, not a pool.
 //!
-//! The rule: a `blocking-pool` read from the client side (no fact that saw the pool directly,
-//! [`crate::thrash::a_pool_is_seen`]) whose every step from the knee on left clients
+//! The rule: a `blocking-pool` (read from the client side, or seen directly holding just as many
+//! as the clients answered, [`crate::thrash::a_pool_is_seen`]) whose every step from the knee on left clients
 //! unanswered ([`chokepoint_result::LoadReport::unanswered_clients`]) while the answered ones
 //! were each answered at least [`ROUNDS`] times in the window, is `connection-limit`, its size
 //! the clients answered (median over those steps). The words say what was seen, and where it
 //! may sit; nothing in the target is named.
 use crate::evidence::Evidence;
 use crate::finding::Finding;
+use crate::place::matches_limit;
 use crate::points::in_service;
 use crate::saturation::median;
 use crate::thrash::a_pool_is_seen;
@@ -34,7 +35,7 @@ const ROUNDS: f64 = 2.0;
 /// `finding` as `connection-limit` when clients were left unanswered past its knee (see the
 /// module), else as it was.
 pub(crate) fn reconsider(mut finding: Finding, evidence: &Evidence<'_>) -> Finding {
-    if finding.kind != Kind::BlockingPool || a_pool_is_seen(&finding) {
+    if finding.kind != Kind::BlockingPool {
         return finding;
     }
     let Some(knee) = finding.knee_clients else {
@@ -51,13 +52,25 @@ pub(crate) fn reconsider(mut finding: Finding, evidence: &Evidence<'_>) -> Findi
     else {
         unreachable!("unanswered_past gives ClientsUnanswered")
     };
-    let answered: Vec<f64> = clients
-        .iter()
-        .zip(unanswered)
-        .map(|(&c, &u)| f64::from(c - u))
-        .collect();
+    let answered = median(
+        clients
+            .iter()
+            .zip(unanswered)
+            .map(|(&c, &u)| f64::from(c - u))
+            .collect(),
+    );
+    // A pool seen directly (the mock's ceiling, threads or connections held) is the limit
+    // unless it holds just the clients answered: then every accepted request was in it at
+    // once and nothing queued there, and the cap is in front of it (HAProxy's frontend
+    // `maxconn 16` before a mock that saw 16).
+    let seen_is_the_answered = answered
+        .zip(finding.limit)
+        .is_some_and(|(answered, limit)| matches_limit(limit, answered));
+    if a_pool_is_seen(&finding) && !seen_is_the_answered {
+        return finding;
+    }
     finding.kind = Kind::ConnectionLimit;
-    finding.limit = median(answered);
+    finding.limit = answered;
     finding.facts.insert(0, fact);
     finding
 }

@@ -177,12 +177,24 @@ pub(crate) fn facts(steps: &[Step], finding: &Finding, known: &Known<'_>) -> Vec
         (Kind::BlockingPool | Kind::ErrorBound, Some(limit)) if limit > 0.0 => {
             return with_streams(&plateau, &before, limit, known);
         }
+        // Clients left unanswered put the cap in front of the target's work: its connections to
+        // a downstream then stop at the clients it serves, a consequence, not the place (the
+        // fact's words say where such a cap sits; nothing seen names it).
+        (Kind::ConnectionLimit, _) if left_clients_unanswered(finding) => None,
         (Kind::ConnectionLimit, _) => connection_pool(&plateau).map(place),
         (Kind::GrowingPool, _) => growing_pool(finding, known).map(place),
         (Kind::CpuBound, _) => cpu(&plateau, finding, known).map(place),
         _ => None,
     };
     fact.into_iter().collect()
+}
+
+/// Whether the finding read clients the target never answered ([`Fact::ClientsUnanswered`]).
+fn left_clients_unanswered(finding: &Finding) -> bool {
+    finding
+        .facts
+        .iter()
+        .any(|fact| matches!(fact, Fact::ClientsUnanswered { .. }))
 }
 
 /// A held pool's place (below), after what the mock's HTTP/2 counts (or a peer's SETTINGS) say

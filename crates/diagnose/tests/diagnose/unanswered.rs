@@ -106,8 +106,9 @@ fn a_deep_queue_that_answered_each_client_once_a_pool_the_mock_sees_and_uncounte
         .iter()
         .any(|f| matches!(f, Fact::ClientsUnanswered { .. })));
 
-    // A pool of 16 the mock saw at its ceiling, with clients unanswered past it too (a proxy's
-    // cap beyond the pool): the pool stays, seen directly.
+    // A pool of 16 the mock saw at its ceiling, with clients unanswered past 24 (a proxy's cap
+    // in front of a pool that queues): the pool stays, seen directly. The steps past the knee
+    // (32 and 64 clients) leave 8 and 40 unanswered.
     let seen: Vec<Step> = CLIENTS
         .iter()
         .map(|&c| {
@@ -131,4 +132,40 @@ fn a_deep_queue_that_answered_each_client_once_a_pool_the_mock_sees_and_uncounte
         .collect();
     let finding = diagnose(&uncounted, &context(2));
     assert_ne!(finding.kind, Kind::ConnectionLimit, "{:?}", finding.facts);
+}
+
+#[test]
+fn a_cap_in_front_of_a_mock_that_sees_just_the_clients_answered_is_the_connection_limit() {
+    // HAProxy's frontend `maxconn 16` before a 20 ms mock: 16 connections served, each request
+    // one call, the mock flat at 16 in flight; the clients past 16 never answered.
+    for cores in [2, 16, 64] {
+        let mut noise = Noise::new(u64::from(cores) + 9);
+        let steps: Vec<Step> = CLIENTS
+            .iter()
+            .map(|&c| {
+                let answered = c.min(16);
+                let x = noise.jitter(f64::from(answered) / 21.0 * 1000.0, 0.02);
+                let mut s = step(c, x, noise.jitter(21.0, 0.02));
+                s = with_mock(s, 20.0, 1.0, u64::from(answered));
+                s.unanswered_clients = Some(c - answered);
+                s.ramp_s = if c > 16 { 20.0 } else { 0.1 };
+                s.target_cpu_pct = Some(5.0 / f64::from(cores));
+                s.machine_cpu_pct = Some(20.0 / f64::from(cores));
+                s
+            })
+            .collect();
+        let context = SweepContext {
+            cores: Some(cores),
+            target_observed: true,
+            ..mock_context(20.0)
+        };
+        let finding = diagnose(&steps, &context);
+        assert_eq!(
+            finding.kind,
+            Kind::ConnectionLimit,
+            "{cores} cores: {:?}",
+            finding.facts
+        );
+        assert_eq!(finding.limit, Some(16.0), "{cores} cores");
+    }
 }
