@@ -23,7 +23,7 @@
 //!
 //! - `tests/targets/haproxy-frontend-maxconn`: HAProxy with `maxconn 16` on its frontend: past
 //!   16 client connections it accepts none, and the clients past them are never answered: a
-//!   connection-limit of 16 with no place.
+//!   connection-limit of 16, placed in the frontend's `maxconn` read from its file.
 //!
 //! Needs HAProxy (Debian's `haproxy`) and nginx (`nginx-light`): `scripts/install-test-deps.sh`
 //! installs them; a missing one fails the test under CI.
@@ -33,7 +33,7 @@ use crate::common;
 use chokepoint_diagnose::catalogue::Catalogue;
 use chokepoint_experiment::SweepConfig;
 use chokepoint_mock::RunningMock;
-use chokepoint_result::{Kind, Overload, PlaceSource, SweepResult};
+use chokepoint_result::{Kind, Overload, PlaceKind, PlaceSource, SweepResult};
 use common::*;
 use std::process::Command;
 use std::time::Duration;
@@ -184,10 +184,12 @@ fn nginxs_max_conns_sheds_past_8_with_502_placed_in_its_configuration() {
 /// `-c8`): 730.7 req/s at 21.8 ms, the mock's 16 in flight at most (mean 15.6); 370.8 req/s and
 /// 8 at 8 clients. The clients past 16 had no answer in a whole step, so the plateau is a cap
 /// on the connections served, not a pool, though the mock saw 16 at once: `connection-limit 16`,
-/// and no place, since the connections to the mock are the cap's consequence and nothing seen
-/// names the frontend's setting.
+/// placed in the frontend's `maxconn` its configuration sets on the swept port (the connections
+/// to the mock are the cap's consequence, not the place). Built before the place rule, after the
+/// unanswered one.
 #[test]
-fn haproxys_frontend_maxconn_leaves_the_clients_past_16_unanswered_a_connection_limit() {
+fn haproxys_frontend_maxconn_leaves_the_clients_past_16_unanswered_a_connection_limit_placed_in_it()
+{
     let Some(haproxy) = installed(&["/usr/sbin/haproxy"], "apt-get install haproxy") else {
         return;
     };
@@ -251,5 +253,32 @@ fn haproxys_frontend_maxconn_leaves_the_clients_past_16_unanswered_a_connection_
         "{:?}",
         diagnosis.finding.facts
     );
-    assert_eq!(diagnosis.place, None, "{name}: no knob is named");
+    let read: Vec<(&str, u16, u32)> = result
+        .context
+        .front_caps
+        .iter()
+        .map(|c| (c.program.as_str(), c.port, c.cap))
+        .collect();
+    assert_eq!(
+        read,
+        vec![("haproxy", port, 16)],
+        "{name}: the cap read from its file"
+    );
+    let place = the_place(name, &result);
+    println!("{name}: {place:?}");
+    assert_eq!(place.kind, Some(PlaceKind::AcceptCap), "{name}");
+    assert_eq!(place.source, Some(PlaceSource::Config), "{name}");
+    assert_eq!(place.size, Some(16.0), "{name}");
+    assert_eq!(
+        place.shown_by.as_deref(),
+        Some("frontend front: maxconn 16")
+    );
+    let named = place
+        .setting
+        .as_ref()
+        .expect("the catalogue's front-cap entry");
+    assert!(
+        named.setting.starts_with("maxconn N in the frontend"),
+        "{name}: {named:?}"
+    );
 }

@@ -66,6 +66,10 @@ pub enum EntryKind {
     /// connections went to, never by the proxy's name alone (a CPU-bound proxy's knob is
     /// another).
     UpstreamCap,
+    /// A proxy's configured cap on the client connections it accepts (HAProxy's frontend
+    /// `maxconn`): named only from the cap its configuration sets on the swept port, when the
+    /// clients it answered stopped there, never by the proxy's name alone.
+    FrontCap,
 }
 
 /// The file: `[[pool]]` tables.
@@ -237,12 +241,19 @@ impl Catalogue {
         self.entry_for(pool).map(|e| e.setting.clone())
     }
 
-    /// The entry that knows `pool` (see [`Catalogue::setting_for`]): a proxy's upstream cap is
-    /// no pool of threads and is never one.
+    /// The entry that knows `pool` (see [`Catalogue::setting_for`]): a proxy's upstream or front
+    /// cap is no pool of threads and is never one.
     pub fn entry_for(&self, pool: &str) -> Option<&Entry> {
+        self.entries.iter().find(|e| {
+            !matches!(e.kind, EntryKind::UpstreamCap | EntryKind::FrontCap) && e.matches_pool(pool)
+        })
+    }
+
+    /// The front-cap entry of the proxy `program` (its process name).
+    pub fn front_cap_for(&self, program: &str) -> Option<&Entry> {
         self.entries
             .iter()
-            .find(|e| e.kind != EntryKind::UpstreamCap && e.matches_pool(pool))
+            .find(|e| e.kind == EntryKind::FrontCap && e.matches_pool(program))
     }
 
     /// The upstream-cap entry of the proxy `program` (its process name).

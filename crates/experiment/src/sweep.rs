@@ -214,6 +214,15 @@ impl SweepConfig {
         chokepoint_observe::proxy_config::upstream_caps(&self.target_pids())
     }
 
+    /// The caps its HAProxy processes put on the client connections a frontend accepts: read
+    /// as [`Self::target_upstream_caps`] are.
+    fn target_front_caps(&self) -> Vec<chokepoint_result::FrontCap> {
+        if self.observer.is_some() {
+            return Vec::new();
+        }
+        chokepoint_observe::proxy_config::front_caps(&self.target_pids())
+    }
+
     /// The target's processes on this machine now: its roots' trees.
     fn target_pids(&self) -> Vec<i32> {
         let Some(spec) = self.target_spec() else {
@@ -369,6 +378,7 @@ pub fn sweep(
     result.context.target_libraries = config.target_libraries();
     result.context.stated = config.target_stated();
     result.context.upstream_caps = config.target_upstream_caps();
+    result.context.front_caps = config.target_front_caps();
     let mut finding =
         chokepoint_diagnose::diagnose_with(&result.steps, &result.context, &config.catalogue);
     if !result.interrupted {
@@ -694,6 +704,7 @@ fn context_from(stats: Option<&MockStats>, config: &SweepConfig) -> SweepContext
         target_libraries: Vec::new(),
         stated: Vec::new(),
         upstream_caps: Vec::new(),
+        front_caps: Vec::new(),
         warmup: None,
         observer: config
             .observer

@@ -1,4 +1,6 @@
-//! A proxy's caps on its upstream servers, read from the configuration its command line names:
+//! A proxy's caps on its upstream servers, and HAProxy's on the client connections a frontend
+//! accepts (its `maxconn`: past it connections wait unaccepted in the listen queue), read from
+//! the configuration its command line names:
 //! HAProxy's `maxconn` on a `server` line (`-f FILE`, or every `.cfg` of `-f DIR`), nginx's
 //! `max_conns=` on a `server` of an `upstream` block (`-c FILE`, else Debian's
 //! `/etc/nginx/nginx.conf`, with its `include`s). Past the cap HAProxy queues a request in the
@@ -9,12 +11,28 @@
 //! each cap, the server's address and the line that set it are kept. A file that is gone or may
 //! not be read gives nothing. Written by hand: no crate on crates.io parses either format, and
 //! only these two directives are read (each file read whole, a few kilobytes).
-use chokepoint_result::UpstreamCap;
+use chokepoint_result::{FrontCap, UpstreamCap};
 use procfs::process::Process;
 use std::path::{Path, PathBuf};
 
 /// nginx's configuration when `-c` does not name one (Debian's `--conf-path`).
 const NGINX_DEFAULT: &str = "/etc/nginx/nginx.conf";
+/// The keywords that open a section of HAProxy's configuration.
+const HAPROXY_SECTIONS: &[&str] = &[
+    "global",
+    "defaults",
+    "frontend",
+    "backend",
+    "listen",
+    "resolvers",
+    "peers",
+    "userlist",
+    "program",
+    "http-errors",
+    "ring",
+    "cache",
+    "mailers",
+];
 /// Files an nginx configuration may include, at most: a loop of includes stops there.
 const MOST_FILES: usize = 64;
 
@@ -91,21 +109,6 @@ fn haproxy_files(args: &[String], cwd: &Path) -> Vec<PathBuf> {
 /// `default-server` line set before it in its section or in the `defaults` section before that
 /// (HAProxy 2.6 `doc/configuration.txt`, "default-server"). 0 is no cap.
 pub fn haproxy_caps(text: &str) -> Vec<UpstreamCap> {
-    const SECTIONS: &[&str] = &[
-        "global",
-        "defaults",
-        "frontend",
-        "backend",
-        "listen",
-        "resolvers",
-        "peers",
-        "userlist",
-        "program",
-        "http-errors",
-        "ring",
-        "cache",
-        "mailers",
-    ];
     let maxconn = |words: &[&str]| {
         words
             .windows(2)
@@ -121,7 +124,7 @@ pub fn haproxy_caps(text: &str) -> Vec<UpstreamCap> {
         let Some(&keyword) = words.first() else {
             continue;
         };
-        if SECTIONS.contains(&keyword) {
+        if HAPROXY_SECTIONS.contains(&keyword) {
             in_defaults = keyword == "defaults";
             if in_defaults {
                 from_defaults = None;
@@ -151,6 +154,107 @@ pub fn haproxy_caps(text: &str) -> Vec<UpstreamCap> {
             }
             _ => {}
         }
+    }
+    caps
+}
+
+/// The caps on client connections the HAProxy processes among `pids` accept, per bound port.
+pub fn front_caps(pids: &[i32]) -> Vec<FrontCap> {
+    let mut caps: Vec<FrontCap> = Vec::new();
+    for &pid in pids {
+        let Ok(process) = Process::new(pid) else {
+            continue;
+        };
+        if !process.stat().is_ok_and(|s| s.comm == "haproxy") {
+            continue;
+        }
+        let args = process.cmdline().unwrap_or_default();
+        let cwd = process.cwd().unwrap_or_default();
+        let text: String = haproxy_files(&args, &cwd)
+            .iter()
+            .filter_map(|file| std::fs::read_to_string(file).ok())
+            .collect::<Vec<_>>()
+            .join("\n");
+        for cap in haproxy_front_caps(&text) {
+            if !caps.contains(&cap) {
+                caps.push(cap);
+            }
+        }
+    }
+    caps
+}
+
+/// The cap on client connections each `frontend` or `listen` section of HAProxy's
+/// configuration `text` sets on the ports its `bind` lines name: its `maxconn`, else the one of
+/// the `defaults` section before it, else the `global` one (HAProxy 2.6
+/// `doc/configuration.txt`, "maxconn" among the proxy keywords: "When this value is set to
+/// zero, which is the default, the global maxconn value is used"). A global `maxconn` left
+/// unset is HAProxy's own reckoning from its file limit, which no file states: no cap then.
+pub fn haproxy_front_caps(text: &str) -> Vec<FrontCap> {
+    /// One `frontend` or `listen` section as read so far.
+    struct Front {
+        name: String,
+        ports: Vec<u16>,
+        maxconn: Option<u32>,
+    }
+    let maxconn = |words: &[&str]| match words {
+        ["maxconn", n, ..] => n.parse::<u32>().ok(),
+        _ => None,
+    };
+    let (mut global, mut defaults) = (None, None);
+    let mut section = "";
+    let mut fronts: Vec<(Front, Option<u32>)> = Vec::new();
+    for line in text.lines() {
+        let line = line.split('#').next().unwrap_or_default();
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let Some(&keyword) = words.first() else {
+            continue;
+        };
+        if HAPROXY_SECTIONS.contains(&keyword) {
+            section = keyword;
+            if section == "defaults" {
+                defaults = None;
+            }
+            if matches!(section, "frontend" | "listen") {
+                let front = Front {
+                    name: words.get(1).copied().unwrap_or_default().to_string(),
+                    ports: Vec::new(),
+                    maxconn: None,
+                };
+                fronts.push((front, defaults));
+            }
+            continue;
+        }
+        match (section, keyword) {
+            ("global", "maxconn") => global = maxconn(&words),
+            ("defaults", "maxconn") => defaults = maxconn(&words),
+            ("frontend" | "listen", "maxconn") => {
+                if let Some((front, _)) = fronts.last_mut() {
+                    front.maxconn = maxconn(&words);
+                }
+            }
+            ("frontend" | "listen", "bind") => {
+                if let (Some((front, _)), Some(addresses)) = (fronts.last_mut(), words.get(1)) {
+                    front.ports.extend(addresses.split(',').filter_map(port_of));
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut caps = Vec::new();
+    for (front, from_defaults) in fronts {
+        let (cap, directive) = match (front.maxconn, from_defaults, global) {
+            (Some(n), _, _) if n > 0 => (n, format!("frontend {}: maxconn {n}", front.name)),
+            (_, Some(n), _) if n > 0 => (n, format!("defaults: maxconn {n}")),
+            (_, _, Some(n)) if n > 0 => (n, format!("global: maxconn {n}")),
+            _ => continue,
+        };
+        caps.extend(front.ports.iter().map(|&port| FrontCap {
+            program: "haproxy".into(),
+            port,
+            cap,
+            directive: directive.clone(),
+        }));
     }
     caps
 }
@@ -288,6 +392,55 @@ fn port_of(address: &str) -> Option<u16> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn haproxy_reads_each_frontends_maxconn_then_the_defaults_then_the_global() {
+        let text = "\
+global
+    maxconn 4096   # the process's
+defaults
+    mode http
+frontend front
+    bind 127.0.0.1:8080,127.0.0.1:8081
+    maxconn 16
+    default_backend upstream
+listen stats
+    bind :9000
+defaults
+    maxconn 300
+frontend second
+    bind 0.0.0.0:8443 ssl crt /x.pem
+backend upstream
+    maxconn 50
+    server s1 127.0.0.1:9090
+";
+        let caps: Vec<(u16, u32, String)> = haproxy_front_caps(text)
+            .into_iter()
+            .map(|c| (c.port, c.cap, c.directive))
+            .collect();
+        assert_eq!(
+            caps,
+            vec![
+                (8080, 16, "frontend front: maxconn 16".to_string()),
+                (8081, 16, "frontend front: maxconn 16".to_string()),
+                (9000, 4096, "global: maxconn 4096".to_string()),
+                (8443, 300, "defaults: maxconn 300".to_string()),
+            ]
+        );
+        // No maxconn anywhere: HAProxy reckons one from its file limit, which no file states.
+        assert!(haproxy_front_caps("frontend f\n  bind :80\n").is_empty());
+        // The test target's own file.
+        let target = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../tests/targets/haproxy-frontend-maxconn/haproxy.cfg"),
+        )
+        .expect("the target's configuration")
+        .replace("{PORT}", "18080")
+        .replace("{UPSTREAM}", "127.0.0.1:9090");
+        let caps = haproxy_front_caps(&target);
+        assert_eq!(caps.len(), 1);
+        assert_eq!((caps[0].port, caps[0].cap), (18080, 16));
+    }
 
     #[test]
     fn haproxy_reads_each_servers_maxconn_or_its_default_server() {

@@ -25,6 +25,9 @@ pub enum PlaceKind {
     /// (connections × SETTINGS_MAX_CONCURRENT_STREAMS): past them, calls queue inside the
     /// target's client.
     StreamCap,
+    /// A cap on the client connections the target accepts (HAProxy's frontend `maxconn`):
+    /// past it, new connections wait unaccepted in the listen queue, their clients unanswered.
+    AcceptCap,
 }
 
 /// Where a place was read from.
@@ -224,6 +227,21 @@ pub struct UpstreamCap {
     /// Requests (HAProxy) or connections (nginx) to it at once, at most.
     pub cap: u32,
     /// The line that set it, as read (`server s1 127.0.0.1:9090 maxconn 8`).
+    pub directive: String,
+}
+
+/// A proxy's configured cap on the client connections one of its frontends accepts: HAProxy's
+/// `maxconn` in a `frontend` or `listen` section (or the `defaults` one before it, else the
+/// global `maxconn`). A sweep keeps each, with the port it is bound to and the line that set it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FrontCap {
+    /// The proxy (`haproxy`).
+    pub program: String,
+    /// The port a `bind` line of the section listens on.
+    pub port: u16,
+    /// Client connections accepted at once, at most.
+    pub cap: u32,
+    /// The section and the line that set it, as read (`frontend front: maxconn 16`).
     pub directive: String,
 }
 

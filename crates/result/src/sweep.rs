@@ -180,6 +180,11 @@ pub struct SweepContext {
     /// Empty when none or not observed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub upstream_caps: Vec<crate::UpstreamCap>,
+    /// The caps on the client connections the target's proxies accept on a port (HAProxy's
+    /// frontend `maxconn`), read from the configuration their command line names as the sweep
+    /// ends. Empty when none or not observed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub front_caps: Vec<crate::FrontCap>,
     /// The warm-up check: whether the first step found the service warm, and when it did not,
     /// the unmeasured run until its latency stopped falling (a JIT, caches, pools started on
     /// demand); `None` when there was none (`--warmup 0`, shards on a schedule, an older result).

@@ -248,6 +248,12 @@ fn where_line(place: &Place) -> String {
                 .map(|port| format!(" (port {port})"))
                 .unwrap_or_default()
         ),
+        (Some(PlaceKind::AcceptCap), _) => format!(
+            "the proxy `{pool}`'s cap of {} client connections accepted at once on the swept port, `{}`: \
+             the connections past it wait unaccepted ({from})",
+            count(size),
+            place.shown_by.as_deref().unwrap_or("?")
+        ),
         (_, Some(PlaceSource::Config)) => format!(
             "the proxy `{pool}`'s cap of {} at once on its upstream{}, `{}` ({from})",
             count(size),

@@ -4,7 +4,7 @@
 //! clients grew past N ([`connection_pool`], the place of a `connection-limit`), and a proxy's
 //! configured cap on the upstream its connections went to ([`configured_upstream_cap`]).
 use super::{matches_limit, Known, MATCH_SHARE};
-use chokepoint_result::{Place, PlaceKind, PlaceSource, Step, UpstreamCap};
+use chokepoint_result::{FrontCap, Place, PlaceKind, PlaceSource, Step, UpstreamCap};
 use std::net::SocketAddr;
 
 /// A peer: its port, and its address when recorded.
@@ -125,6 +125,46 @@ pub(super) fn configured_upstream_cap(
         clients: largest,
         source: Some(PlaceSource::Config),
         peer_port: cap.port,
+        setting,
+        shown_by: Some(cap.directive.clone()),
+        ..Place::default()
+    })
+}
+
+/// The cap the target's proxy configuration sets on the client connections it accepts on the
+/// swept port (its listening port, as the observer read it), when it is the `limit` the clients
+/// answered stopped at and the largest step asked for more: the place, with the catalogue's
+/// front-cap entry.
+pub(super) fn configured_front_cap(
+    plateau: &[&Step],
+    limit: Option<f64>,
+    known: &Known<'_>,
+) -> Option<Place> {
+    let limit = limit?;
+    let largest = plateau.last()?.clients;
+    let port = plateau
+        .iter()
+        .find_map(|step| step.connections.as_ref()?.listen_port)?;
+    let caps: Vec<&FrontCap> = known
+        .front_caps
+        .iter()
+        .filter(|cap| cap.port == port && matches_limit(limit, f64::from(cap.cap)))
+        .filter(|cap| f64::from(largest) > f64::from(cap.cap) * (1.0 + MATCH_SHARE))
+        .collect();
+    let [cap] = caps.as_slice() else {
+        return None;
+    };
+    let setting = known
+        .catalogue
+        .front_cap_for(&cap.program)
+        .map(|entry| entry.setting_on(known.cores.as_ref(), known.stated));
+    Some(Place {
+        kind: Some(PlaceKind::AcceptCap),
+        pool: Some(cap.program.clone()),
+        size: Some(f64::from(cap.cap)),
+        held: Some(limit),
+        clients: largest,
+        source: Some(PlaceSource::Config),
         setting,
         shown_by: Some(cap.directive.clone()),
         ..Place::default()

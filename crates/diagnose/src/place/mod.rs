@@ -47,11 +47,12 @@ use crate::evidence::Evidence;
 use crate::finding::Finding;
 use crate::size_rule::UsableCores;
 use chokepoint_result::{
-    Fact, H2Peer, Kind, Place, PlaceKind, PlaceSource, PlaceUnclearWhy, PoolSeen, PoolStacks,
-    Setting, SharedStack, Stated, Step, UpstreamCap, WaitKind,
+    Fact, FrontCap, H2Peer, Kind, Place, PlaceKind, PlaceSource, PlaceUnclearWhy, PoolSeen,
+    PoolStacks, Setting, SharedStack, Stated, Step, UpstreamCap, WaitKind,
 };
 use connections::{
-    configured_upstream_cap, connection_pool, known_connection_pool, most_downstream_connections,
+    configured_front_cap, configured_upstream_cap, connection_pool, known_connection_pool,
+    most_downstream_connections,
 };
 
 /// A held count matches the limit within this share of it...
@@ -91,6 +92,7 @@ pub(crate) fn with_place(mut finding: Finding, evidence: &Evidence<'_>) -> Findi
         h2_peers: &evidence.context.h2_peers,
         stated: &evidence.context.stated,
         upstream_caps: &evidence.context.upstream_caps,
+        front_caps: &evidence.context.front_caps,
     };
     let place = facts(evidence.steps, &finding, &known);
     finding.facts.extend(place);
@@ -111,6 +113,8 @@ pub(crate) struct Known<'a> {
     pub(crate) h2_peers: &'a [H2Peer],
     pub(crate) stated: &'a [Stated],
     pub(crate) upstream_caps: &'a [UpstreamCap],
+    /// Its proxies' caps on the client connections a frontend accepts, by port.
+    pub(crate) front_caps: &'a [FrontCap],
 }
 
 impl Known<'_> {
@@ -178,9 +182,12 @@ pub(crate) fn facts(steps: &[Step], finding: &Finding, known: &Known<'_>) -> Vec
             return with_streams(&plateau, &before, limit, known);
         }
         // Clients left unanswered put the cap in front of the target's work: its connections to
-        // a downstream then stop at the clients it serves, a consequence, not the place (the
-        // fact's words say where such a cap sits; nothing seen names it).
-        (Kind::ConnectionLimit, _) if left_clients_unanswered(finding) => None,
+        // a downstream then stop at the clients it serves, a consequence, not the place. A cap
+        // its configuration sets on the connections it accepts on the swept port, equal to the
+        // clients answered, is; else nothing seen names one (the fact says where such caps sit).
+        (Kind::ConnectionLimit, _) if left_clients_unanswered(finding) => {
+            configured_front_cap(&plateau, finding.limit, known).map(place)
+        }
         (Kind::ConnectionLimit, _) => connection_pool(&plateau).map(place),
         (Kind::GrowingPool, _) => growing_pool(finding, known).map(place),
         (Kind::CpuBound, _) => cpu(&plateau, finding, known).map(place),

@@ -33,6 +33,7 @@ fn facts_with(steps: &[Step], finding: &Finding, libraries: &[String]) -> Vec<Fa
         h2_peers: &[],
         stated: &[],
         upstream_caps: &[],
+        front_caps: &[],
     };
     super::facts(steps, finding, &known)
 }
@@ -61,6 +62,7 @@ fn pgxpools_queue_names_pool_max_conns_with_its_default_on_the_targets_cpus() {
             h2_peers: &[],
             stated: &[],
             upstream_caps: &[],
+            front_caps: &[],
         };
         let place = match super::facts(&steps, &found, &known).as_slice() {
             [Fact::Place { place }] => place.as_ref().clone(),
@@ -932,6 +934,7 @@ fn connection_facts(steps: &[Step], finding: &Finding, libraries: &[&str]) -> Ve
         h2_peers: &[],
         stated: &[],
         upstream_caps: &[],
+        front_caps: &[],
     };
     super::facts(steps, finding, &known)
 }

@@ -4,7 +4,7 @@
 //! the clients passed the cap. Sized as a proxy in front of a pool of any size: 8, 100, 1000.
 use super::shapes::*;
 use super::*;
-use chokepoint_result::UpstreamCap;
+use chokepoint_result::{FrontCap, UpstreamCap};
 
 fn facts_with_caps(steps: &[Step], finding: &Finding, caps: &[UpstreamCap]) -> Vec<Fact> {
     let known = Known {
@@ -15,6 +15,7 @@ fn facts_with_caps(steps: &[Step], finding: &Finding, caps: &[UpstreamCap]) -> V
         h2_peers: &[],
         stated: &[],
         upstream_caps: caps,
+        front_caps: &[],
     };
     super::super::facts(steps, finding, &known)
 }
@@ -89,4 +90,94 @@ fn a_busy_proxy_is_never_named_by_its_upstream_cap() {
     // names no upstream-cap entry by the process's name.
     assert_eq!(Catalogue::built_in().setting_for("haproxy"), None);
     assert!(Catalogue::built_in().upstream_cap_for("haproxy").is_some());
+}
+
+/// The facts of a finding whose clients past `answered` were never answered, with HAProxy's
+/// front caps `caps` known.
+fn facts_with_front_caps(steps: &[Step], finding: &Finding, caps: &[FrontCap]) -> Vec<Fact> {
+    let known = Known {
+        dispatchers: &[],
+        catalogue: Catalogue::built_in(),
+        libraries: &[],
+        cores: None,
+        h2_peers: &[],
+        stated: &[],
+        upstream_caps: &[],
+        front_caps: caps,
+    };
+    super::super::facts(steps, finding, &known)
+}
+
+fn front_cap(port: u16, n: u32) -> FrontCap {
+    FrontCap {
+        program: "haproxy".into(),
+        port,
+        cap: n,
+        directive: format!("frontend front: maxconn {n}"),
+    }
+}
+
+/// HAProxy serving `n` client connections on port 8080 (the swept one) before a mock on 9090:
+/// its connections to the mock stop at `n`, the clients past `n` unanswered.
+fn front_capped(n: u32) -> (Vec<Step>, Finding) {
+    let steps: Vec<Step> = [n / 2, n, 2 * n, 4 * n]
+        .into_iter()
+        .map(|c| proxy_at(c, 2.0, n))
+        .collect();
+    let mut found = finding(Kind::ConnectionLimit, f64::from(n), 2 * n);
+    found.facts.push(Fact::ClientsUnanswered {
+        clients: vec![2 * n, 4 * n],
+        unanswered: vec![n, 3 * n],
+        in_service: vec![f64::from(n), f64::from(n)],
+        waited_s: 7.0,
+    });
+    (steps, found)
+}
+
+#[test]
+fn a_frontends_maxconn_on_the_swept_port_is_the_place_of_clients_left_unanswered() {
+    for n in [16, 100, 1000] {
+        let (steps, found) = front_capped(n);
+        let facts = facts_with_front_caps(&steps, &found, &[front_cap(8080, n)]);
+        let [Fact::Place { place }] = facts.as_slice() else {
+            panic!("{n}: expected one place, got {facts:?}");
+        };
+        assert_eq!(place.kind, Some(PlaceKind::AcceptCap));
+        assert_eq!(place.source, Some(PlaceSource::Config));
+        assert_eq!(place.size, Some(f64::from(n)));
+        let setting = place.setting.as_ref().expect("HAProxy's frontend maxconn");
+        assert!(
+            setting.setting.starts_with("maxconn N in the frontend"),
+            "{setting:?}"
+        );
+        let said = crate::describe::place::sentence(&facts[0], &found).unwrap();
+        assert!(
+            said.contains(&format!("`frontend front: maxconn {n}`")),
+            "{said}"
+        );
+
+        // The cap on another port, or of another size: no place, and no connection pool to
+        // the downstream either (its connections there are the cap's consequence).
+        for other in [front_cap(8081, n), front_cap(8080, 3 * n)] {
+            let facts = facts_with_front_caps(&steps, &found, std::slice::from_ref(&other));
+            assert!(facts.is_empty(), "{n}, {other:?}: {facts:?}");
+        }
+        // The same connection-limit without unanswered clients (stalls) keeps its downstream
+        // connections' place, and no front cap is looked at.
+        let mut stalls = found.clone();
+        stalls.facts.clear();
+        let facts = facts_with_front_caps(&steps, &stalls, &[front_cap(8080, n)]);
+        assert!(
+            facts.iter().all(
+                |f| !matches!(f, Fact::Place { place } if place.kind == Some(PlaceKind::AcceptCap))
+            ),
+            "{facts:?}"
+        );
+    }
+}
+
+#[test]
+fn a_frontends_maxconn_is_never_named_by_the_proxys_name() {
+    assert!(Catalogue::built_in().setting_for("haproxy").is_none());
+    assert!(Catalogue::built_in().front_cap_for("haproxy").is_some());
 }

@@ -16,6 +16,7 @@ fn facts_stated(steps: &[Step], finding: &Finding, stated: &[Stated]) -> Vec<Fac
         h2_peers: &[],
         stated,
         upstream_caps: &[],
+        front_caps: &[],
     };
     super::super::facts(steps, finding, &known)
 }
