@@ -49,8 +49,8 @@
 //!    throughput is named (the USL only when clearly lower: it has one more parameter).
 //!    Contention's size is the USL's peak concurrency (else the clients of peak throughput).
 //!    The facts told whatever the kind come here too: errors, fan-out, what was not observed.
-//!    **Clients left unanswered** (`unanswered`): a `blocking-pool` seen from the client side
-//!    whose every step from the knee on left some clients without one answer while the others
+//!    **Clients left unanswered** (`unanswered`): a `blocking-pool` (or stage 4's
+//!    `contention`) seen from the client side whose every step from the knee on left some clients without one answer while the others
 //!    were answered again and again is `connection-limit`, sized by the clients answered
 //!    ([`Fact::ClientsUnanswered`]): a queue answers its clients in turn, so those clients'
 //!    connections were never in it (a listen backlog, a proxy's `maxconn`).

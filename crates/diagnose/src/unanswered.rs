@@ -14,8 +14,14 @@
 //! connection cap. Throughput is then what the answered clients alone make, and Little's law
 //! counts them, not a pool.
 //!
-//! The rule: a `blocking-pool` (read from the client side, or seen directly holding just as many
-//! as the clients answered, [`crate::thrash::a_pool_is_seen`]) whose every step from the knee on left clients
+//! The same holds for a plateau that falls (`contention` from the curve, stage 4): the USL's
+//! concurrency is the clients, and the clients in service were fewer, and changed from step to
+//! step as retried handshakes got in (tests/targets/py-warmup read `contention` 144 so in one
+//! sweep of two: 57, 105, 58 and 76 clients answered at 80, 128, 165 and 239).
+//!
+//! The rule: a `blocking-pool` or curve-read `contention` (read from the client side, or seen
+//! directly holding just as many as the clients answered, [`crate::thrash::a_pool_is_seen`])
+//! whose every step from the knee on left clients
 //! unanswered ([`chokepoint_result::LoadReport::unanswered_clients`]) while the answered ones
 //! were each answered at least [`ROUNDS`] times in the window, is `connection-limit`, its size
 //! the clients answered (median over those steps). The words say what was seen, and where it
@@ -35,7 +41,9 @@ const ROUNDS: f64 = 2.0;
 /// `finding` as `connection-limit` when clients were left unanswered past its knee (see the
 /// module), else as it was.
 pub(crate) fn reconsider(mut finding: Finding, evidence: &Evidence<'_>) -> Finding {
-    if finding.kind != Kind::BlockingPool {
+    // Contention here is stage 4's, a pool's plateau that fell: read from the curve alone,
+    // which counts only the answered clients when others are left unanswered.
+    if !matches!(finding.kind, Kind::BlockingPool | Kind::Contention) {
         return finding;
     }
     let Some(knee) = finding.knee_clients else {

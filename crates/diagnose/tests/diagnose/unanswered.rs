@@ -169,3 +169,46 @@ fn a_cap_in_front_of_a_mock_that_sees_just_the_clients_answered_is_the_connectio
         assert_eq!(finding.limit, Some(16.0), "{cores} cores");
     }
 }
+
+#[test]
+fn a_plateau_that_falls_as_fewer_clients_get_in_is_the_connection_limit_too() {
+    // tests/targets/py-warmup as a sweep of session 20 read it: a listen backlog of 5 behind a
+    // slow accept loop, the clients let in changing from step to step (57, 105, 58, 76 answered
+    // at 80, 128, 165, 239), so throughput peaks and falls and the curve alone reads contention.
+    let table: [(u32, f64, f64, u32); 10] = [
+        (1, 44.0, 22.6, 0),
+        (2, 90.5, 21.9, 0),
+        (8, 372.7, 21.3, 0),
+        (32, 1545.0, 20.8, 0),
+        (56, 2664.5, 21.1, 0),
+        (68, 3092.3, 25.2, 0),
+        (80, 2674.8, 21.3, 23),
+        (128, 4857.9, 24.1, 23),
+        (165, 2733.1, 21.3, 107),
+        (239, 3654.7, 20.8, 163),
+    ];
+    for cores in [2, 16, 64] {
+        let steps: Vec<Step> = table
+            .iter()
+            .map(|&(c, x, w, unanswered)| {
+                let mut s = step(c, x, w);
+                s.unanswered_clients = Some(unanswered);
+                s.ramp_s = if unanswered > 0 { 20.0 } else { 1.0 };
+                // 0.1 ms of CPU a request (0.49 of a core at the peak), as measured.
+                let target_cores = x * 0.0001;
+                s.target_cpu_pct = Some(100.0 * target_cores / f64::from(cores));
+                s.machine_cpu_pct = Some(200.0 * target_cores / f64::from(cores));
+                s
+            })
+            .collect();
+        let finding = diagnose(&steps, &context(cores));
+        assert_eq!(
+            finding.kind,
+            Kind::ConnectionLimit,
+            "{cores} cores: {:?}",
+            finding.facts
+        );
+        let limit = finding.limit.expect("the clients answered");
+        assert!((57.0..=105.0).contains(&limit), "{limit}");
+    }
+}
