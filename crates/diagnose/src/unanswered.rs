@@ -19,11 +19,17 @@
 //! step as retried handshakes got in (tests/targets/py-warmup read `contention` 144 so in one
 //! sweep of two: 57, 105, 58 and 76 clients answered at 80, 128, 165 and 239).
 //!
+//! A client can be starved inside the target too: an unfair lock can pass over some clients for
+//! a whole step. Then the clients it does answer wait for the lock as well, and their latency
+//! grows past the request's own; behind a cap in front of the target the answered ones wait for
+//! nothing. So the answered clients' latency must stay near the base latency ([`NO_QUEUE`]).
+//!
 //! The rule: a `blocking-pool` or curve-read `contention` (read from the client side, or seen
 //! directly holding just as many as the clients answered, [`crate::thrash::a_pool_is_seen`])
 //! whose every step from the knee on left clients
 //! unanswered ([`chokepoint_result::LoadReport::unanswered_clients`]) while the answered ones
-//! were each answered at least [`ROUNDS`] times in the window, is `connection-limit`, its size
+//! were each answered at least [`ROUNDS`] times in the window, without queueing, is
+//! `connection-limit`, its size
 //! the clients answered (median over those steps). The words say what was seen, and where it
 //! may sit; nothing in the target is named.
 use crate::evidence::Evidence;
@@ -38,6 +44,13 @@ use chokepoint_result::{Fact, Kind, Step};
 /// answered an unanswered client before any other client's second answer.
 const ROUNDS: f64 = 2.0;
 
+/// The answered clients' mean latency under this many times the base latency: they waited in
+/// no queue. A cap in front lets in no more clients than it serves at once, so theirs is the
+/// request's own time; clients that wait behind others (a pool, an unfair lock that starves
+/// some clients of it for the whole step) take one more service time at least for each one
+/// ahead of them, half a one on average being far from none.
+const NO_QUEUE: f64 = 1.5;
+
 /// `finding` as `connection-limit` when clients were left unanswered past its knee (see the
 /// module), else as it was.
 pub(crate) fn reconsider(mut finding: Finding, evidence: &Evidence<'_>) -> Finding {
@@ -49,7 +62,10 @@ pub(crate) fn reconsider(mut finding: Finding, evidence: &Evidence<'_>) -> Findi
     let Some(knee) = finding.knee_clients else {
         return finding;
     };
-    let Some(fact) = unanswered_past(knee, evidence.steps) else {
+    let Some(base_ms) = finding.base_latency_ms else {
+        return finding;
+    };
+    let Some(fact) = unanswered_past(knee, base_ms, evidence.steps) else {
         return finding;
     };
     let Fact::ClientsUnanswered {
@@ -83,9 +99,10 @@ pub(crate) fn reconsider(mut finding: Finding, evidence: &Evidence<'_>) -> Findi
     finding
 }
 
-/// The clients unanswered at every step from `knee` on, when each such step left some and
-/// answered the others [`ROUNDS`] times; `None` otherwise (or when a step did not count them).
-pub(crate) fn unanswered_past(knee: u32, steps: &[Step]) -> Option<Fact> {
+/// The clients unanswered at every step from `knee` on, when each such step left some,
+/// answered the others [`ROUNDS`] times and in less than [`NO_QUEUE`] times `base_ms`; `None`
+/// otherwise (or when a step did not count them).
+pub(crate) fn unanswered_past(knee: u32, base_ms: f64, steps: &[Step]) -> Option<Fact> {
     let mut past: Vec<&Step> = steps.iter().filter(|s| s.clients >= knee).collect();
     past.sort_by_key(|s| s.clients);
     if past.is_empty() {
@@ -95,7 +112,10 @@ pub(crate) fn unanswered_past(knee: u32, steps: &[Step]) -> Option<Fact> {
     for step in &past {
         let unanswered = step.unanswered_clients?;
         let answered = step.clients.checked_sub(unanswered).filter(|&a| a > 0)?;
-        if unanswered == 0 || (step.requests as f64) < ROUNDS * f64::from(answered) {
+        if unanswered == 0
+            || (step.requests as f64) < ROUNDS * f64::from(answered)
+            || step.latency_ms.mean >= NO_QUEUE * base_ms
+        {
             return None;
         }
         fact_steps.push((

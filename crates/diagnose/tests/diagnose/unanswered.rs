@@ -212,3 +212,32 @@ fn a_plateau_that_falls_as_fewer_clients_get_in_is_the_connection_limit_too() {
         assert!((57.0..=105.0).contains(&limit), "{limit}");
     }
 }
+
+#[test]
+fn clients_starved_by_an_unfair_lock_whose_answered_clients_queue_are_not_a_cap() {
+    // A spinlock that serves 600 req/s at 20 clients and starves some past it: the clients it
+    // answers wait for it too (200 ms and more against 22 ms), so the unanswered ones were
+    // passed over inside the target, not kept out of it. The curve's reading stays.
+    let table: [(u32, f64, f64, u32); 6] = [
+        (1, 44.0, 22.6, 0),
+        (2, 88.0, 22.6, 0),
+        (8, 353.0, 22.6, 0),
+        (20, 630.0, 31.9, 1),
+        (40, 402.0, 90.7, 3),
+        (64, 296.0, 200.6, 9),
+    ];
+    let steps: Vec<Step> = table
+        .iter()
+        .map(|&(c, x, w, unanswered)| {
+            let mut s = step(c, x, w);
+            s.unanswered_clients = Some(unanswered);
+            s
+        })
+        .collect();
+    let finding = diagnose(&steps, &context(2));
+    assert_ne!(finding.kind, Kind::ConnectionLimit, "{:?}", finding.facts);
+    assert!(!finding
+        .facts
+        .iter()
+        .any(|f| matches!(f, Fact::ClientsUnanswered { .. })));
+}
