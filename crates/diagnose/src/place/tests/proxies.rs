@@ -6,7 +6,14 @@ use super::shapes::*;
 use super::*;
 use chokepoint_result::{FrontCap, UpstreamCap};
 
-fn facts_with_caps(steps: &[Step], finding: &Finding, caps: &[UpstreamCap]) -> Vec<Fact> {
+/// The place facts with the proxies' caps known: `upstream` on their servers, `front` on the
+/// client connections they accept.
+fn facts_with(
+    steps: &[Step],
+    finding: &Finding,
+    upstream: &[UpstreamCap],
+    front: &[FrontCap],
+) -> Vec<Fact> {
     let known = Known {
         dispatchers: &[],
         catalogue: Catalogue::built_in(),
@@ -14,10 +21,14 @@ fn facts_with_caps(steps: &[Step], finding: &Finding, caps: &[UpstreamCap]) -> V
         cores: None,
         h2_peers: &[],
         stated: &[],
-        upstream_caps: caps,
-        front_caps: &[],
+        upstream_caps: upstream,
+        front_caps: front,
     };
     super::super::facts(steps, finding, &known)
+}
+
+fn facts_with_caps(steps: &[Step], finding: &Finding, caps: &[UpstreamCap]) -> Vec<Fact> {
+    facts_with(steps, finding, caps, &[])
 }
 
 fn cap(program: &str, port: u16, n: u32) -> UpstreamCap {
@@ -92,20 +103,8 @@ fn a_busy_proxy_is_never_named_by_its_upstream_cap() {
     assert!(Catalogue::built_in().upstream_cap_for("haproxy").is_some());
 }
 
-/// The facts of a finding whose clients past `answered` were never answered, with HAProxy's
-/// front caps `caps` known.
 fn facts_with_front_caps(steps: &[Step], finding: &Finding, caps: &[FrontCap]) -> Vec<Fact> {
-    let known = Known {
-        dispatchers: &[],
-        catalogue: Catalogue::built_in(),
-        libraries: &[],
-        cores: None,
-        h2_peers: &[],
-        stated: &[],
-        upstream_caps: &[],
-        front_caps: caps,
-    };
-    super::super::facts(steps, finding, &known)
+    facts_with(steps, finding, &[], caps)
 }
 
 fn front_cap(port: u16, n: u32) -> FrontCap {
