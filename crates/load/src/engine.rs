@@ -48,6 +48,8 @@ pub(crate) struct Shared {
     pub(crate) max_in_flight: AtomicU64,
     /// Clients that completed at least one request.
     pub(crate) warmed: AtomicU32,
+    /// Clients that sent at least one request (with `-n`, clients past the count send none).
+    pub(crate) sent: AtomicU32,
     /// Clients of the run (closed model).
     clients: u32,
     /// Told when the last client completed its first request: the ramp is over then, not at
@@ -280,6 +282,7 @@ async fn drive<S: Session>(
         in_flight: AtomicU64::new(0),
         max_in_flight: AtomicU64::new(0),
         warmed: AtomicU32::new(0),
+        sent: AtomicU32::new(0),
         clients: config.clients,
         all_warmed: tokio::sync::Notify::new(),
         counts: ConnectionCounts::default(),
@@ -455,7 +458,7 @@ async fn closed_client<S: Session>(
     think_time: Duration,
     requests: Option<u64>,
 ) {
-    let mut warmed = false;
+    let (mut warmed, mut sent) = (false, false);
     // A request count or several requests need the run's request index; otherwise no shared
     // counter is touched per request.
     let counted = requests.is_some() || shared.order.len() > 1;
@@ -469,6 +472,10 @@ async fn closed_client<S: Session>(
             return;
         }
         let which = shared.pick(k);
+        if !sent {
+            sent = true;
+            shared.sent.fetch_add(1, Relaxed);
+        }
         let begun = Instant::now();
         shared.in_flight.fetch_add(1, Relaxed);
         let exchange = session.exchange(which, &shared.counts, begun).await;

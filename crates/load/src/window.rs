@@ -222,8 +222,10 @@ impl Window {
                 .as_ref()
                 .map(|g| GrpcFigures::of(g.methods.clone(), total.ok, &errors)),
             errors,
-            unanswered_clients: (!open)
-                .then(|| config.clients.saturating_sub(shared.warmed.load(Relaxed))),
+            unanswered_clients: (!open).then(|| {
+                let sent = shared.sent.load(Relaxed);
+                sent.saturating_sub(shared.warmed.load(Relaxed))
+            }),
             http2: shared.http2.as_deref().map(|target| match &self.streams {
                 Some(streams) => streams.figures(target, duration),
                 None => StreamSamples::begin(target).figures(target, duration),

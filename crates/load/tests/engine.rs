@@ -470,6 +470,10 @@ fn clients_whose_connections_the_server_never_accepts_are_counted_unanswered() {
     closed.duration = Some(Duration::from_millis(300));
     closed.exclude_ramp = true;
     assert_eq!(go(closed).unanswered_clients, Some(0));
+    // With -n, clients past the count send nothing and are not counted unanswered.
+    let mut counted = by_requests(&open_door.url, 7, 3);
+    counted.exclude_ramp = true;
+    assert_eq!(go(counted).unanswered_clients, Some(0));
     // The open model has no clients of its own to count.
     let mut open = config(&open_door.url, 7);
     open.duration = Some(Duration::from_millis(300));

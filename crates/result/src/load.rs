@@ -232,10 +232,10 @@ pub struct LoadReport {
     /// `--grpc` runs only: the methods called and the calls by `grpc-status`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grpc: Option<GrpcFigures>,
-    /// Closed model: the clients that had not one request answered (or failed) from the run's
-    /// start to the window's end, ramp included; their first request was outstanding all that
-    /// time (a connection the server did not accept, or did not read). `None` in the open model
-    /// and in files written before it was counted.
+    /// Closed model: the clients that sent a request and had not one answered (or failed) from
+    /// the run's start to the window's end, ramp included; their first request was outstanding
+    /// all that time (a connection the server did not accept, or did not read). `None` in the
+    /// open model and in files written before it was counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unanswered_clients: Option<u32>,
 }
