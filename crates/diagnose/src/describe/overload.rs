@@ -39,37 +39,33 @@ fn past_the_knee(overload: &Overload) -> String {
             throughput_rps,
             from_latency_ms,
             to_latency_ms,
-        } if few_in_service(*throughput_rps, *to_latency_ms, *to_clients) => format!(
-            "Past the knee: throughput held at {} req/s from {} to {} while mean latency went from {} to {}: \
-             {} in service at once by Little's law, not the {} clients; the others waited where a request's latency does not count.",
-            rate(*throughput_rps),
-            from_clients,
-            clients(*to_clients),
-            duration(*from_latency_ms),
-            duration(*to_latency_ms),
-            count(in_service(*throughput_rps, *to_latency_ms)),
-            to_clients
-        ),
-        Overload::Queues {
-            from_clients,
-            to_clients,
-            throughput_rps,
-            from_latency_ms,
-            to_latency_ms,
-        } => format!(
-            "Past the knee: it queues. From {} to {} throughput held at {} req/s while mean \
-             latency {} from {} to {}.",
-            from_clients,
-            clients(*to_clients),
-            rate(*throughput_rps),
-            if to_latency_ms > from_latency_ms {
-                "grew"
+        } => {
+            let (from, to) = (duration(*from_latency_ms), duration(*to_latency_ms));
+            if few_in_service(*throughput_rps, *to_latency_ms, *to_clients) {
+                format!(
+                    "Past the knee: throughput held at {} req/s from {} to {} while mean latency went from {from} to {to}: \
+                     {} in service at once by Little's law, not the {} clients; the others waited where a request's latency does not count.",
+                    rate(*throughput_rps),
+                    from_clients,
+                    clients(*to_clients),
+                    count(in_service(*throughput_rps, *to_latency_ms)),
+                    to_clients
+                )
             } else {
-                "went"
-            },
-            duration(*from_latency_ms),
-            duration(*to_latency_ms)
-        ),
+                let verb = if to_latency_ms > from_latency_ms {
+                    "grew"
+                } else {
+                    "went"
+                };
+                format!(
+                    "Past the knee: it queues. From {} to {} throughput held at {} req/s while mean \
+                     latency {verb} from {from} to {to}.",
+                    from_clients,
+                    clients(*to_clients),
+                    rate(*throughput_rps),
+                )
+            }
+        }
         Overload::Sheds {
             from_clients,
             at_clients,
