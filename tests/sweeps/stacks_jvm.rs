@@ -245,7 +245,8 @@ fn a_jvm_that_does_not_answer_is_a_note_within_the_time_limit_not_a_hang() {
     unsafe { libc::kill(twin.pid(), libc::SIGSTOP) };
     let (stop, stopped) = std::sync::mpsc::channel::<()>();
     let pid = twin.pid();
-    let watch = std::thread::spawn(move || ThreadDumps::new(pid).watch_step(&stopped));
+    let watch =
+        std::thread::spawn(move || ThreadDumps::new(pid).watch_step(&stopped, &Default::default()));
     // The step lasts until its first dump has had its time, and a little more.
     std::thread::sleep(chokepoint_observe::stacks::jvm::FIRST_DUMP + JCMD_LIMIT * 2);
     let _ = stop.send(());
@@ -412,7 +413,7 @@ fn a_thread_dump_is_read_over_the_attach_socket_and_a_jvm_with_xrs_is_never_sign
     let (stop, stopped) = std::sync::mpsc::channel::<()>();
     let watch = std::thread::spawn(move || {
         let mut dumps = dumps;
-        chokepoint_observe::stacks::StackTool::watch_step(&mut dumps, &stopped)
+        chokepoint_observe::stacks::StackTool::watch_step(&mut dumps, &stopped, &Default::default())
     });
     std::thread::sleep(chokepoint_observe::stacks::jvm::FIRST_DUMP * 2);
     let _ = stop.send(());

@@ -121,17 +121,32 @@ fn path_without(tool: &str) -> std::ffi::OsString {
         .expect("a PATH")
 }
 
-/// `chokepoint sweep` of `target` at 2 and 6 clients with `path` as its PATH; its JSON.
+/// `PATH` whose `py-spy` is a shell script of `body`, in a folder `name` of its own.
+fn path_with_py_spy(name: &str, body: &str) -> std::ffi::OsString {
+    use std::os::unix::fs::PermissionsExt;
+    let fake = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::create_dir_all(&fake).unwrap();
+    let script = fake.join("py-spy");
+    std::fs::write(&script, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut path = vec![fake];
+    path.extend(std::env::split_paths(&path_without("py-spy")));
+    std::env::join_paths(path).unwrap()
+}
+
+/// `chokepoint sweep` of `target` at 2 and 6 clients, steps of at most `step`, with `path` as
+/// its PATH; its JSON.
 fn cli_sweep(
     target: &Target,
     mock: &chokepoint_mock::RunningMock,
     path: &std::ffi::OsStr,
+    step: &str,
 ) -> SweepResult {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("stacks-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let json: PathBuf = dir.join("sweep.json");
     let output = Command::new(env!("CARGO_BIN_EXE_chokepoint"))
-        .args(["sweep", &target.url(), "--clients", "2,6", "--step", "1s"])
+        .args(["sweep", &target.url(), "--clients", "2,6", "--step", step])
         .args(["--mock", &mock.url(), "--pid", &target.pid().to_string()])
         .arg("--json")
         .arg(&json)
@@ -155,7 +170,7 @@ fn without_py_spy_or_with_one_that_hangs_each_step_says_so_and_keeps_its_proc_po
     let mock = mock_with_delay();
     let target = launch_py_threadpool(&mock);
 
-    let missing = cli_sweep(&target, &mock, &path_without("py-spy"));
+    let missing = cli_sweep(&target, &mock, &path_without("py-spy"), "1s");
     for step in &missing.steps {
         assert_eq!(step.stacks, None);
         assert!(
@@ -173,15 +188,12 @@ fn without_py_spy_or_with_one_that_hangs_each_step_says_so_and_keeps_its_proc_po
     }
 
     // A py-spy that never answers is killed after its time limit; the sweep goes on.
-    let fake = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hanging-py-spy");
-    std::fs::create_dir_all(&fake).unwrap();
-    let script = fake.join("py-spy");
-    std::fs::write(&script, "#!/bin/sh\nexec sleep 30\n").unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let mut path = vec![fake.clone()];
-    path.extend(std::env::split_paths(&path_without("py-spy")));
-    let hanging = cli_sweep(&target, &mock, &std::env::join_paths(path).unwrap());
+    let hanging = cli_sweep(
+        &target,
+        &mock,
+        &path_with_py_spy("hanging-py-spy", "exec sleep 30"),
+        "1s",
+    );
     drop(target);
     for step in &hanging.steps {
         assert_eq!(step.stacks, None);
@@ -189,6 +201,52 @@ fn without_py_spy_or_with_one_that_hangs_each_step_says_so_and_keeps_its_proc_po
             step.observation_notes.iter().any(|note| matches!(note,
                 ObservationNote::ToolFailed { tool, why }
                     if tool == "py-spy" && why.contains("no answer within 2 s"))),
+            "{} clients: {:?}",
+            step.clients,
+            step.observation_notes
+        );
+    }
+}
+
+#[test]
+fn a_step_that_has_settled_waits_for_a_slow_py_spys_first_dump() {
+    if !toolchain_present("python3", "--version") || !toolchain_present("py-spy", "--version") {
+        return;
+    }
+    let _one = one_at_a_time();
+    let mock = mock_with_delay();
+    let target = launch_py_threadpool(&mock);
+    // A py-spy that takes 1.5 s to start: its first dump ends ~1.9 s into a step that has
+    // settled at ~1.5 s (py-threadpool's throughput is steady from its first requests). Ended
+    // then, the step would have no stacks.
+    let real = std::process::Command::new("sh")
+        .args(["-c", "command -v py-spy"])
+        .output()
+        .expect("sh runs");
+    let real = String::from_utf8_lossy(&real.stdout).trim().to_string();
+    let slow = cli_sweep(
+        &target,
+        &mock,
+        &path_with_py_spy("slow-py-spy", &format!("sleep 1.5\nexec {real} \"$@\"")),
+        "6s",
+    );
+    drop(target);
+    for step in &slow.steps {
+        let stacks = step.stacks.as_ref().unwrap_or_else(|| {
+            panic!(
+                "{} clients: no stacks, ended {:?} after {:.1} s: {:?}",
+                step.clients, step.ended, step.measured_s, step.observation_notes
+            )
+        });
+        assert!(stacks.snapshots >= 1, "{} clients", step.clients);
+        assert!(
+            step.measured_s >= 1.8,
+            "{} clients: {:.1} s",
+            step.clients,
+            step.measured_s
+        );
+        assert!(
+            step.observation_notes.is_empty(),
             "{} clients: {:?}",
             step.clients,
             step.observation_notes
@@ -291,7 +349,7 @@ fn a_go_target_without_pprof_or_a_silent_endpoint_is_a_note_not_a_hang() {
         std::thread::sleep(Duration::from_secs(3));
         let _ = stop.send(());
     });
-    let (evidence, notes) = tool.watch_step(&stopped);
+    let (evidence, notes) = tool.watch_step(&stopped, &Default::default());
     stopper.join().unwrap();
     assert_eq!(evidence, None);
     assert!(

@@ -505,7 +505,11 @@ pub(crate) fn run_step(
                 mean_latency_ms: summary.interval.mean_ms,
                 ..TimelinePoint::default()
             });
-            if assess(&so_far, bucket_s, clients, &config.settle).is_settled() {
+            // A settled step still waits for the stack tool's first look (the ceiling bounds
+            // it): ended before it, the step would have no stacks, and say nothing of why.
+            if assess(&so_far, bucket_s, clients, &config.settle).is_settled()
+                && watch.as_ref().is_none_or(StepWatch::stacks_looked)
+            {
                 settled = true;
                 run.end_window();
             }

@@ -32,6 +32,15 @@ impl StepWatch {
         }
     }
 
+    /// Whether the window's stack tool has had its first look at the step (an observer beside
+    /// the target takes its stacks on its own schedule: it is not waited for).
+    pub fn stacks_looked(&self) -> bool {
+        match self {
+            StepWatch::Local(window) => window.stacks_looked(),
+            StepWatch::Remote(_) | StepWatch::Failed(_) => true,
+        }
+    }
+
     /// Closes the window and returns what it saw.
     pub fn finish(self) -> WindowObservation {
         let note = match self {

@@ -18,7 +18,8 @@ use chokepoint_result::{
 };
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::net::SocketAddr;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 /// Downstream peer ports kept per step besides the mock's (the busiest ones).
@@ -84,6 +85,8 @@ enum StacksWatch {
     Watching {
         stop: mpsc::Sender<()>,
         thread: std::thread::JoinHandle<(Option<StackEvidence>, Vec<ObservationNote>)>,
+        /// Set by the tool once it has had its first look at the step.
+        looked: Arc<AtomicBool>,
     },
     Unavailable(ObservationNote),
 }
@@ -96,16 +99,29 @@ impl StacksWatch {
             Err(note) => return Some(StacksWatch::Unavailable(note)),
         };
         let (stop, stopped) = mpsc::channel::<()>();
+        let looked = Arc::new(AtomicBool::new(false));
+        let first_look = looked.clone();
         let thread = std::thread::Builder::new()
             .name("cp-stacks".into())
-            .spawn(move || tool.watch_step(&stopped))
+            .spawn(move || tool.watch_step(&stopped, &first_look))
             .ok()?;
-        Some(StacksWatch::Watching { stop, thread })
+        Some(StacksWatch::Watching {
+            stop,
+            thread,
+            looked,
+        })
+    }
+
+    fn looked(&self) -> bool {
+        match self {
+            StacksWatch::Watching { looked, .. } => looked.load(Ordering::Acquire),
+            StacksWatch::Unavailable(_) => true,
+        }
     }
 
     fn finish(self) -> (Option<StackEvidence>, Vec<ObservationNote>) {
         match self {
-            StacksWatch::Watching { stop, thread } => {
+            StacksWatch::Watching { stop, thread, .. } => {
                 let _ = stop.send(());
                 thread.join().unwrap_or_default()
             }
@@ -145,6 +161,11 @@ impl Observer {
             stacks,
             quota,
         })
+    }
+
+    /// Whether the stack tool, if there is one, has had its first look at the step.
+    pub fn stacks_looked(&self) -> bool {
+        self.stacks.as_ref().is_none_or(StacksWatch::looked)
     }
 
     /// Stops sampling and returns what the samples add up to.

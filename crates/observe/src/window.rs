@@ -41,6 +41,12 @@ impl ObservedWindow {
         }
     }
 
+    /// Whether the target's stack tool, if it has one, has had its first look at the step: a
+    /// step that may end early waits for it.
+    pub fn stacks_looked(&self) -> bool {
+        self.observer.as_ref().is_none_or(Observer::stacks_looked)
+    }
+
     /// Stops measuring and returns what the window saw.
     pub fn finish(self) -> WindowObservation {
         WindowObservation {

@@ -34,6 +34,7 @@ use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, SystemTime};
 
@@ -106,6 +107,7 @@ impl JfrRecording {
     fn record(
         &self,
         stop: &mpsc::Receiver<()>,
+        looked: &AtomicBool,
     ) -> Result<(String, SystemTime, SystemTime), String> {
         let scratch = Scratch::new(self.pid).map_err(|err| format!("no scratch folder: {err}"))?;
         let jfc = scratch.0.join("waits.jfc");
@@ -132,6 +134,8 @@ impl JfrRecording {
             ));
         }
         let from = SystemTime::now();
+        // The recording's events come at the step's end: started is its first look.
+        looked.store(true, Ordering::Release);
         let _ = stop.recv();
         let to = SystemTime::now();
         let file = scratch.0.join("step.jfr");
@@ -156,17 +160,18 @@ impl StackTool for JfrRecording {
     fn watch_step(
         &mut self,
         stop: &mpsc::Receiver<()>,
+        looked: &AtomicBool,
     ) -> (Option<StackEvidence>, Vec<ObservationNote>) {
         if !jfr_on_path() {
             let note = ObservationNote::ToolMissing {
                 tool: "jfr".into(),
                 install: JFR_INSTALL.into(),
             };
-            let (evidence, mut notes) = ThreadDumps::new(self.pid).watch_step(stop);
+            let (evidence, mut notes) = ThreadDumps::new(self.pid).watch_step(stop, looked);
             notes.insert(0, note);
             return (evidence, notes);
         }
-        match self.record(stop) {
+        match self.record(stop, looked) {
             Ok((json, from, to)) => match parse_recording(&json, from, to) {
                 Ok(mut evidence) => {
                     HostThreadIds::of(self.pid).to_host(&mut evidence);
@@ -176,7 +181,7 @@ impl StackTool for JfrRecording {
             },
             Err(why) => {
                 // Not started, or lost: dumps for what is left of the step.
-                let (evidence, mut notes) = ThreadDumps::new(self.pid).watch_step(stop);
+                let (evidence, mut notes) = ThreadDumps::new(self.pid).watch_step(stop, looked);
                 notes.insert(
                     0,
                     failed(format!("{why} (JVM {}): thread dumps instead", self.pid)),

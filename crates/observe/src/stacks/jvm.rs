@@ -32,6 +32,7 @@ use super::{StackOptions, StackTool, ThreadStack};
 use crate::namespace::HostThreadIds;
 use chokepoint_result::{ObservationNote, StackEvidence, StackSource};
 use std::process::Command;
+use std::sync::atomic::AtomicBool;
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -282,8 +283,9 @@ impl StackTool for ThreadDumps {
     fn watch_step(
         &mut self,
         stop: &mpsc::Receiver<()>,
+        looked: &AtomicBool,
     ) -> (Option<StackEvidence>, Vec<ObservationNote>) {
-        let (snapshots, failures) = take_until_stopped(stop, DUMPS, || self.dump());
+        let (snapshots, failures) = take_until_stopped(stop, DUMPS, looked, || self.dump());
         let source = if self.saw_virtual_threads.get() {
             StackSource::JcmdVirtualThreads
         } else {

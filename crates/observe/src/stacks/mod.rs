@@ -27,6 +27,7 @@ use chokepoint_result::{
     ObservationNote, PoolStacks, SharedStack, StackEvidence, StackSource, WaitKind,
 };
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::AtomicBool;
 use std::sync::mpsc;
 
 /// Which stack tools a sweep may use (`--stacks`, `--jvm`, `--pprof`).
@@ -73,10 +74,13 @@ pub struct ThreadStack {
 /// A runtime's tool, run for one step.
 pub trait StackTool: Send {
     /// Watches the step until `stop` receives (or its sender is dropped), then returns what it
-    /// saw, and notes for what it could not see.
+    /// saw, and notes for what it could not see. It sets `looked` once it has had its first look
+    /// at the step (a snapshot kept or failed, a recording started): a step that may end early
+    /// waits for that, so that no step ends before its stacks are taken.
     fn watch_step(
         &mut self,
         stop: &mpsc::Receiver<()>,
+        looked: &AtomicBool,
     ) -> (Option<StackEvidence>, Vec<ObservationNote>);
 }
 

@@ -17,6 +17,7 @@ use super::{StackOptions, StackTool, ThreadStack};
 use crate::sockets::{socket_inodes, socket_table, SocketState};
 use crate::tree::process_tree;
 use chokepoint_result::{ObservationNote, StackEvidence, StackSource, WaitKind};
+use std::sync::atomic::AtomicBool;
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -159,6 +160,7 @@ impl StackTool for Pprof {
     fn watch_step(
         &mut self,
         stop: &mpsc::Receiver<()>,
+        looked: &AtomicBool,
     ) -> (Option<StackEvidence>, Vec<ObservationNote>) {
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .proxy(None) // loopback only, whatever HTTP_PROXY says
@@ -169,7 +171,7 @@ impl StackTool for Pprof {
             .build()
             .into();
         let (snapshots, failures) =
-            take_until_stopped(stop, GOROUTINE_DUMPS, || self.snapshot(&agent));
+            take_until_stopped(stop, GOROUTINE_DUMPS, looked, || self.snapshot(&agent));
         step_result(StackSource::Pprof, PPROF, &snapshots, &failures)
     }
 }

@@ -27,6 +27,7 @@ use crate::tree::process_tree;
 use chokepoint_result::{ObservationNote, StackEvidence, StackSource, WaitKind};
 use serde::Deserialize;
 use std::process::Command;
+use std::sync::atomic::AtomicBool;
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -92,8 +93,10 @@ impl StackTool for PySpy {
     fn watch_step(
         &mut self,
         stop: &mpsc::Receiver<()>,
+        looked: &AtomicBool,
     ) -> (Option<StackEvidence>, Vec<ObservationNote>) {
-        let (snapshots, failures) = take_until_stopped(stop, PY_SPY_DUMPS, || self.snapshot());
+        let (snapshots, failures) =
+            take_until_stopped(stop, PY_SPY_DUMPS, looked, || self.snapshot());
         step_result(StackSource::PySpy, PY_SPY, &snapshots, &failures)
     }
 }

@@ -5,6 +5,7 @@ use super::{fold, ThreadStack};
 use chokepoint_result::{ObservationNote, StackEvidence, StackSource};
 use std::io::Read;
 use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -21,16 +22,19 @@ pub struct Schedule {
 }
 
 /// Takes snapshots on `schedule` until `stop` receives (or its sender is dropped), then returns
-/// the snapshots taken and why the others failed. A snapshot during which the step ended is
-/// left out (a failure is not).
+/// the snapshots taken and why the others failed; sets `looked` when the first is kept or
+/// failed. A snapshot during which the step ended is left out (a failure is not); when that
+/// leaves none, it is told as a failure, with how long it took.
 pub fn take_until_stopped(
     stop: &mpsc::Receiver<()>,
     schedule: Schedule,
+    looked: &AtomicBool,
     mut take: impl FnMut() -> Result<Vec<ThreadStack>, String>,
 ) -> (Vec<Vec<ThreadStack>>, Vec<String>) {
     let start = Instant::now();
     let mut snapshots = Vec::new();
     let mut failures = Vec::new();
+    let mut left_out = None;
     for n in 0..schedule.most {
         let due = schedule.first + schedule.every * n;
         let wait = due.saturating_sub(start.elapsed());
@@ -38,18 +42,26 @@ pub fn take_until_stopped(
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             _ => break,
         }
+        let began = Instant::now();
         let taken = take();
         // A snapshot still being taken when the step ended may show the target after the load
         // (jcmd starts a JVM of its own first): it is left out. A failure still counts.
         let ended = !matches!(stop.try_recv(), Err(mpsc::TryRecvError::Empty));
         match taken {
             Ok(snapshot) if !ended => snapshots.push(snapshot),
-            Ok(_) => {}
+            Ok(_) => left_out = Some(began.elapsed()),
             Err(why) => failures.push(why),
         }
+        looked.store(true, Ordering::Release);
         if ended {
             break;
         }
+    }
+    if let (true, Some(took)) = (snapshots.is_empty(), left_out) {
+        failures.push(format!(
+            "the step ended during its only snapshot, which took {:.1} s",
+            took.as_secs_f64()
+        ));
     }
     (snapshots, failures)
 }
@@ -166,14 +178,15 @@ mod tests {
             std::thread::sleep(Duration::from_millis(50));
             stop.send(()).unwrap();
         });
-        let (snapshots, failures) = take_until_stopped(&stopped, schedule, || {
-            calls += 1;
-            if calls == 2 {
-                Err("refused".into())
-            } else {
-                Ok(one_thread())
-            }
-        });
+        let (snapshots, failures) =
+            take_until_stopped(&stopped, schedule, &AtomicBool::new(false), || {
+                calls += 1;
+                if calls == 2 {
+                    Err("refused".into())
+                } else {
+                    Ok(one_thread())
+                }
+            });
         stopper.join().unwrap();
         assert_eq!(
             (snapshots.len(), failures),
@@ -190,21 +203,61 @@ mod tests {
             most: 3,
         };
         let mut calls = 0;
-        let (snapshots, failures) = take_until_stopped(&stopped, schedule, || {
-            calls += 1;
-            if calls == 2 {
-                stop.send(()).unwrap(); // the step ends while the second is taken
-            }
-            Ok(one_thread())
-        });
+        let (snapshots, failures) =
+            take_until_stopped(&stopped, schedule, &AtomicBool::new(false), || {
+                calls += 1;
+                if calls == 2 {
+                    stop.send(()).unwrap(); // the step ends while the second is taken
+                }
+                Ok(one_thread())
+            });
         assert_eq!((snapshots.len(), failures.len(), calls), (1, 0, 2));
         // A failure during which the step ended is still told.
         let (stop, stopped) = mpsc::channel();
-        let (snapshots, failures) = take_until_stopped(&stopped, schedule, || {
-            stop.send(()).unwrap();
-            Err("no answer within 2 s".into())
-        });
+        let (snapshots, failures) =
+            take_until_stopped(&stopped, schedule, &AtomicBool::new(false), || {
+                stop.send(()).unwrap();
+                Err("no answer within 2 s".into())
+            });
         assert_eq!((snapshots.len(), failures.len()), (0, 1));
+        // The only snapshot, left out, is told: a step without stacks says why.
+        let (stop, stopped) = mpsc::channel();
+        let looked = AtomicBool::new(false);
+        let (snapshots, failures) = take_until_stopped(&stopped, schedule, &looked, || {
+            stop.send(()).unwrap();
+            Ok(one_thread())
+        });
+        assert!(snapshots.is_empty());
+        assert!(
+            matches!(&failures[..], [why] if why.starts_with("the step ended during its only snapshot, which took 0.0 s")),
+            "{failures:?}"
+        );
+        assert!(looked.load(Ordering::Acquire));
+    }
+
+    #[test]
+    fn the_first_look_is_signalled_once_a_snapshot_is_kept_or_failed() {
+        for first in [Ok(one_thread()), Err("refused".to_string())] {
+            let (stop, stopped) = mpsc::channel::<()>();
+            let looked = AtomicBool::new(false);
+            let mut first = Some(first);
+            let schedule = Schedule {
+                first: Duration::ZERO,
+                every: Duration::from_millis(20),
+                most: 2,
+            };
+            take_until_stopped(&stopped, schedule, &looked, || match first.take() {
+                Some(taken) => {
+                    assert!(!looked.load(Ordering::Acquire), "not before the first");
+                    taken
+                }
+                None => {
+                    assert!(looked.load(Ordering::Acquire), "after the first");
+                    Ok(one_thread())
+                }
+            });
+            drop(stop);
+        }
     }
 
     const SOON: Schedule = Schedule {
@@ -217,7 +270,10 @@ mod tests {
     fn a_step_that_ends_before_the_first_snapshot_takes_none() {
         let (stop, stopped) = mpsc::channel::<()>();
         drop(stop);
-        let (snapshots, failures) = take_until_stopped(&stopped, SOON, || panic!("not due yet"));
+        let (snapshots, failures) =
+            take_until_stopped(&stopped, SOON, &AtomicBool::new(false), || {
+                panic!("not due yet")
+            });
         assert!(snapshots.is_empty() && failures.is_empty());
     }
 
