@@ -139,6 +139,9 @@ maven_pom spring-async java-spring-async spring-boot-autoconfigure-3.5.7.jar
 # service calling the mock's gRPC stub through one ClientConn (tests/sweeps/stream_cap.rs),
 # built offline from the module cache.
 (cd tests/targets/go-grpc-channel && GOTOOLCHAIN=local go mod download)
+# golang.org/x/net (the Go module proxy) for tests/targets/go-limit-listener, a net/http
+# service behind netutil.LimitListener (tests/sweeps/connection_caps.rs), built offline.
+(cd tests/targets/go-limit-listener && GOTOOLCHAIN=local go mod download)
 # WireMock's Python admin client (PyPI `wiremock`), which drives the mock in
 # crates/mock/tests/wiremock.rs; the test fails without it.
 if ! python3 -c 'import wiremock.client' >/dev/null 2>&1; then

@@ -5,6 +5,7 @@
 mod catalogue_pools;
 #[path = "../common/mod.rs"]
 mod common;
+mod connection_caps;
 mod connection_pools;
 mod database_pools;
 mod forwarders;

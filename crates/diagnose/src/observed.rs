@@ -145,8 +145,10 @@ mod tests {
                         },
                         mean_established: established as f64,
                         most_served: established.min(10),
+                        mean_unserved: 0.0,
                     },
                 }],
+                listen_overflows: None,
             }),
             ..Step::default()
         }

@@ -7,7 +7,8 @@
 use crate::cgroup::{QuotaGroup, Throttling};
 use crate::runtime_cores;
 use crate::sockets::{
-    client_side_inodes, count_connections, socket_inodes, socket_table, ConnectionSample,
+    client_side_inodes, count_connections, listen_overflows, socket_inodes, socket_table,
+    ConnectionSample, StateCounts,
 };
 use crate::stacks::{tool_for, StackOptions};
 use crate::threads::{sample_threads, Activity, ThreadSample};
@@ -145,6 +146,8 @@ impl Observer {
             .spawn(move || {
                 let mut samples = Vec::new();
                 let mut notes = Vec::new();
+                let root = spec.roots.first().copied();
+                let overflows_before = root.and_then(listen_overflows);
                 loop {
                     samples.push(sample(&spec, &mut notes));
                     match stopped.recv_timeout(interval) {
@@ -152,7 +155,10 @@ impl Observer {
                         _ => break,
                     }
                 }
-                summarize(&spec, &samples, interval, notes)
+                let overflows = overflows_before
+                    .zip(root.and_then(listen_overflows))
+                    .and_then(|(before, after)| after.checked_sub(before));
+                summarize(&spec, &samples, interval, notes, overflows)
             })
             .ok()?;
         Some(Observer {
@@ -259,6 +265,7 @@ fn summarize(
     samples: &[Sample],
     interval: Duration,
     notes: Vec<ObservationNote>,
+    listen_overflows: Option<u64>,
 ) -> StepObservation {
     let interval_ms = interval.as_millis() as u64;
     let observed_pids: BTreeSet<i32> = samples.iter().flat_map(|s| s.pids.clone()).collect();
@@ -281,6 +288,7 @@ fn summarize(
                 spec.listen_port,
                 spec.mock_port,
                 interval_ms,
+                listen_overflows,
             )
         }),
         stacks: None,
@@ -392,20 +400,23 @@ pub fn connections(
     listen_port: Option<u16>,
     mock_port: Option<u16>,
     interval_ms: u64,
+    listen_overflows: Option<u64>,
 ) -> Connections {
     let n = samples.len().max(1) as f64;
     let mut client_side = ConnectionCounts::default();
     let mut peers: BTreeMap<SocketAddr, ConnectionCounts> = BTreeMap::new();
+    let add = |into: &mut ConnectionCounts, counts: &StateCounts| {
+        socket_counts(&mut into.most, counts);
+        into.mean_established += f64::from(counts.established) / n;
+        into.mean_unserved += f64::from(counts.unserved) / n;
+        into.most_served = into
+            .most_served
+            .max(counts.established.saturating_sub(counts.unserved));
+    };
     for sample in samples {
-        socket_counts(&mut client_side.most, &sample.client_side);
-        client_side.mean_established += sample.client_side.established as f64 / n;
+        add(&mut client_side, &sample.client_side);
         for (addr, counts) in &sample.downstream {
-            let peer = peers.entry(*addr).or_default();
-            socket_counts(&mut peer.most, counts);
-            peer.mean_established += counts.established as f64 / n;
-            peer.most_served = peer
-                .most_served
-                .max(counts.established.saturating_sub(counts.unserved));
+            add(peers.entry(*addr).or_default(), counts);
         }
     }
     let mut downstream: Vec<PeerConnections> = peers
@@ -445,13 +456,13 @@ pub fn connections(
         listen_port,
         client_side,
         downstream,
+        listen_overflows,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sockets::StateCounts;
 
     fn thread(pool: &str, activity: Activity, on: Option<&str>) -> ThreadSample {
         ThreadSample {
@@ -517,6 +528,7 @@ mod tests {
         let sample = |client: u32, mock: u32, db: u32| ConnectionSample {
             client_side: StateCounts {
                 established: client,
+                unserved: client / 5,
                 ..StateCounts::default()
             },
             downstream: [
@@ -541,9 +553,13 @@ mod tests {
             .collect(),
         };
         let (a, b) = (sample(10, 4, 2), sample(20, 10, 2));
-        let seen = connections(&[&a, &b], Some(8080), Some(9090), 250);
+        let seen = connections(&[&a, &b], Some(8080), Some(9090), 250, Some(3));
         assert_eq!(seen.client_side.most.established, 20);
         assert_eq!(seen.client_side.mean_established, 15.0);
+        // The client side: the most accepted at once, the mean waiting unaccepted.
+        assert_eq!(seen.client_side.most_served, 16);
+        assert_eq!(seen.client_side.mean_unserved, 3.0);
+        assert_eq!(seen.listen_overflows, Some(3));
         assert_eq!(seen.downstream[0].peer_port, 9090);
         assert_eq!(seen.downstream[0].peer_addr, Some(local(9090)));
         assert!(seen.downstream[0].mock);
@@ -554,7 +570,7 @@ mod tests {
         assert_eq!(seen.downstream[1].peer_port, 5432);
         assert!(!seen.downstream[1].mock);
         // A mock the target never called is still named, with nothing.
-        let idle = connections(&[], Some(8080), Some(7000), 250);
+        let idle = connections(&[], Some(8080), Some(7000), 250, None);
         assert_eq!(idle.downstream.len(), 1);
         assert_eq!(idle.downstream[0].counts, ConnectionCounts::default());
     }

@@ -146,7 +146,8 @@ pub fn socket_inodes(pid: i32) -> Result<HashSet<u64>, procfs::ProcError> {
 }
 
 /// The target's connections in `table`: the client side is every socket on `listen_port`
-/// (whoever holds it: TIME_WAIT sockets belong to no process); the downstream side is every
+/// (whoever holds it: TIME_WAIT sockets belong to no process), its `unserved` those not yet
+/// accepted; the downstream side is every
 /// socket the target holds (`owned` inodes) that is not on a port the target listens on and
 /// not to `listen_port` (an in-process target shares its process with the load generator), by
 /// the peer's address, plus the TIME_WAIT sockets to the peer addresses found so.
@@ -166,6 +167,11 @@ pub fn count_connections(
     for socket in table.iter().filter(|s| s.state != SocketState::Listen) {
         if Some(socket.local_port) == listen_port {
             sample.client_side.add(socket.state);
+            // Established by the kernel and held by no process: still in the listen queue,
+            // not accepted yet (an accepted socket has its file's inode at once).
+            if socket.state == SocketState::Established && socket.inode == 0 {
+                sample.client_side.unserved += 1;
+            }
         } else if owned.contains(&socket.inode)
             && !target_listens.contains(&socket.local_port)
             && Some(socket.remote_port) != listen_port
@@ -219,6 +225,26 @@ pub fn client_side_inodes(
         .filter(|s| ports.contains(&s.local_port))
         .map(|s| s.inode)
         .collect()
+}
+
+/// `TcpExt ListenOverflows` of process `pid`'s network namespace (`/proc/PID/net/netstat`): the
+/// handshakes its kernel dropped because a listen queue was full, since boot.
+pub fn listen_overflows(pid: i32) -> Option<u64> {
+    let netstat = std::fs::read_to_string(format!("/proc/{pid}/net/netstat")).ok()?;
+    counter(&netstat, "TcpExt:", "ListenOverflows")
+}
+
+/// One counter of a `/proc/net/netstat`-shaped text: a line of names after `prefix`, then a
+/// line of values after it.
+fn counter(text: &str, prefix: &str, name: &str) -> Option<u64> {
+    let mut lines = text.lines().filter(|line| line.starts_with(prefix));
+    while let (Some(names), Some(values)) = (lines.next(), lines.next()) {
+        let at = names.split_whitespace().position(|n| n == name);
+        if let Some(at) = at {
+            return values.split_whitespace().nth(at)?.parse().ok();
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -298,6 +324,45 @@ mod tests {
             Some(1)
         );
         assert_eq!(sample.downstream.len(), 2, "{:?}", sample.downstream);
+    }
+
+    #[test]
+    fn client_connections_no_process_holds_yet_wait_unaccepted() {
+        // The target (inodes 1..=99) accepted two connections on 8080; the kernel established
+        // two more that wait in its listen queue (no inode yet); one closed (TIME_WAIT).
+        let table = [
+            socket(8080, 0, Listen, 1),
+            socket(8080, 40001, Established, 2),
+            socket(8080, 40002, Established, 3),
+            socket(8080, 40003, Established, 0),
+            socket(8080, 40004, Established, 0),
+            socket(8080, 40005, TimeWait, 0),
+        ];
+        let owned: HashSet<u64> = (1..=99).collect();
+        let sample = count_connections(&table, &owned, Some(8080));
+        assert_eq!(
+            (
+                sample.client_side.established,
+                sample.client_side.unserved,
+                sample.client_side.time_wait
+            ),
+            (4, 2, 1)
+        );
+    }
+
+    #[test]
+    fn the_listen_overflows_are_read_from_the_tcpext_lines() {
+        // The layout of /proc/net/netstat (Linux 6.x, cut): two lines per group.
+        let netstat = "TcpExt: SyncookiesSent SyncookiesRecv ListenOverflows ListenDrops\n\
+                       TcpExt: 0 0 687 690\n\
+                       IpExt: InNoRoutes ListenOverflows\n\
+                       IpExt: 0 5\n";
+        assert_eq!(counter(netstat, "TcpExt:", "ListenOverflows"), Some(687));
+        assert_eq!(counter(netstat, "TcpExt:", "ListenDrops"), Some(690));
+        assert_eq!(counter(netstat, "TcpExt:", "Missing"), None);
+        assert_eq!(counter("", "TcpExt:", "ListenOverflows"), None);
+        // This machine's own file has it.
+        assert!(listen_overflows(std::process::id() as i32).is_some());
     }
 
     /// `/proc/net/tcp` as the kernel writes it, from `(local, peer, state, rx_queue, inode)`.

@@ -76,6 +76,11 @@ pub struct Connections {
     /// The downstream side: the target's own outgoing connections, by the peer's address, the
     /// most connections first (the mock's port always kept).
     pub downstream: Vec<PeerConnections>,
+    /// Handshakes the kernel dropped during the step because a listen queue was full (`TcpExt
+    /// ListenOverflows` of the target's network namespace, read at the step's start and end):
+    /// the namespace's count, every listening socket's in it. `None` when unreadable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listen_overflows: Option<u64>,
 }
 
 impl Connections {
@@ -108,9 +113,14 @@ pub struct ConnectionCounts {
     /// Mean established connections over the samples.
     pub mean_established: f64,
     /// The most established connections the peer had accepted, in one sample
-    /// (`established - unserved`): what a peer that caps its connections served at once.
+    /// (`established - unserved`): what a peer that caps its connections served at once. On
+    /// the client side, the most connections the target had accepted at once.
     #[serde(default)]
     pub most_served: u32,
+    /// Mean `unserved` over the samples. On the client side: connections established by the
+    /// kernel and waiting in the target's listen queue, not yet accepted.
+    #[serde(default)]
+    pub mean_unserved: f64,
 }
 
 /// TCP sockets by state.
@@ -127,6 +137,7 @@ pub struct SocketCounts {
     pub other: u32,
     /// Of the established ones, those the peer (on this machine) was not serving: not accepted
     /// yet, or with the request unread at its end. `established - unserved` is what it served.
+    /// On the client side: those the target had not accepted yet (in its listen queue).
     #[serde(default)]
     pub unserved: u32,
 }

@@ -25,8 +25,10 @@ pub enum PlaceKind {
     /// (connections × SETTINGS_MAX_CONCURRENT_STREAMS): past them, calls queue inside the
     /// target's client.
     StreamCap,
-    /// A cap on the client connections the target accepts (HAProxy's frontend `maxconn`):
-    /// past it, new connections wait unaccepted in the listen queue, their clients unanswered.
+    /// A cap on the client connections the target accepts (HAProxy's frontend `maxconn`, Go's
+    /// `netutil.LimitListener`), or an accept loop that stops keeping up: past it, new
+    /// connections wait unaccepted in the listen queue (or are dropped with it full), their
+    /// clients unanswered.
     AcceptCap,
 }
 
@@ -128,6 +130,14 @@ pub struct Place {
     /// downstream (`setting` is then the downstream's cap).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_setting: Option<Setting>,
+    /// For an accept cap read from the connections: the swept port's connections waiting
+    /// unaccepted in the target's listen queue, the mean over the step read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unaccepted: Option<f64>,
+    /// For an accept cap read from the connections: the handshakes the kernel dropped with a
+    /// listen queue full, over the steps past the limit (`TcpExt ListenOverflows`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listen_overflows: Option<u64>,
 }
 
 /// Why the evidence pointed at no one place (`Fact::PlaceUnclear`).

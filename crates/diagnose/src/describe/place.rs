@@ -248,6 +248,23 @@ fn where_line(place: &Place) -> String {
                 .map(|port| format!(" (port {port})"))
                 .unwrap_or_default()
         ),
+        (Some(PlaceKind::AcceptCap), Some(PlaceSource::Connections)) => format!(
+            "the target's accept path{}: it held {} client connections at once and left the others \
+             waiting unaccepted in its listen queue, {} at a time on average{} ({from})",
+            place
+                .peer_port
+                .map(|port| format!(" on port {port}"))
+                .unwrap_or_default(),
+            count(held),
+            count(place.unaccepted.unwrap_or(0.0)),
+            match place.listen_overflows {
+                Some(dropped) if dropped > 0 => format!(
+                    "; the kernel dropped {dropped} handshake{} with a listen queue full",
+                    if dropped == 1 { "" } else { "s" }
+                ),
+                _ => String::new(),
+            }
+        ),
         (Some(PlaceKind::AcceptCap), _) => format!(
             "the proxy `{pool}`'s cap of {} client connections accepted at once on the swept port, `{}`: \
              the connections past it wait unaccepted ({from})",

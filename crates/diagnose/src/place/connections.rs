@@ -2,7 +2,9 @@
 //! a connection pool the process is known to run whose default cap is the connections held
 //! ([`known_connection_pool`]), and the connections to the mock that never passed N while the
 //! clients grew past N ([`connection_pool`], the place of a `connection-limit`), and a proxy's
-//! configured cap on the upstream its connections went to ([`configured_upstream_cap`]).
+//! configured cap on the upstream its connections went to ([`configured_upstream_cap`]); and on
+//! the client side, a cap on the connections the target accepts, from its configuration
+//! ([`configured_front_cap`]) or its own connections ([`accept_cap_seen`]).
 use super::{matches_limit, Known, MATCH_SHARE};
 use chokepoint_result::{FrontCap, Place, PlaceKind, PlaceSource, Step, UpstreamCap};
 use std::net::SocketAddr;
@@ -167,6 +169,62 @@ pub(super) fn configured_front_cap(
         source: Some(PlaceSource::Config),
         setting,
         shown_by: Some(cap.directive.clone()),
+        ..Place::default()
+    })
+}
+
+/// Connections waiting unaccepted at a step, on average, from which the target's accepting had
+/// stopped: one at least. A connection is in the listen queue from the handshake's end to the
+/// server's `accept`, an instant for a server that keeps up, so a mean of one or more over the
+/// step's samples is a queue that stood, not a connection caught in passing.
+const UNACCEPTED_QUEUE: f64 = 1.0;
+
+/// The target's own accept path as the place of clients left unanswered, read from its client
+/// connections: at every plateau step that asked for more than the `limit` (by the match
+/// share), the connections it had accepted at once (its sockets on the swept port) were the
+/// limit, while others waited unaccepted in its listen queue ([`UNACCEPTED_QUEUE`]).
+///
+/// Why, from the kernel's behaviour: the kernel completes a client's handshake itself and keeps
+/// the connection in the listening socket's queue (up to its backlog; past it, it drops the
+/// handshake and counts a listen overflow) until the server accepts it; only then does a process
+/// hold it. A server that takes every connection it is sent accepts them at once and queues the
+/// requests instead (a pool's threads, an event loop); one whose accepting stopped (a cap on its
+/// connections, an accept loop that cannot keep up) leaves them in the queue, and their clients
+/// unanswered. The accepted connections are the clients it served, so they must be the limit
+/// (the clients answered) for the place to explain it. No knob is named: the connections do not
+/// say which cap (or which slow loop) it was.
+pub(super) fn accept_cap_seen(plateau: &[&Step], limit: Option<f64>) -> Option<Place> {
+    let limit = limit?;
+    let past: Vec<(&Step, &chokepoint_result::Connections)> = plateau
+        .iter()
+        .filter(|step| f64::from(step.clients) > limit * (1.0 + MATCH_SHARE))
+        .filter_map(|step| Some((*step, step.connections.as_ref()?)))
+        .collect();
+    let (largest, at_largest) = *past.last()?;
+    let queue_stood = past
+        .iter()
+        .all(|(_, c)| c.client_side.mean_unserved >= UNACCEPTED_QUEUE);
+    let accepted = crate::saturation::median(
+        past.iter()
+            .map(|(_, c)| f64::from(c.client_side.most_served))
+            .collect(),
+    )?;
+    if !queue_stood || !matches_limit(accepted, limit) {
+        return None;
+    }
+    let overflows: Option<u64> = past
+        .iter()
+        .filter_map(|(_, c)| c.listen_overflows)
+        .reduce(|a, b| a + b);
+    Some(Place {
+        kind: Some(PlaceKind::AcceptCap),
+        size: Some(accepted),
+        held: Some(f64::from(at_largest.client_side.most_served)),
+        clients: largest.clients,
+        source: Some(PlaceSource::Connections),
+        peer_port: at_largest.listen_port,
+        unaccepted: Some(at_largest.client_side.mean_unserved),
+        listen_overflows: overflows,
         ..Place::default()
     })
 }

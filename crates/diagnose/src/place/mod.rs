@@ -24,7 +24,10 @@
 //!   of N in front of an unbounded client gives (go-semaphore), and a library alone says
 //!   nothing of its size here. The handlers' own setting is then named as the knob not to turn.
 //! - **connection-limit**: the connections to the downstream, never more than N at the steps
-//!   past the knee while clients grew past N.
+//!   past the knee while clients grew past N. When clients were left unanswered, the cap is in
+//!   front of the target's work instead: a cap its proxy configuration sets on the swept port,
+//!   or the target's own accept path, seen holding the clients answered while other
+//!   connections waited unaccepted in its listen queue.
 //! - **growing-pool**: the pool that grew ([`Fact::GrowingPool`]), at its largest step.
 //! - **cpu-bound**: the CPU figure of the plateau, and the busiest pool (most threads running)
 //!   when it clearly leads (1.5× the next).
@@ -51,8 +54,8 @@ use chokepoint_result::{
     PoolStacks, Setting, SharedStack, Stated, Step, UpstreamCap, WaitKind,
 };
 use connections::{
-    configured_front_cap, configured_upstream_cap, connection_pool, known_connection_pool,
-    most_downstream_connections,
+    accept_cap_seen, configured_front_cap, configured_upstream_cap, connection_pool,
+    known_connection_pool, most_downstream_connections,
 };
 
 /// A held count matches the limit within this share of it...
@@ -184,9 +187,13 @@ pub(crate) fn facts(steps: &[Step], finding: &Finding, known: &Known<'_>) -> Vec
         // Clients left unanswered put the cap in front of the target's work: its connections to
         // a downstream then stop at the clients it serves, a consequence, not the place. A cap
         // its configuration sets on the connections it accepts on the swept port, equal to the
-        // clients answered, is; else nothing seen names one (the fact says where such caps sit).
+        // clients answered, is; else its accepted connections at the clients answered with
+        // others waiting unaccepted are; else nothing seen names one (the fact says where such
+        // caps sit).
         (Kind::ConnectionLimit, _) if left_clients_unanswered(finding) => {
-            configured_front_cap(&plateau, finding.limit, known).map(place)
+            configured_front_cap(&plateau, finding.limit, known)
+                .or_else(|| accept_cap_seen(&plateau, finding.limit))
+                .map(place)
         }
         (Kind::ConnectionLimit, _) => connection_pool(&plateau).map(place),
         (Kind::GrowingPool, _) => growing_pool(finding, known).map(place),

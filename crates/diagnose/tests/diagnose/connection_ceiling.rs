@@ -47,6 +47,7 @@ fn service(
                 },
                 mean_established: f64::from(pool),
                 most_served: 0,
+                mean_unserved: 0.0,
             },
         }],
         ..Default::default()

@@ -458,6 +458,7 @@ fn connections(kept: u64) -> Connections {
                 },
                 mean_established: kept as f64,
                 most_served: kept as u32,
+                mean_unserved: 0.0,
             },
         }],
         ..Connections::default()

@@ -283,6 +283,7 @@ fn pool_of_200_without_a_mock(cores: u32, cpu_ms: f64, clients: u32) -> Step {
                 },
                 mean_established: in_call,
                 most_served: 0,
+                mean_unserved: 0.0,
             },
         }],
         ..Default::default()

@@ -2,6 +2,7 @@
 //! JVM twin (jcmd's pools, `/proc`'s), a CPython `ThreadPoolExecutor` (py-spy names it, `/proc`
 //! shows `python3` for every thread), Go goroutines behind a semaphore (pprof), and pools that
 //! match nothing or match twice.
+mod accept;
 mod carriers;
 mod proxies;
 mod shapes;
@@ -917,6 +918,7 @@ fn with_peer(mut step: Step, peer_port: u16, established: u32) -> Step {
                 },
                 mean_established: f64::from(established),
                 most_served: established,
+                mean_unserved: 0.0,
             },
         });
     step

@@ -113,8 +113,10 @@ pub(super) fn step(
                     },
                     mean_established: f64::from(established),
                     most_served: established,
+                    mean_unserved: 0.0,
                 },
             }],
+            listen_overflows: None,
         }),
         stacks,
         ..Step::default()

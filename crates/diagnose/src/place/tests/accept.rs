@@ -1,0 +1,150 @@
+//! The target's own accept path as the place of clients left unanswered, read from its client
+//! connections: the connections it accepted at once were the clients answered while others
+//! waited unaccepted in its listen queue. Sized at 16, 100 and 1000 connections (a cap on
+//! connections does not follow the cores), with the controls where the connections explain
+//! nothing.
+use super::shapes::*;
+use super::*;
+use chokepoint_result::{ConnectionCounts, Connections, SocketCounts};
+
+/// The target at `clients`, `accepted` of its client connections accepted at once, `waiting`
+/// unaccepted on average, `overflows` handshakes dropped in the step.
+fn accepting(clients: u32, accepted: u32, waiting: f64, overflows: u64) -> Step {
+    let mut step = step(
+        clients,
+        vec![proc_pool("server", 2.0, 0.0, 0.0, 0.0)],
+        None,
+        None,
+    );
+    step.connections = Some(Connections {
+        interval_ms: 250,
+        samples: 12,
+        listen_port: Some(8080),
+        client_side: ConnectionCounts {
+            most: SocketCounts {
+                established: accepted + waiting.ceil() as u32,
+                unserved: waiting.ceil() as u32,
+                ..SocketCounts::default()
+            },
+            mean_established: f64::from(accepted) + waiting,
+            most_served: accepted,
+            mean_unserved: waiting,
+        },
+        downstream: Vec::new(),
+        listen_overflows: Some(overflows),
+    });
+    step
+}
+
+/// `connection-limit` at `limit` clients answered, the clients past it unanswered at `past`.
+fn unanswered(limit: f64, knee: u32, past: &[u32]) -> Finding {
+    let mut found = finding(Kind::ConnectionLimit, limit, knee);
+    found.facts.push(Fact::ClientsUnanswered {
+        clients: past.to_vec(),
+        unanswered: past.iter().map(|c| c - limit as u32).collect(),
+        in_service: past.iter().map(|_| limit).collect(),
+        waited_s: 7.0,
+    });
+    found
+}
+
+fn accept_place(facts: &[Fact]) -> Option<&Place> {
+    facts.iter().find_map(|fact| match fact {
+        Fact::Place { place } if place.kind == Some(PlaceKind::AcceptCap) => Some(&**place),
+        _ => None,
+    })
+}
+
+/// A cap of `n` on the connections accepted (Go's `netutil.LimitListener`): the others wait
+/// in the listen queue, which is deep enough to hold them all.
+fn capped(n: u32) -> (Vec<Step>, Finding) {
+    let steps = [n / 2, n, 2 * n, 4 * n]
+        .into_iter()
+        .map(|c| accepting(c, c.min(n), f64::from(c.saturating_sub(n)), 0))
+        .collect();
+    (steps, unanswered(f64::from(n), 2 * n, &[2 * n, 4 * n]))
+}
+
+#[test]
+fn connections_accepted_at_the_clients_answered_with_others_unaccepted_are_the_place() {
+    for n in [16, 100, 1000] {
+        let (steps, found) = capped(n);
+        let facts = facts(&steps, &found);
+        let place = accept_place(&facts).unwrap_or_else(|| panic!("{n}: {facts:?}"));
+        assert_eq!(place.source, Some(PlaceSource::Connections));
+        assert_eq!(
+            (place.size, place.held),
+            (Some(f64::from(n)), Some(f64::from(n)))
+        );
+        assert_eq!(place.unaccepted, Some(f64::from(3 * n)));
+        assert_eq!((place.clients, place.peer_port), (4 * n, Some(8080)));
+        assert_eq!(place.setting, None, "the connections name no knob");
+        let said = crate::describe::place::sentence(&facts[0], &found).unwrap();
+        assert!(
+            said.contains(&format!(
+                "the target's accept path on port 8080: it held {n} client connections at once"
+            )) && said.contains(&format!("{} at a time on average", 3 * n))
+                && !said.contains("dropped"),
+            "{said}"
+        );
+    }
+}
+
+#[test]
+fn an_accept_loop_that_falls_behind_a_small_backlog_is_the_place_with_its_drops() {
+    // py-warmup's shape: a listen backlog of 5 (6 connections wait at most) overflowing behind
+    // an accept loop that keeps ~56 connections in service; which clients got in varies.
+    let steps = vec![
+        accepting(32, 32, 0.1, 0),
+        accepting(64, 50, 5.5, 300),
+        accepting(128, 58, 5.8, 400),
+        accepting(256, 62, 5.9, 500),
+    ];
+    let found = unanswered(56.0, 64, &[64, 128, 256]);
+    let facts = facts(&steps, &found);
+    let place = accept_place(&facts).unwrap_or_else(|| panic!("{facts:?}"));
+    assert_eq!((place.size, place.held), (Some(60.0), Some(62.0)));
+    assert_eq!(place.listen_overflows, Some(900));
+    let said = crate::describe::place::sentence(&facts[0], &found).unwrap();
+    assert!(
+        said.contains("the kernel dropped 900 handshakes with a listen queue full"),
+        "{said}"
+    );
+}
+
+#[test]
+fn connections_that_explain_nothing_name_no_accept_path() {
+    let n = 100;
+    let past = [2 * n, 4 * n];
+    // Every connection accepted at once (a pool queues requests, not connections).
+    let all_accepted: Vec<Step> = [50, 100, 200, 400]
+        .into_iter()
+        .map(|c| accepting(c, c, 0.0, 0))
+        .collect();
+    // Accepted far past the clients answered: whatever left clients unanswered was inside.
+    let more_accepted: Vec<Step> = [50, 100, 200, 400]
+        .into_iter()
+        .map(|c| accepting(c, c.min(3 * n), f64::from(c.saturating_sub(3 * n)), 0))
+        .collect();
+    // A queue at one step past the limit, none at the other.
+    let mut once = capped(n).0;
+    once[3] = accepting(4 * n, n, 0.4, 0);
+    // Drops in the namespace alone, no connection seen waiting: another listener's.
+    let drops_alone: Vec<Step> = [50, 100, 200, 400]
+        .into_iter()
+        .map(|c| accepting(c, c.min(n), 0.0, 50))
+        .collect();
+    for (what, steps) in [
+        ("all accepted", all_accepted),
+        ("more accepted", more_accepted),
+        ("a queue once", once),
+        ("drops alone", drops_alone),
+    ] {
+        let facts = facts(&steps, &unanswered(f64::from(n), 2 * n, &past));
+        assert_eq!(accept_place(&facts), None, "{what}: {facts:?}");
+    }
+    // Without clients left unanswered the accept path is not looked at.
+    let (steps, mut found) = capped(n);
+    found.facts.clear();
+    assert_eq!(accept_place(&facts(&steps, &found)), None);
+}
