@@ -149,6 +149,7 @@ mod tests {
                     },
                 }],
                 listen_overflows: None,
+                half_open_clients: 0.0,
             }),
             ..Step::default()
         }

@@ -413,7 +413,9 @@ pub fn connections(
             .most_served
             .max(counts.established.saturating_sub(counts.unserved));
     };
+    let mut half_open_clients = 0.0;
     for sample in samples {
+        half_open_clients += f64::from(sample.half_open_clients) / n;
         add(&mut client_side, &sample.client_side);
         for (addr, counts) in &sample.downstream {
             add(peers.entry(*addr).or_default(), counts);
@@ -457,6 +459,7 @@ pub fn connections(
         client_side,
         downstream,
         listen_overflows,
+        half_open_clients,
     }
 }
 
@@ -551,6 +554,7 @@ mod tests {
             ]
             .into_iter()
             .collect(),
+            half_open_clients: client / 10,
         };
         let (a, b) = (sample(10, 4, 2), sample(20, 10, 2));
         let seen = connections(&[&a, &b], Some(8080), Some(9090), 250, Some(3));
@@ -560,6 +564,7 @@ mod tests {
         assert_eq!(seen.client_side.most_served, 16);
         assert_eq!(seen.client_side.mean_unserved, 3.0);
         assert_eq!(seen.listen_overflows, Some(3));
+        assert_eq!(seen.half_open_clients, 1.5);
         assert_eq!(seen.downstream[0].peer_port, 9090);
         assert_eq!(seen.downstream[0].peer_addr, Some(local(9090)));
         assert!(seen.downstream[0].mock);

@@ -83,6 +83,11 @@ pub struct ConnectionSample {
     pub client_side: StateCounts,
     /// The target's outgoing connections by the peer's address.
     pub downstream: BTreeMap<SocketAddr, StateCounts>,
+    /// Clients' connections to the listening port from this namespace (the load generator's,
+    /// when it runs beside the target) that are established at the client's end while the
+    /// target's side has no socket for them at all: the handshake's last step was dropped
+    /// with the listen queue full, and the client does not know it.
+    pub half_open_clients: u32,
 }
 
 /// Every TCP socket (IPv4 and IPv6) of the network namespaces `pids` are in, each namespace's
@@ -164,6 +169,17 @@ pub fn count_connections(
         .map(|s| ((s.local_port, s.remote_port), s))
         .collect();
     let target_listens = listening_ports(table, owned, listen_port);
+    // The target's ends on the listening port, in any state, by the client's port.
+    let server_ends: HashSet<u16> = table
+        .iter()
+        .filter(|s| Some(s.local_port) == listen_port && s.state != SocketState::Listen)
+        .map(|s| s.remote_port)
+        .collect();
+    sample.half_open_clients = table
+        .iter()
+        .filter(|s| Some(s.remote_port) == listen_port && s.state == SocketState::Established)
+        .filter(|s| !owned.contains(&s.inode) && !server_ends.contains(&s.local_port))
+        .count() as u32;
     for socket in table.iter().filter(|s| s.state != SocketState::Listen) {
         if Some(socket.local_port) == listen_port {
             sample.client_side.add(socket.state);
@@ -327,7 +343,7 @@ mod tests {
     }
 
     #[test]
-    fn client_connections_no_process_holds_yet_wait_unaccepted() {
+    fn client_connections_no_process_holds_yet_wait_unaccepted_or_are_half_open() {
         // The target (inodes 1..=99) accepted two connections on 8080; the kernel established
         // two more that wait in its listen queue (no inode yet); one closed (TIME_WAIT).
         let table = [
@@ -337,6 +353,11 @@ mod tests {
             socket(8080, 40003, Established, 0),
             socket(8080, 40004, Established, 0),
             socket(8080, 40005, TimeWait, 0),
+            // The generator's ends (inodes 100..): of those, 40006's has no end at the
+            // target's side at all (its handshake was dropped), 40003's waits unaccepted.
+            socket(40001, 8080, Established, 101),
+            socket(40003, 8080, Established, 103),
+            socket(40006, 8080, Established, 106),
         ];
         let owned: HashSet<u64> = (1..=99).collect();
         let sample = count_connections(&table, &owned, Some(8080));
@@ -344,9 +365,10 @@ mod tests {
             (
                 sample.client_side.established,
                 sample.client_side.unserved,
-                sample.client_side.time_wait
+                sample.client_side.time_wait,
+                sample.half_open_clients
             ),
-            (4, 2, 1)
+            (4, 2, 1, 1)
         );
     }
 

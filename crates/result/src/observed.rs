@@ -81,6 +81,12 @@ pub struct Connections {
     /// the namespace's count, every listening socket's in it. `None` when unreadable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub listen_overflows: Option<u64>,
+    /// Mean over the samples of the clients' connections to the listening port, from this
+    /// network namespace (the load generator's, beside the target), established at the client's
+    /// end with no socket at the target's: the handshake's last step was dropped with the
+    /// listen queue full. 0 when the clients are elsewhere.
+    #[serde(default)]
+    pub half_open_clients: f64,
 }
 
 impl Connections {

@@ -138,6 +138,11 @@ pub struct Place {
     /// listen queue full, over the steps past the limit (`TcpExt ListenOverflows`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub listen_overflows: Option<u64>,
+    /// For an accept cap read from the connections: the clients' connections established at
+    /// their end with none at the target's (a handshake dropped with the listen queue full),
+    /// the mean over the step read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub half_open: Option<f64>,
 }
 
 /// Why the evidence pointed at no one place (`Fact::PlaceUnclear`).

@@ -196,6 +196,30 @@ pub(crate) fn short(fact: &Fact) -> Option<String> {
     }
 }
 
+/// The clients an accept path left unserved, by where they were: `48 waiting unaccepted in its
+/// listen queue`, `85 half-open (...)`, or both.
+fn unserved_clients(place: &Place) -> String {
+    let told = |n: Option<f64>| n.filter(|&n| n >= 0.5);
+    let mut parts = Vec::new();
+    if let Some(n) = told(place.unaccepted) {
+        parts.push(format!(
+            "{} waiting unaccepted in its listen queue",
+            count(n)
+        ));
+    }
+    if let Some(n) = told(place.half_open) {
+        parts.push(format!(
+            "{} half-open (established at the client's end, with no socket at the target's: the \
+             handshake's last step dropped with its listen queue full)",
+            count(n)
+        ));
+    }
+    match parts.as_slice() {
+        [] => "none seen".to_string(),
+        _ => parts.join(" and "),
+    }
+}
+
 /// `pool `actor-pool`: 20 threads, 20 waiting on a downstream call in `a` ← `b` (jcmd
 /// Thread.print, 3 dumps)`, and the forms for `/proc`, connections and the CPU.
 fn where_line(place: &Place) -> String {
@@ -249,14 +273,19 @@ fn where_line(place: &Place) -> String {
                 .unwrap_or_default()
         ),
         (Some(PlaceKind::AcceptCap), Some(PlaceSource::Connections)) => format!(
-            "the target's accept path{}: it held {} client connections at once and left the others \
-             waiting unaccepted in its listen queue, {} at a time on average{} ({from})",
+            "the target's accept path{}: it held {} client connections at once (the median of \
+             the steps past them{}) and left the others unserved, on average {}{} ({from})",
             place
                 .peer_port
                 .map(|port| format!(" on port {port}"))
                 .unwrap_or_default(),
-            count(held),
-            count(place.unaccepted.unwrap_or(0.0)),
+            count(size),
+            if crate::place::matches_limit(held, size) {
+                String::new()
+            } else {
+                format!("; {} at {}", count(held), clients(place.clients))
+            },
+            unserved_clients(place),
             match place.listen_overflows {
                 Some(dropped) if dropped > 0 => format!(
                     "; the kernel dropped {dropped} handshake{} with a listen queue full",

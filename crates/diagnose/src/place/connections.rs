@@ -182,12 +182,17 @@ const UNACCEPTED_QUEUE: f64 = 1.0;
 /// The target's own accept path as the place of clients left unanswered, read from its client
 /// connections: at every plateau step that asked for more than the `limit` (by the match
 /// share), the connections it had accepted at once (its sockets on the swept port) were the
-/// limit, while others waited unaccepted in its listen queue ([`UNACCEPTED_QUEUE`]).
+/// limit, while others waited unaccepted in its listen queue or were half-open (their client's
+/// end established, none at the target's; seen when the clients run beside it), together at
+/// least [`UNACCEPTED_QUEUE`].
 ///
 /// Why, from the kernel's behaviour: the kernel completes a client's handshake itself and keeps
 /// the connection in the listening socket's queue (up to its backlog; past it, it drops the
 /// handshake and counts a listen overflow) until the server accepts it; only then does a process
-/// hold it. A server that takes every connection it is sent accepts them at once and queues the
+/// hold it. With the queue full the kernel drops the handshake's last step, and the client's
+/// end is established with nothing at the target's: half-open, its request never read (behind
+/// a listen backlog of 5 that overflowed, tests/targets/py-warmup kept 85 of 128 clients so,
+/// with its queue seen empty). A server that takes every connection it is sent accepts them at once and queues the
 /// requests instead (a pool's threads, an event loop); one whose accepting stopped (a cap on its
 /// connections, an accept loop that cannot keep up) leaves them in the queue, and their clients
 /// unanswered. The accepted connections are the clients it served, so they must be the limit
@@ -203,7 +208,7 @@ pub(super) fn accept_cap_seen(plateau: &[&Step], limit: Option<f64>) -> Option<P
     let (largest, at_largest) = *past.last()?;
     let queue_stood = past
         .iter()
-        .all(|(_, c)| c.client_side.mean_unserved >= UNACCEPTED_QUEUE);
+        .all(|(_, c)| c.client_side.mean_unserved + c.half_open_clients >= UNACCEPTED_QUEUE);
     let accepted = crate::saturation::median(
         past.iter()
             .map(|(_, c)| f64::from(c.client_side.most_served))
@@ -225,6 +230,7 @@ pub(super) fn accept_cap_seen(plateau: &[&Step], limit: Option<f64>) -> Option<P
         peer_port: at_largest.listen_port,
         unaccepted: Some(at_largest.client_side.mean_unserved),
         listen_overflows: overflows,
+        half_open: (at_largest.half_open_clients > 0.0).then_some(at_largest.half_open_clients),
         ..Place::default()
     })
 }

@@ -117,6 +117,7 @@ pub(super) fn step(
                 },
             }],
             listen_overflows: None,
+            half_open_clients: 0.0,
         }),
         stacks,
         ..Step::default()
