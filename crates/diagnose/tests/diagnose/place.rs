@@ -166,3 +166,21 @@ fn recordings_without_threads_say_nothing_they_cannot_back() {
     }
     assert!(places > 0, "the CPU-bound recordings name the CPU");
 }
+
+/// tests/targets/py-warmup without a pool (listen backlog 5, overflowing behind its GIL-bound
+/// accept loop), swept from the client side with its process observed: the clients it never
+/// answered were half-open, their end established with none at the target's, and the kernel
+/// counted the overflows; the place is its accept path, no knob named.
+#[test]
+fn a_listen_backlog_that_overflows_is_placed_in_the_accept_path_with_its_half_open_clients() {
+    let r = load("place/py-warmup-listen.json");
+    let d = diagnose(&r.steps, &r.context).into_diagnosis();
+    assert_eq!(d.kind(), Kind::ConnectionLimit);
+    let place = d.place.as_ref().expect("a place");
+    println!("{}", d.attribution.as_deref().unwrap_or("-"));
+    assert_eq!(place.kind, Some(PlaceKind::AcceptCap));
+    assert_eq!(place.source, Some(PlaceSource::Connections));
+    assert_eq!(place.setting, None);
+    assert!(place.half_open.is_some_and(|n| n > 100.0), "{place:?}");
+    assert!(place.listen_overflows.is_some_and(|n| n > 0), "{place:?}");
+}
