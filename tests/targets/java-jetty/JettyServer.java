@@ -9,7 +9,14 @@
  * the threads left for requests are 200 less those. The hidden limit: about 200 calls at once,
  * the rest queued in the pool's job queue (unbounded), holding no thread.
  *
- * Usage: java -cp 'JARS/*' JettyServer.java --port 0 --downstream URL
+ * With --network-connection-limit N (built after the rule that reads a target's accept path from
+ * its connections, crates/diagnose/src/place/connections.rs, to test it): a Jetty 12.1
+ * NetworkConnectionLimit of N on the server, Jetty's own cap on the network connections it
+ * accepts at once; past N its connectors stop accepting, so new connections wait in the
+ * kernel's listen queue and kept-alive clients past N are never answered (kind
+ * connection-limit, N).
+ *
+ * Usage: java -cp 'JARS/*' JettyServer.java --port 0 --downstream URL [--network-connection-limit N]
  *   JARS: jetty-server 12.1.14 and its dependencies (Maven Central;
  *   scripts/install-test-deps.sh copies them into ~/.cache/chokepoint-bench/jetty with this
  *   folder's pom.xml).
@@ -22,6 +29,7 @@ import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.NetworkConnectionLimit;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
@@ -32,6 +40,7 @@ public class JettyServer {
     public static void main(String[] args) throws Exception {
         int port = 0;
         String downstream = null;
+        int connectionLimit = 0;
         for (int i = 0; i < args.length; i += 2) {
             if (i + 1 >= args.length) {
                 usage("a value is missing after " + args[i]);
@@ -39,6 +48,7 @@ public class JettyServer {
             switch (args[i]) {
                 case "--port": port = portOf(args[i + 1]); break;
                 case "--downstream": downstream = args[i + 1]; break;
+                case "--network-connection-limit": connectionLimit = countOf(args[i + 1]); break;
                 default: usage("unknown argument " + args[i]);
             }
         }
@@ -54,6 +64,9 @@ public class JettyServer {
         connector.setHost("127.0.0.1");
         connector.setPort(port);
         server.addConnector(connector);
+        if (connectionLimit > 0) {
+            server.addBean(new NetworkConnectionLimit(connectionLimit, server));
+        }
         server.setHandler(new Handler.Abstract() {
             @Override
             public boolean handle(Request request, Response response, Callback callback) {
@@ -112,8 +125,21 @@ public class JettyServer {
         return 0;
     }
 
+    static int countOf(String value) {
+        try {
+            int n = Integer.parseInt(value);
+            if (n >= 1) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // Said below.
+        }
+        usage("--network-connection-limit " + value + " is not a count (1 or more)");
+        return 0;
+    }
+
     static void usage(String what) {
-        System.err.println("JettyServer: " + what + " (usage: --port N --downstream URL)");
+        System.err.println("JettyServer: " + what + " (usage: --port N --downstream URL [--network-connection-limit N])");
         System.exit(2);
     }
 }
