@@ -14,8 +14,11 @@ use std::time::Duration;
 /// of session 21): the mock's calls in flight stop at 16; the clients past 16 keep their
 /// handshaken connections in the listen queue and are never answered. Swept as a user sweeps it
 /// (adaptive, `--mock`): `connection-limit 16`, placed in the target's accept path with the 16
-/// connections it held and the others waiting unaccepted; no knob named (the connections do not
-/// say which cap it was).
+/// connections it held and the others waiting unaccepted; with pprof on a port of its own, the
+/// goroutine that accepts is seen parked in `netutil.(*limitListener).acquire`, which names the
+/// knob (the catalogue's front-cap entry, written from x/net's source after that frame was seen
+/// on this target: tuned here, not held out). A pprof probe of the capped port itself would
+/// never be answered: the probe tries every port at once.
 #[test]
 fn a_go_listener_capped_at_16_connections_is_a_connection_limit_in_its_accept_path() {
     assert!(
@@ -25,19 +28,33 @@ fn a_go_listener_capped_at_16_connections_is_a_connection_limit_in_its_accept_pa
     let _one = one_at_a_time();
     let mock = mock_with_delay_of(Duration::from_millis(20));
     let mut command = Command::new(build_go_target("go-limit-listener"));
-    command.args(["-port", "0", "-limit", "16", "-downstream", &mock.url()]);
+    command.args([
+        "-port",
+        "0",
+        "-limit",
+        "16",
+        "-pprof",
+        "-downstream",
+        &mock.url(),
+    ]);
     let target = Target::launch("go-limit-listener", command);
     let name = "go-limit-listener";
     let result = sweep_target(&target, None, ADAPTIVE_STEP, 64, Some(&mock));
     drop(target);
 
-    assert_accept_path(name, &result, 16);
+    assert_accept_path(name, &result, 16, Some("n in netutil.LimitListener"));
 }
 
 /// The truth (the mock's calls in flight at most `cap`), every step past `cap` leaving the
 /// clients past it unanswered with `cap` connections accepted and the others waiting
-/// unaccepted, and the finding: `connection-limit` `cap`, placed in the accept path, no knob.
-fn assert_accept_path(name: &str, result: &chokepoint_result::SweepResult, cap: u32) {
+/// unaccepted, and the finding: `connection-limit` `cap`, placed in the accept path, its knob
+/// `setting` (the start of it) or none.
+fn assert_accept_path(
+    name: &str,
+    result: &chokepoint_result::SweepResult,
+    cap: u32,
+    setting: Option<&str>,
+) {
     assert_eq!(
         most_downstream_in_flight(result),
         Some(u64::from(cap)),
@@ -68,7 +85,14 @@ fn assert_accept_path(name: &str, result: &chokepoint_result::SweepResult, cap: 
     assert_eq!(place.kind, Some(PlaceKind::AcceptCap), "{name}");
     assert_eq!(place.source, Some(PlaceSource::Connections), "{name}");
     assert_eq!(place.size, Some(f64::from(cap)), "{name}");
-    assert_eq!(place.setting, None, "{name}: no knob");
+    let named = place.setting.as_ref().map(|s| s.setting.as_str());
+    assert!(
+        match setting {
+            Some(start) => named.is_some_and(|named| named.starts_with(start)),
+            None => named.is_none(),
+        },
+        "{name}: {named:?}"
+    );
     let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
     assert!(
         diagnosis
@@ -103,5 +127,5 @@ fn jettys_network_connection_limit_of_16_is_a_connection_limit_in_its_accept_pat
     let target = Target::launch(name, command);
     let result = sweep_target(&target, None, ADAPTIVE_STEP, 64, Some(&mock));
     drop(target);
-    assert_accept_path(name, &result, 16);
+    assert_accept_path(name, &result, 16, None);
 }

@@ -66,9 +66,10 @@ pub enum EntryKind {
     /// connections went to, never by the proxy's name alone (a CPU-bound proxy's knob is
     /// another).
     UpstreamCap,
-    /// A proxy's configured cap on the client connections it accepts (HAProxy's frontend
-    /// `maxconn`): named only from the cap its configuration sets on the swept port, when the
-    /// clients it answered stopped there, never by the proxy's name alone.
+    /// A cap on the client connections a server accepts (HAProxy's frontend `maxconn`, Go's
+    /// `netutil.LimitListener`): named only when the clients it answered stopped there, from the
+    /// cap its configuration sets on the swept port or from the frames its accepting waits in,
+    /// never by the process's name alone.
     FrontCap,
 }
 
@@ -276,9 +277,20 @@ impl Catalogue {
             .find(|e| e.kind == EntryKind::ThreadPool && e.matches_frames(frames))
     }
 
-    /// The entry that knows one of `frames` (see [`Catalogue::setting_for_frames`]).
+    /// The entry that knows one of `frames` (see [`Catalogue::setting_for_frames`]); a cap on
+    /// accepted connections is not a pool's ([`Catalogue::front_cap_for_frames`]).
     pub fn entry_for_frames(&self, frames: &[String]) -> Option<&Entry> {
-        self.entries.iter().find(|e| e.matches_frames(frames))
+        self.entries
+            .iter()
+            .find(|e| e.kind != EntryKind::FrontCap && e.matches_frames(frames))
+    }
+
+    /// The front-cap entry whose accepting waits in one of `frames` while its cap is full
+    /// (`netutil.(*limitListener).acquire`).
+    pub fn front_cap_for_frames(&self, frames: &[String]) -> Option<&Entry> {
+        self.entries
+            .iter()
+            .find(|e| e.kind == EntryKind::FrontCap && e.matches_frames(frames))
     }
 
     /// Of `paths` (the files a process has open or mapped), those some entry names as its

@@ -9,7 +9,9 @@
 // again and the others are never answered. Each request calls a downstream URL and answers 200.
 // The hidden limit is the cap: N connections served at once (kind connection-limit).
 //
-// Usage: go-limit-listener -port 0 -downstream http://127.0.0.1:9999/ [-limit 16]
+// Usage: go-limit-listener -port 0 -downstream http://127.0.0.1:9999/ [-limit 16] [-pprof]
+// With -pprof it also serves net/http/pprof on a second port of its own (a cap on the service's
+// listener would hold the profiler's requests too), as services usually do.
 // The first stdout line is "listening on 127.0.0.1:PORT".
 package main
 
@@ -20,6 +22,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"time"
 
@@ -30,6 +33,7 @@ func main() {
 	port := flag.Int("port", 0, "TCP port to listen on (0: any free port)")
 	downstream := flag.String("downstream", "", "URL each request calls (required)")
 	limit := flag.Int("limit", 16, "connections accepted at once (netutil.LimitListener)")
+	withPprof := flag.Bool("pprof", false, "also serve net/http/pprof under /debug/pprof/ on a port of its own")
 	flag.Parse()
 	if *downstream == "" || *limit < 1 {
 		fmt.Fprintln(os.Stderr, "go-limit-listener: -downstream URL is required and -limit must be at least 1")
@@ -64,5 +68,15 @@ func main() {
 		os.Exit(2)
 	}
 	fmt.Printf("listening on %s\n", listener.Addr().String())
+	if *withPprof {
+		profiler, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "go-limit-listener: cannot listen for pprof: %v\n", err)
+			os.Exit(2)
+		}
+		mux := http.NewServeMux()
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		go func() { log.Fatal(http.Serve(profiler, mux)) }()
+	}
 	log.Fatal(http.Serve(netutil.LimitListener(listener, *limit), handler))
 }

@@ -454,8 +454,15 @@ fn setting_sentence(place: &Place, setting: &Setting) -> String {
             setting.framework, setting.setting, setting.source
         );
     }
-    let here = match (place.source, place.size, &place.shown_by) {
-        (Some(PlaceSource::Connections), Some(n), Some(shown_by)) => format!(
+    let here = match (place.kind, place.source, place.size, &place.shown_by) {
+        // An accept path's cap named by where its accepting waited (the runtime's stacks).
+        (Some(PlaceKind::AcceptCap), Some(PlaceSource::Connections), Some(n), Some(shown_by)) => {
+            format!(
+                "; the stacks showed {shown_by}, its accepting parked on a full cap, with {} connections accepted",
+                count(n)
+            )
+        }
+        (_, Some(PlaceSource::Connections), Some(n), Some(shown_by)) => format!(
             "; the target had {} (`{shown_by}`), and its default cap is the {} connections held here",
             if shown_by.starts_with("threads ") {
                 "its threads".to_string()
@@ -464,19 +471,19 @@ fn setting_sentence(place: &Place, setting: &Setting) -> String {
             },
             count(n)
         ),
-        (Some(PlaceSource::Connections), Some(n), None) => {
+        (_, Some(PlaceSource::Connections), Some(n), None) => {
             format!("; it held {} connections here", count(n))
         }
-        (Some(PlaceSource::Config), Some(n), _) => {
+        (_, Some(PlaceSource::Config), Some(n), _) => {
             format!("; its configuration sets {} for that server", count(n))
         }
         // Threads queued for a connection: the pool they queue for holds the calls in flight.
-        (_, _, _) if queued_for_connections(place) => place
+        (_, _, _, _) if queued_for_connections(place) => place
             .held
             .map(|n| format!("; {} connections were in use here", count(n)))
             .unwrap_or_default(),
-        (_, Some(n), _) => format!("; it had {} threads here", count(n)),
-        (_, None, _) => String::new(),
+        (_, _, Some(n), _) => format!("; it had {} threads here", count(n)),
+        (_, _, None, _) => String::new(),
     };
     let known = if queued_for_connections(place) {
         "the pool they queue for".to_string()

@@ -196,9 +196,14 @@ const UNACCEPTED_QUEUE: f64 = 1.0;
 /// requests instead (a pool's threads, an event loop); one whose accepting stopped (a cap on its
 /// connections, an accept loop that cannot keep up) leaves them in the queue, and their clients
 /// unanswered. The accepted connections are the clients it served, so they must be the limit
-/// (the clients answered) for the place to explain it. No knob is named: the connections do not
-/// say which cap (or which slow loop) it was.
-pub(super) fn accept_cap_seen(plateau: &[&Step], limit: Option<f64>) -> Option<Place> {
+/// (the clients answered) for the place to explain it. The connections do not say which cap (or
+/// which slow loop) it was: a knob is named only when the runtime's stacks at those steps show
+/// the accepting waiting where the catalogue knows a cap ([`accepting_waits_in_a_known_cap`]).
+pub(super) fn accept_cap_seen(
+    plateau: &[&Step],
+    limit: Option<f64>,
+    known: &Known<'_>,
+) -> Option<Place> {
     let limit = limit?;
     let past: Vec<(&Step, &chokepoint_result::Connections)> = plateau
         .iter()
@@ -221,8 +226,11 @@ pub(super) fn accept_cap_seen(plateau: &[&Step], limit: Option<f64>) -> Option<P
         .iter()
         .filter_map(|(_, c)| c.listen_overflows)
         .reduce(|a, b| a + b);
+    let (setting, shown_by) = accepting_waits_in_a_known_cap(&past, known).unzip();
     Some(Place {
         kind: Some(PlaceKind::AcceptCap),
+        setting,
+        shown_by,
         size: Some(accepted),
         held: Some(f64::from(at_largest.client_side.most_served)),
         clients: largest.clients,
@@ -232,6 +240,27 @@ pub(super) fn accept_cap_seen(plateau: &[&Step], limit: Option<f64>) -> Option<P
         listen_overflows: overflows,
         half_open: (at_largest.half_open_clients > 0.0).then_some(at_largest.half_open_clients),
         ..Place::default()
+    })
+}
+
+/// A front-cap entry of the catalogue whose frames a thread or goroutine waited in at one of
+/// the `past` steps (the accepting parked on a full cap: `netutil.(*limitListener).acquire`),
+/// with what showed it.
+fn accepting_waits_in_a_known_cap(
+    past: &[(&Step, &chokepoint_result::Connections)],
+    known: &Known<'_>,
+) -> Option<(chokepoint_result::Setting, String)> {
+    past.iter().rev().find_map(|(step, _)| {
+        step.stacks.as_ref()?.pools.iter().find_map(|pool| {
+            pool.stacks.iter().find_map(|stack| {
+                let entry = known.catalogue.front_cap_for_frames(&stack.frames)?;
+                let frame = stack.frames.first()?;
+                Some((
+                    entry.setting_on(known.cores.as_ref(), known.stated),
+                    format!("`{}` waiting in {frame}", pool.pool),
+                ))
+            })
+        })
     })
 }
 

@@ -192,7 +192,7 @@ pub(crate) fn facts(steps: &[Step], finding: &Finding, known: &Known<'_>) -> Vec
         // caps sit).
         (Kind::ConnectionLimit, _) if left_clients_unanswered(finding) => {
             configured_front_cap(&plateau, finding.limit, known)
-                .or_else(|| accept_cap_seen(&plateau, finding.limit))
+                .or_else(|| accept_cap_seen(&plateau, finding.limit, known))
                 .map(place)
         }
         (Kind::ConnectionLimit, _) => connection_pool(&plateau).map(place),

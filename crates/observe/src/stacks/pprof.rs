@@ -184,16 +184,34 @@ impl Pprof {
         if let Some(url) = &self.found {
             return fetch(agent, url).map(|dump| goroutine_stacks(&dump));
         }
+        // Every candidate at once, the first dump wins: a port that takes the connection and
+        // never answers (a listener capped by `netutil.LimitListener`, whose queue holds the
+        // probe's connection unaccepted) would otherwise spend the whole limit before the
+        // profiler's own port is tried. The others end by their limit; their answers are dropped.
+        let (answered, answers) = mpsc::channel();
+        for url in self.candidates.clone() {
+            let (agent, answered) = (agent.clone(), answered.clone());
+            std::thread::spawn(move || {
+                let _ = answered.send((url.clone(), fetch(&agent, &url)));
+            });
+        }
+        drop(answered);
         let mut why_not = Vec::new();
-        for url in &self.candidates {
-            match fetch(agent, url) {
+        for (url, answer) in answers {
+            match answer {
                 Ok(dump) => {
-                    self.found = Some(url.clone());
+                    self.found = Some(url);
                     return Ok(goroutine_stacks(&dump));
                 }
                 Err(why) => why_not.push(format!("{url}: {why}")),
             }
         }
+        // In the candidates' order, whichever answered first.
+        why_not.sort_by_key(|line| {
+            self.candidates
+                .iter()
+                .position(|url| line.starts_with(url.as_str()))
+        });
         let why = format!(
             "no net/http/pprof at {}: start the service with `import _ \"net/http/pprof\"` (or give --pprof URL)",
             why_not.join("; ")

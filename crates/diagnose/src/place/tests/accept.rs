@@ -161,3 +161,71 @@ fn connections_that_explain_nothing_name_no_accept_path() {
     found.facts.clear();
     assert_eq!(accept_place(&facts(&steps, &found)), None);
 }
+
+/// `capped(n)` with a goroutine dump at its largest step whose accepting goroutine waits in
+/// `frames`.
+fn capped_with_accept_stack(n: u32, frames: &[&str]) -> (Vec<Step>, Finding) {
+    let (mut steps, found) = capped(n);
+    let largest = steps.last_mut().expect("steps");
+    largest.stacks = Some(stacks(
+        StackSource::Pprof,
+        vec![
+            stack_pool("main", &[(WaitKind::Other, 1.0, frames)]),
+            stack_pool(
+                "net/http.(*Server).Serve",
+                &[(
+                    WaitKind::Downstream,
+                    f64::from(n),
+                    &["net/http.(*Client).Get"],
+                )],
+            ),
+        ],
+    ));
+    (steps, found)
+}
+
+#[test]
+fn the_accepting_parked_in_a_known_cap_names_its_setting() {
+    for n in [16, 100, 1000] {
+        let (steps, found) = capped_with_accept_stack(
+            n,
+            &[
+                "golang.org/x/net/netutil.(*limitListener).acquire",
+                "net/http.Serve",
+            ],
+        );
+        let told = facts(&steps, &found);
+        let place = accept_place(&told).unwrap_or_else(|| panic!("{n}: {told:?}"));
+        let setting = place.setting.as_ref().expect("LimitListener's n");
+        assert!(
+            setting.setting.starts_with("n in netutil.LimitListener"),
+            "{setting:?}"
+        );
+        assert_eq!(
+            place.shown_by.as_deref(),
+            Some("`main` waiting in golang.org/x/net/netutil.(*limitListener).acquire")
+        );
+        let said = crate::describe::place::sentence(&told[0], &found).unwrap();
+        assert!(
+            said.contains("its accepting parked on a full cap") && !said.contains("library open"),
+            "{said}"
+        );
+        // Accepting in the listener's own accept, not parked on the cap: no knob.
+        let (steps, found) = capped_with_accept_stack(
+            n,
+            &[
+                "net.(*netFD).accept",
+                "golang.org/x/net/netutil.(*limitListener).Accept",
+            ],
+        );
+        let told = facts(&steps, &found);
+        let place = accept_place(&told).expect("the accept path still");
+        assert_eq!(place.setting, None, "{n}");
+    }
+    // A cap on accepting is never a pool's setting by its frames.
+    let frames = ["golang.org/x/net/netutil.(*limitListener).acquire".to_string()];
+    assert_eq!(Catalogue::built_in().setting_for_frames(&frames), None);
+    assert!(Catalogue::built_in()
+        .front_cap_for_frames(&frames)
+        .is_some());
+}
