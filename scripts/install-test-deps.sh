@@ -139,6 +139,10 @@ maven_pom spring-async java-spring-async spring-boot-autoconfigure-3.5.7.jar
 # service calling the mock's gRPC stub through one ClientConn (tests/sweeps/stream_cap.rs),
 # built offline from the module cache.
 (cd tests/targets/go-grpc-channel && GOTOOLCHAIN=local go mod download)
+# Embedded Tomcat 11, for tests/targets/java-tomcat, a connector whose maxConnections is the
+# limit in front of its exec pool (tests/sweeps/connection_caps.rs).
+maven_jars tomcat org.apache.tomcat.embed:tomcat-embed-core:11.0.27 \
+  org.apache.tomcat:tomcat-annotations-api:11.0.27
 # golang.org/x/net (the Go module proxy) for tests/targets/go-limit-listener, a net/http
 # service behind netutil.LimitListener (tests/sweeps/connection_caps.rs), built offline.
 (cd tests/targets/go-limit-listener && GOTOOLCHAIN=local go mod download)

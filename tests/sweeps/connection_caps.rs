@@ -129,3 +129,61 @@ fn jettys_network_connection_limit_of_16_is_a_connection_limit_in_its_accept_pat
     drop(target);
     assert_accept_path(name, &result, 16, None);
 }
+
+/// tests/targets/java-tomcat with `--max-connections 16`: embedded Tomcat 11's connector
+/// accepts 16 connections at once; its exec pool (maxThreads 200) never sees more than 16
+/// requests. Tomcat closes a kept-alive connection after 100 requests, so the clients past 16
+/// get in by turns: a pool of 16 from the client side, whose queue is the listen queue. Truth by
+/// hand (`wrk -t2 -c32 -d4s`, 20 ms mock): 728.3 req/s, the mock's 16 in flight. Before the rule
+/// that reads the accept path in front of a pool with idle threads (written after this target's
+/// first sweep, on it) the finding named the exec pool and `maxThreads`: a wrong knob.
+#[test]
+fn tomcats_max_connections_of_16_is_placed_in_its_accept_path_and_max_threads_is_not_the_knob() {
+    crate::frameworks::require_tool("java", "-version");
+    crate::frameworks::require_tool("jcmd", "-h");
+    let jars = crate::place::cached_jars("tomcat", "tomcat-embed-core-11.0.27.jar", "Tomcat");
+    let _one = one_at_a_time();
+    let mock = mock_with_delay_of(Duration::from_millis(20));
+    let mut command = Command::new("java");
+    command
+        .arg("-cp")
+        .arg(jars.join("*"))
+        .arg(targets_dir().join("java-tomcat/TomcatServer.java"))
+        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())])
+        .args(["--max-connections", "16"]);
+    let name = "java-tomcat --max-connections 16";
+    let target = Target::launch(name, command);
+    let result = sweep_target(&target, None, ADAPTIVE_STEP, 64, Some(&mock));
+    drop(target);
+
+    assert_eq!(
+        most_downstream_in_flight(&result),
+        Some(16),
+        "{name}: the truth, the mock's calls in flight at most"
+    );
+    for step in result.steps.iter().filter(|s| s.clients > 18) {
+        let client_side = &step
+            .connections
+            .as_ref()
+            .expect("its connections")
+            .client_side;
+        assert_eq!(client_side.most_served, 16, "{name} at {}", step.clients);
+        assert!(
+            client_side.mean_unserved >= 0.8 * f64::from(step.clients - 16),
+            "{name} at {}: {client_side:?}",
+            step.clients
+        );
+    }
+    assert_finding(name, &result, Kind::BlockingPool, 16.0);
+    let place = the_place(name, &result);
+    println!("{name}: {place:?}");
+    assert_eq!(place.kind, Some(PlaceKind::AcceptCap), "{name}");
+    assert_eq!(place.source, Some(PlaceSource::Connections), "{name}");
+    assert_eq!(place.size, Some(16.0), "{name}");
+    assert_eq!(place.setting, None, "{name}: no knob named");
+    let not = place
+        .not_sized_by
+        .as_ref()
+        .expect("maxThreads, not the knob");
+    assert!(not.setting.starts_with("maxThreads"), "{name}: {not:?}");
+}

@@ -143,6 +143,11 @@ pub struct Place {
     /// the mean over the step read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub half_open: Option<f64>,
+    /// For an accept path in front of a pool: the pool whose threads held the limit with others
+    /// idle beside them while connections waited unaccepted (its `setting`, if known, is then
+    /// `not_sized_by`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool_behind: Option<PoolSeen>,
 }
 
 /// Why the evidence pointed at no one place (`Fact::PlaceUnclear`).

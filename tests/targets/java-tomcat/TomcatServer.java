@@ -7,7 +7,9 @@
  *
  * Built in session 21 to see what chokepoint says of a connection cap that re-queues its
  * clients (Tomcat closes a kept-alive connection after 100 requests, so the clients past N get
- * in by turns): not tuned on, no rule written for it yet.
+ * in by turns). It named the exec pool and maxThreads (default 200), a wrong knob; the rule that
+ * reads the accept path in front of a pool with idle threads (crates/diagnose/src/place/mod.rs,
+ * accept_path_in_front) was written after that, on this target: tuned here, not held out.
  *
  * Usage: java -cp 'JARS/*' TomcatServer.java --port 0 --downstream URL [--max-connections N]
  *   JARS: tomcat-embed-core 11.0.27 and tomcat-annotations-api (Maven Central;

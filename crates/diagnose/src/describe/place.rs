@@ -578,6 +578,19 @@ fn seen_and_default(seen: Option<u64>, setting: &Setting) -> String {
 
 /// Why the pool's own setting is not named: its size is not what stops at the limit.
 fn not_the_knob_sentence(place: &Place, setting: &Setting) -> String {
+    if let (Some(PlaceKind::AcceptCap), Some(pool)) = (place.kind, &place.pool_behind) {
+        return format!(
+            "Not `{}` ({}, default {}): `{}` had {} threads, {} of them held and {} idle while connections waited unaccepted, so the requests past {} never reached it; raising it adds idle threads.",
+            setting.setting,
+            setting.framework,
+            setting.default,
+            pool.pool,
+            count(pool.threads),
+            count(pool.held),
+            count((pool.threads - pool.held).max(0.0)),
+            count(place.size.unwrap_or(pool.held))
+        );
+    }
     if let Some(threads) = &place.queued_threads {
         let parked = (threads.threads - threads.held).max(0.0);
         return format!(

@@ -51,7 +51,7 @@ use crate::finding::Finding;
 use crate::size_rule::UsableCores;
 use chokepoint_result::{
     Fact, FrontCap, H2Peer, Kind, Place, PlaceKind, PlaceSource, PlaceUnclearWhy, PoolSeen,
-    PoolStacks, Setting, SharedStack, Stated, Step, UpstreamCap, WaitKind,
+    PoolStacks, Setting, SharedStack, StackSource, Stated, Step, UpstreamCap, WaitKind,
 };
 use connections::{
     accept_cap_seen, configured_front_cap, configured_upstream_cap, connection_pool,
@@ -182,7 +182,8 @@ pub(crate) fn facts(steps: &[Step], finding: &Finding, known: &Known<'_>) -> Vec
     };
     let fact = match (finding.kind, finding.limit) {
         (Kind::BlockingPool | Kind::ErrorBound, Some(limit)) if limit > 0.0 => {
-            return with_streams(&plateau, &before, limit, known);
+            let told = with_streams(&plateau, &before, limit, known);
+            return accept_path_in_front(told, &plateau, limit, known);
         }
         // Clients left unanswered put the cap in front of the target's work: its connections to
         // a downstream then stop at the clients it serves, a consequence, not the place. A cap
@@ -201,6 +202,83 @@ pub(crate) fn facts(steps: &[Step], finding: &Finding, known: &Known<'_>) -> Vec
         _ => None,
     };
     fact.into_iter().collect()
+}
+
+/// A threshold in threads: a pool had a thread free to take a request (idle for a whole
+/// thread's share of the step, not one caught between two tasks).
+const IDLE_THREAD: f64 = 1.0;
+
+/// A held pool's facts, or the accept path in front of it: when the target's connections past
+/// the limit waited unaccepted at every step that asked for more ([`accept_cap_seen`]) while
+/// the pool held the limit with a thread or more idle beside the held ones, the requests past
+/// the limit never reached the pool. An idle thread takes the next request it is given; with
+/// connections waiting unaccepted beside it, nothing gave it one: the queue stood in front of
+/// the pool, in the listen queue, and what stopped at the limit is what accepts (Tomcat's
+/// `maxConnections`, a connection cap of the server's own). A pool that accepts for itself
+/// (pre-fork workers, each calling `accept` when free) has no idle worker while connections
+/// wait, and stays the place; and a pre-fork pool's master reads as a pool member that takes
+/// no request, so the idle threads are read only from a runtime whose servers accept on a
+/// thread of their own and never fork workers ([`accepts_on_a_thread_of_its_own`]). With no
+/// place at all, the accept path is the place: the connections are direct evidence. Pools that
+/// disagreed (`PlaceUnclear`), streams' caps and connection pools (their handlers accept every
+/// connection) are left as they were.
+fn accept_path_in_front(
+    told: Vec<Fact>,
+    plateau: &[&Step],
+    limit: f64,
+    known: &Known<'_>,
+) -> Vec<Fact> {
+    let Some(mut accept) = accept_cap_seen(plateau, Some(limit), known) else {
+        return told;
+    };
+    // Pools that disagreed are left to say so: the accept path would be a third reading.
+    if told
+        .iter()
+        .any(|fact| matches!(fact, Fact::PlaceUnclear { .. }))
+    {
+        return told;
+    }
+    let pool = told.iter().find_map(|fact| match fact {
+        Fact::Place { place } => Some(place),
+        _ => None,
+    });
+    match pool {
+        Some(place)
+            if place.kind == Some(PlaceKind::ThreadPool)
+                && accepts_on_a_thread_of_its_own(place.source)
+                && place.size.unwrap_or(0.0) - place.held.unwrap_or(0.0) >= IDLE_THREAD =>
+        {
+            accept.not_sized_by = place.setting.clone();
+            accept.pool_behind = Some(seen_of(place));
+        }
+        Some(_) => return told,
+        None => {}
+    }
+    let mut kept: Vec<Fact> = told
+        .into_iter()
+        .filter(|fact| !matches!(fact, Fact::Place { .. }))
+        .collect();
+    kept.push(Fact::Place {
+        place: Box::new(accept),
+    });
+    kept
+}
+
+/// Whether a pool read from `source` is one of a runtime whose servers accept connections on a
+/// thread (goroutine) of their own, apart from the pool that serves them: the JVM's (Tomcat's
+/// `Acceptor`, Jetty's and Netty's acceptors) and Go's (`net/http.(*Server).Serve`), never
+/// pre-fork. CPython, Ruby and PHP servers fork workers that each accept; `/proc` alone cannot
+/// tell a worker from its master.
+fn accepts_on_a_thread_of_its_own(source: Option<PlaceSource>) -> bool {
+    matches!(
+        source,
+        Some(PlaceSource::Stacks(
+            StackSource::JcmdThreadPrint
+                | StackSource::JcmdVirtualThreads
+                | StackSource::Jfr
+                | StackSource::Pprof
+        ))
+    )
 }
 
 /// Whether the finding read clients the target never answered ([`Fact::ClientsUnanswered`]).

@@ -229,3 +229,111 @@ fn the_accepting_parked_in_a_known_cap_names_its_setting() {
         .front_cap_for_frames(&frames)
         .is_some());
 }
+
+/// A JVM server whose connector accepts at most `n` connections (Tomcat's `maxConnections`) in
+/// front of its request pool, clients answered by turns: jcmd shows the pool's `n` threads in
+/// the call and `idle` more waiting for work, the connections `n` accepted and the others
+/// waiting unaccepted.
+fn connector_capped(clients: u32, n: u32, idle: f64) -> Step {
+    let held = f64::from(clients.min(n));
+    let jcmd = stacks(
+        StackSource::JcmdThreadPrint,
+        vec![stack_pool(
+            "http-nio-8080-exec",
+            &[
+                (
+                    WaitKind::Downstream,
+                    held,
+                    &["java.net.SocketInputStream.read", "app.Servlet.doGet"],
+                ),
+                (
+                    WaitKind::Idle,
+                    idle,
+                    &["org.apache.tomcat.util.threads.TaskQueue.poll"],
+                ),
+            ],
+        )],
+    );
+    let mut at = accepting(
+        clients,
+        clients.min(n),
+        f64::from(clients.saturating_sub(n)),
+        0,
+    );
+    at.threads_by_pool = None;
+    at.stacks = Some(jcmd);
+    at
+}
+
+#[test]
+fn a_connection_cap_in_front_of_a_pool_with_idle_threads_is_the_place_not_the_pools_setting() {
+    for n in [16, 100, 1000] {
+        let steps: Vec<Step> = [n / 2, n, 2 * n, 4 * n]
+            .into_iter()
+            .map(|c| connector_capped(c, n, 2.0))
+            .collect();
+        let found = finding(Kind::BlockingPool, f64::from(n), n);
+        let told = facts(&steps, &found);
+        let place = accept_place(&told).unwrap_or_else(|| panic!("{n}: {told:?}"));
+        assert_eq!(place.size, Some(f64::from(n)));
+        let not = place
+            .not_sized_by
+            .as_ref()
+            .expect("maxThreads is not the knob");
+        assert!(not.setting.starts_with("maxThreads"), "{not:?}");
+        assert_eq!(place.setting, None);
+        let said = crate::describe::place::sentence(&told[0], &found).unwrap();
+        assert!(
+            said.contains(&format!(
+                "`http-nio-8080-exec` had {} threads, {n} of them held and 2 idle while connections waited unaccepted",
+                n + 2
+            )),
+            "{said}"
+        );
+        // No idle thread beside the held ones: the pool itself may be what accepts.
+        let busy: Vec<Step> = [n / 2, n, 2 * n, 4 * n]
+            .into_iter()
+            .map(|c| connector_capped(c, n, 0.4))
+            .collect();
+        let told = facts(&busy, &found);
+        assert_eq!(accept_place(&told), None, "{n}: {told:?}");
+    }
+}
+
+#[test]
+fn a_pre_fork_pool_read_by_py_spy_or_proc_stays_the_place_whatever_its_idle_members() {
+    // uWSGI's 8 workers each accept when free; py-spy counts the master as a ninth, idle. The
+    // connections past 8 wait unaccepted in the shared listen queue: the workers are the place.
+    let n = 8;
+    let steps: Vec<Step> = [4, 8, 16, 32]
+        .into_iter()
+        .map(|c| {
+            let held = f64::from(c.min(n));
+            let mut at = accepting(c, c.min(n), f64::from(c.saturating_sub(n)), 0);
+            at.threads_by_pool = None;
+            at.stacks = Some(stacks(
+                StackSource::PySpy,
+                vec![stack_pool(
+                    "uwsgi",
+                    &[
+                        (
+                            WaitKind::Downstream,
+                            held,
+                            &["urlopen (urllib/request.py)", "app (app.py:16)"],
+                        ),
+                        (WaitKind::Idle, 1.0, &["uwsgi_master (uwsgi)"]),
+                    ],
+                )],
+            ));
+            at
+        })
+        .collect();
+    let found = finding(Kind::BlockingPool, f64::from(n), n);
+    let told = facts(&steps, &found);
+    assert_eq!(accept_place(&told), None, "{told:?}");
+    assert!(
+        told.iter()
+            .any(|f| matches!(f, Fact::Place { place } if place.pool.as_deref() == Some("uwsgi"))),
+        "{told:?}"
+    );
+}
