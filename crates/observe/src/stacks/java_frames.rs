@@ -207,6 +207,11 @@ const RULES: &[Rule] = {
         kind("java.util.concurrent.locks.StampedLock.", Lock),
         kind("java.util.concurrent.Semaphore.acquire", Lock),
         kind("java.util.concurrent.Semaphore.tryAcquire", Lock),
+        // Tomcat's acceptor waiting for a connection slot: its connector's maxConnections is full.
+        kind(
+            "org.apache.tomcat.util.threads.LimitLatch.countUpOrAwait",
+            Lock,
+        ),
         // Idle workers and event loops: waiting for work, not for a resource.
         kind("java.util.concurrent.ThreadPoolExecutor.getTask", Idle),
         kind("java.util.concurrent.LinkedBlockingQueue.take", Idle),
@@ -366,6 +371,22 @@ mod tests {
                     "org.apache.hc.client5.http.impl.classic.CloseableHttpClient.execute",
                     "ClientPoolServer.handle",
                 ],
+            ),
+            // Tomcat's acceptor with its connector's maxConnections full: parked in the latch.
+            (
+                "WAITING",
+                &[
+                    "jdk.internal.misc.Unsafe.park",
+                    "java.util.concurrent.locks.LockSupport.park",
+                    "java.util.concurrent.locks.AbstractQueuedSynchronizer.acquire",
+                    "java.util.concurrent.locks.AbstractQueuedSynchronizer.acquireSharedInterruptibly",
+                    "org.apache.tomcat.util.threads.LimitLatch.countUpOrAwait",
+                    "org.apache.tomcat.util.net.AbstractEndpoint.countUpOrAwaitConnection",
+                    "org.apache.tomcat.util.net.Acceptor.run",
+                    "java.lang.Thread.run",
+                ],
+                Lock,
+                &["org.apache.tomcat.util.threads.LimitLatch.countUpOrAwait"],
             ),
             // HttpClient.send parks on a future: downstream, by the outer call.
             (

@@ -232,27 +232,38 @@ fn the_accepting_parked_in_a_known_cap_names_its_setting() {
 
 /// A JVM server whose connector accepts at most `n` connections (Tomcat's `maxConnections`) in
 /// front of its request pool, clients answered by turns: jcmd shows the pool's `n` threads in
-/// the call and `idle` more waiting for work, the connections `n` accepted and the others
-/// waiting unaccepted.
+/// the call and `idle` more waiting for work, and its acceptor parked in `LimitLatch` once the
+/// cap is full; the connections `n` accepted and the others waiting unaccepted.
 fn connector_capped(clients: u32, n: u32, idle: f64) -> Step {
     let held = f64::from(clients.min(n));
+    let acceptor_waits = if clients > n {
+        "org.apache.tomcat.util.threads.LimitLatch.countUpOrAwait"
+    } else {
+        "sun.nio.ch.NioSocketImpl.accept"
+    };
     let jcmd = stacks(
         StackSource::JcmdThreadPrint,
-        vec![stack_pool(
-            "http-nio-8080-exec",
-            &[
-                (
-                    WaitKind::Downstream,
-                    held,
-                    &["java.net.SocketInputStream.read", "app.Servlet.doGet"],
-                ),
-                (
-                    WaitKind::Idle,
-                    idle,
-                    &["org.apache.tomcat.util.threads.TaskQueue.poll"],
-                ),
-            ],
-        )],
+        vec![
+            stack_pool(
+                "http-nio-8080-Acceptor",
+                &[(WaitKind::Lock, 1.0, &[acceptor_waits])],
+            ),
+            stack_pool(
+                "http-nio-8080-exec",
+                &[
+                    (
+                        WaitKind::Downstream,
+                        held,
+                        &["java.net.SocketInputStream.read", "app.Servlet.doGet"],
+                    ),
+                    (
+                        WaitKind::Idle,
+                        idle,
+                        &["org.apache.tomcat.util.threads.TaskQueue.poll"],
+                    ),
+                ],
+            ),
+        ],
     );
     let mut at = accepting(
         clients,
@@ -281,7 +292,13 @@ fn a_connection_cap_in_front_of_a_pool_with_idle_threads_is_the_place_not_the_po
             .as_ref()
             .expect("maxThreads is not the knob");
         assert!(not.setting.starts_with("maxThreads"), "{not:?}");
-        assert_eq!(place.setting, None);
+        // The acceptor parked in its latch names the connector's cap.
+        let named = place.setting.as_ref().expect("maxConnections");
+        assert!(named.setting.starts_with("maxConnections"), "{named:?}");
+        assert_eq!(
+            place.shown_by.as_deref(),
+            Some("`http-nio-8080-Acceptor` waiting in org.apache.tomcat.util.threads.LimitLatch.countUpOrAwait")
+        );
         let said = crate::describe::place::sentence(&told[0], &found).unwrap();
         assert!(
             said.contains(&format!(
