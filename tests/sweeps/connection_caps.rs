@@ -112,21 +112,14 @@ fn assert_accept_path(
 /// req/s and 8 at 8 clients. Built after the accept-path rule, not tuned on.
 #[test]
 fn jettys_network_connection_limit_of_16_is_a_connection_limit_in_its_accept_path() {
-    crate::frameworks::require_tool("java", "-version");
     let jars = crate::place::cached_jars("jetty", "jetty-server-12.1.14.jar", "Jetty");
-    let _one = one_at_a_time();
-    let mock = mock_with_delay_of(Duration::from_millis(20));
-    let mut command = Command::new("java");
-    command
-        .arg("-cp")
-        .arg(jars.join("*"))
-        .arg(targets_dir().join("java-jetty/JettyServer.java"))
-        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())])
-        .args(["--network-connection-limit", "16"]);
     let name = "java-jetty --network-connection-limit 16";
-    let target = Target::launch(name, command);
-    let result = sweep_target(&target, None, ADAPTIVE_STEP, 64, Some(&mock));
-    drop(target);
+    let result = sweep_java_target(
+        name,
+        &jars,
+        "java-jetty/JettyServer.java",
+        &["--network-connection-limit", "16"],
+    );
     assert_accept_path(name, &result, 16, None);
 }
 
@@ -141,22 +134,15 @@ fn jettys_network_connection_limit_of_16_is_a_connection_limit_in_its_accept_pat
 /// `LimitLatch` (the catalogue's front-cap entry, written after that first sweep too).
 #[test]
 fn tomcats_max_connections_of_16_is_placed_in_its_accept_path_and_max_threads_is_not_the_knob() {
-    crate::frameworks::require_tool("java", "-version");
     crate::frameworks::require_tool("jcmd", "-h");
     let jars = crate::place::cached_jars("tomcat", "tomcat-embed-core-11.0.27.jar", "Tomcat");
-    let _one = one_at_a_time();
-    let mock = mock_with_delay_of(Duration::from_millis(20));
-    let mut command = Command::new("java");
-    command
-        .arg("-cp")
-        .arg(jars.join("*"))
-        .arg(targets_dir().join("java-tomcat/TomcatServer.java"))
-        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())])
-        .args(["--max-connections", "16"]);
     let name = "java-tomcat --max-connections 16";
-    let target = Target::launch(name, command);
-    let result = sweep_target(&target, None, ADAPTIVE_STEP, 64, Some(&mock));
-    drop(target);
+    let result = sweep_java_target(
+        name,
+        &jars,
+        "java-tomcat/TomcatServer.java",
+        &["--max-connections", "16"],
+    );
 
     assert_eq!(
         most_downstream_in_flight(&result),
@@ -195,4 +181,28 @@ fn tomcats_max_connections_of_16_is_placed_in_its_accept_path_and_max_threads_is
         .as_ref()
         .expect("maxThreads, not the knob");
     assert!(not.setting.starts_with("maxThreads"), "{name}: {not:?}");
+}
+
+/// A sweep as a user runs it (adaptive up to 64 clients, `--mock` of 20 ms) of the single-file
+/// Java target `file` run on `jars` with `extra` arguments.
+fn sweep_java_target(
+    name: &'static str,
+    jars: &std::path::Path,
+    file: &str,
+    extra: &[&str],
+) -> chokepoint_result::SweepResult {
+    crate::frameworks::require_tool("java", "-version");
+    let _one = one_at_a_time();
+    let mock = mock_with_delay_of(Duration::from_millis(20));
+    let mut command = Command::new("java");
+    command
+        .arg("-cp")
+        .arg(jars.join("*"))
+        .arg(targets_dir().join(file))
+        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())])
+        .args(extra);
+    let target = Target::launch(name, command);
+    let result = sweep_target(&target, None, ADAPTIVE_STEP, 64, Some(&mock));
+    drop(target);
+    result
 }
