@@ -189,29 +189,27 @@ impl Pprof {
         // probe's connection unaccepted) would otherwise spend the whole limit before the
         // profiler's own port is tried. The others end by their limit; their answers are dropped.
         let (answered, answers) = mpsc::channel();
-        for url in self.candidates.clone() {
+        for (order, url) in self.candidates.iter().cloned().enumerate() {
             let (agent, answered) = (agent.clone(), answered.clone());
             std::thread::spawn(move || {
-                let _ = answered.send((url.clone(), fetch(&agent, &url)));
+                let answer = fetch(&agent, &url);
+                let _ = answered.send((order, url, answer));
             });
         }
         drop(answered);
         let mut why_not = Vec::new();
-        for (url, answer) in answers {
+        for (order, url, answer) in answers {
             match answer {
                 Ok(dump) => {
                     self.found = Some(url);
                     return Ok(goroutine_stacks(&dump));
                 }
-                Err(why) => why_not.push(format!("{url}: {why}")),
+                Err(why) => why_not.push((order, format!("{url}: {why}"))),
             }
         }
-        // In the candidates' order, whichever answered first.
-        why_not.sort_by_key(|line| {
-            self.candidates
-                .iter()
-                .position(|url| line.starts_with(url.as_str()))
-        });
+        // Told in the candidates' order, whichever answered first.
+        why_not.sort();
+        let why_not: Vec<String> = why_not.into_iter().map(|(_, why)| why).collect();
         let why = format!(
             "no net/http/pprof at {}: start the service with `import _ \"net/http/pprof\"` (or give --pprof URL)",
             why_not.join("; ")
