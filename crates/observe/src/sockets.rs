@@ -244,7 +244,8 @@ pub fn client_side_inodes(
 }
 
 /// `TcpExt ListenOverflows` of process `pid`'s network namespace (`/proc/PID/net/netstat`): the
-/// handshakes its kernel dropped because a listen queue was full, since boot.
+/// handshakes its kernel dropped because a listen queue was full, since boot. Read by hand:
+/// procfs 0.17 parses `/proc/net/snmp` but not `netstat`'s `TcpExt` lines.
 pub fn listen_overflows(pid: i32) -> Option<u64> {
     let netstat = std::fs::read_to_string(format!("/proc/{pid}/net/netstat")).ok()?;
     counter(&netstat, "TcpExt:", "ListenOverflows")
