@@ -50,9 +50,12 @@ fi
 # is kept in a file and shown when they end.
 status=0
 sweep_times=target/tmp/sweep-times.tsv
-rm -f "$sweep_times"
+# Sweeps that leave the machine mostly idle run two at a time once this file is there (the
+# tests' `beside_one_other`): only after this lane's other tests and lints have ended.
+sweeps_may_pair=target/tmp/sweeps-may-pair
+rm -f "$sweep_times" "$sweeps_may_pair"
 sweeps_log=$(mktemp /tmp/chokepoint-sweeps.XXXXXX)
-trap 'wait "$deps_pid" 2>/dev/null || true; rm -f "$deps_log" "$sweeps_log"' EXIT
+trap 'wait "$deps_pid" 2>/dev/null || true; rm -f "$deps_log" "$sweeps_log" "$sweeps_may_pair"' EXIT
 cargo test --release -p chokepoint --test sweeps "$@" > "$sweeps_log" 2>&1 &
 sweeps_pid=$!
 # Cargo holds its build lock until it starts the test binary: had the other lane's build taken
@@ -71,12 +74,14 @@ phase "every test but the sweeps run"
 # leaves CI's longest path. One job keeps a core for the sweeps, as the other tests did.
 cargo clippy --workspace --all-targets --release -j 1 -- -D warnings || status=$?
 phase "clippy run"
+mkdir -p target/tmp && touch "$sweeps_may_pair"
 sweeps_status=0
 wait "$sweeps_pid" || sweeps_status=$?
 cat "$sweeps_log"
 phase "sweeps run"
+rm -f "$sweeps_may_pair"
 if [ -s "$sweep_times" ]; then
-  echo "scripts/test.sh: the longest turns of the sweeps (seconds held, of $(awk '{s+=$2} END {printf "%.0f", s}' "$sweep_times") in all):" >&2
+  echo "scripts/test.sh: the longest turns of the sweeps (seconds held, machine busy % mean and peak, of $(awk '{s+=$2} END {printf "%.0f", s}' "$sweep_times") in all):" >&2
   # sed reads to the end: `head` would close the pipe early, and sort's SIGPIPE (exit 141)
   # failed a full run whose every test had passed.
   sort -t$'\t' -k2,2 -rn "$sweep_times" | sed -n '1,15s/^/  /p' >&2

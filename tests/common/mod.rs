@@ -15,7 +15,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -29,26 +29,109 @@ pub const STARTUP_LIMIT: Duration = Duration::from_secs(120);
 /// The downstream delay of the mock that the Go and thread-pool targets call.
 pub const DOWNSTREAM_DELAY: Duration = Duration::from_millis(50);
 
-/// One sweep at a time.
-pub static SWEEPS: Mutex<()> = Mutex::new(());
+/// The sweeps' turns. A sweep that measures the machine (its CPU, its timing, a warm-up) runs
+/// alone: [`one_at_a_time`]. A sweep whose figures come from a downstream's delay and the
+/// target's connections and threads, and that leaves the machine mostly idle (the busy shares
+/// of `SWEEP_TIMES`), may run beside one other such sweep once nothing else runs:
+/// [`beside_one_other`]. `scripts/test.sh` allows pairs (`SWEEPS_MAY_PAIR`) only after its
+/// other lane of tests has ended; a sweeps binary run alone by hand pairs nothing.
+static TURNS: Turns = Turns {
+    held: Mutex::new(TurnsHeld {
+        beside: 0,
+        alone: false,
+        alone_waiting: 0,
+    }),
+    changed: Condvar::new(),
+};
+
+/// The file whose presence allows two [`beside_one_other`] turns at once.
+pub const SWEEPS_MAY_PAIR: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/sweeps-may-pair");
+
+struct Turns {
+    held: Mutex<TurnsHeld>,
+    changed: Condvar,
+}
+
+struct TurnsHeld {
+    /// Turns held beside another.
+    beside: u32,
+    /// Whether a turn is held alone.
+    alone: bool,
+    /// Turns waiting to be alone: no new turn beside another starts before them.
+    alone_waiting: u32,
+}
+
+impl Turns {
+    fn take(&self, alone: bool) {
+        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        if alone {
+            held.alone_waiting += 1;
+            while held.alone || held.beside > 0 {
+                held = self.changed.wait(held).unwrap_or_else(|p| p.into_inner());
+            }
+            held.alone_waiting -= 1;
+            held.alone = true;
+        } else {
+            loop {
+                let room = if Path::new(SWEEPS_MAY_PAIR).exists() {
+                    2
+                } else {
+                    1
+                };
+                if !held.alone && held.alone_waiting == 0 && held.beside < room {
+                    break;
+                }
+                // The file may appear while waiting: look again now and then.
+                held = self
+                    .changed
+                    .wait_timeout(held, Duration::from_secs(1))
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0;
+            }
+            held.beside += 1;
+        }
+    }
+
+    fn give_back(&self, alone: bool) {
+        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        if alone {
+            held.alone = false;
+        } else {
+            held.beside -= 1;
+        }
+        self.changed.notify_all();
+    }
+}
 
 /// A test's turn to sweep. When the turn ends, how long it was held is appended to
-/// `SWEEP_TIMES` (test name, seconds): `scripts/test.sh` prints the longest, where CI's time
-/// goes (issue 25).
+/// `SWEEP_TIMES` (test name, seconds, the machine's busy share over the turn and its busiest
+/// half second, percent of all cores, and `alone` or `beside`): `scripts/test.sh` prints the
+/// longest, where CI's time goes (issue 25), and the busy shares say which turns leave the
+/// machine idle.
 pub struct Turn {
-    _held: std::sync::MutexGuard<'static, ()>,
+    alone: bool,
     since: std::time::Instant,
+    busy: MachineBusy,
 }
 
 pub const SWEEP_TIMES: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/sweep-times.tsv");
 
+/// A turn alone: no other sweep runs until it ends.
 pub fn one_at_a_time() -> Turn {
-    let held = SWEEPS
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    turn(true)
+}
+
+/// A turn that may run beside one other turn of its kind (see [`TURNS`]).
+pub fn beside_one_other() -> Turn {
+    turn(false)
+}
+
+fn turn(alone: bool) -> Turn {
+    TURNS.take(alone);
     Turn {
-        _held: held,
+        alone,
         since: std::time::Instant::now(),
+        busy: MachineBusy::start(),
     }
 }
 
@@ -56,7 +139,13 @@ impl Drop for Turn {
     fn drop(&mut self) {
         use std::io::Write;
         let test = std::thread::current().name().unwrap_or("?").to_string();
-        let line = format!("{test}\t{:.1}\n", self.since.elapsed().as_secs_f64());
+        let held_s = self.since.elapsed().as_secs_f64();
+        let (mean, peak) = self.busy.finish();
+        TURNS.give_back(self.alone);
+        let line = format!(
+            "{test}\t{held_s:.1}\t{mean:.0}\t{peak:.0}\t{}\n",
+            if self.alone { "alone" } else { "beside" }
+        );
         if let Ok(mut file) = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -65,6 +154,69 @@ impl Drop for Turn {
             let _ = file.write_all(line.as_bytes());
         }
     }
+}
+
+/// The machine's busy share (`/proc/stat`, every core) over a turn, sampled every half second
+/// by a thread of its own.
+struct MachineBusy {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    sampler: Option<std::thread::JoinHandle<(f64, f64)>>,
+}
+
+impl MachineBusy {
+    fn start() -> MachineBusy {
+        use std::sync::atomic::Ordering::Relaxed;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let sampler = std::thread::spawn(move || {
+            let first = cpu_ticks();
+            let (mut last, mut peak) = (first, 0.0f64);
+            while !flag.load(Relaxed) {
+                std::thread::sleep(Duration::from_millis(500));
+                let now = cpu_ticks();
+                peak = peak.max(busy_pct(last, now));
+                last = now;
+            }
+            (busy_pct(first, last), peak)
+        });
+        MachineBusy {
+            stop,
+            sampler: Some(sampler),
+        }
+    }
+
+    /// The mean and the busiest half second, percent of all cores.
+    fn finish(&mut self) -> (f64, f64) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.sampler
+            .take()
+            .and_then(|s| s.join().ok())
+            .unwrap_or((f64::NAN, f64::NAN))
+    }
+}
+
+/// Busy and total ticks of every core (`/proc/stat`'s first line; idle and iowait are idle).
+fn cpu_ticks() -> (u64, u64) {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let ticks: Vec<u64> = stat
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|t| t.parse().ok())
+        .collect();
+    let total: u64 = ticks.iter().sum();
+    let idle = ticks.get(3).copied().unwrap_or(0) + ticks.get(4).copied().unwrap_or(0);
+    (total - idle, total)
+}
+
+fn busy_pct(from: (u64, u64), to: (u64, u64)) -> f64 {
+    let total = to.1.saturating_sub(from.1);
+    if total == 0 {
+        return 0.0;
+    }
+    100.0 * to.0.saturating_sub(from.0) as f64 / total as f64
 }
 
 pub fn targets_dir() -> PathBuf {

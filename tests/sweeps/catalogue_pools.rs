@@ -164,7 +164,7 @@ fn the_jvm_common_pool_says_its_parallelism_property() {
     if !toolchain_present("java", "-version") {
         return;
     }
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock_with_delay();
     let target = launch_java_pools(&mock);
     let (pool, threads, waiting, setting, named) = sweep_and_look_up(
@@ -194,7 +194,7 @@ fn gunicorn_says_its_workers_flag() {
     if !toolchain_present("gunicorn", "--version") {
         return;
     }
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     // A sampled worker is caught in the call for the call's share of its time: longer calls
     // keep one sample, or one dump, from missing it on a busy machine (a flake-hunt round found
     // no place at 50 ms).
@@ -287,7 +287,7 @@ fn gunicorn_gthread_workers_are_a_pool_of_workers_times_threads_sized_by_their_f
     if !toolchain_present("gunicorn", "--version") {
         return;
     }
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let name = "py-gunicorn-gthread";
     let result = sweep_gunicorn_gthread(name);
     assert_a_pool_of_8(name, &result);
@@ -332,7 +332,7 @@ fn uwsgi_says_its_processes_and_threads() {
     ) else {
         return;
     };
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock_with_delay_of(Duration::from_millis(200));
     let (server, port) = start_quiet("uwsgi", |port| {
         let mut command = Command::new(&uwsgi);
@@ -395,7 +395,7 @@ fn php_fpm_says_its_max_children() {
     ) else {
         return;
     };
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock_with_delay();
     let scratch = Scratch::new("php-fpm");
     let dir = scratch.0.display().to_string();
@@ -492,7 +492,7 @@ fn apache_says_its_max_request_workers() {
     ) else {
         return;
     };
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock_with_delay();
     let scratch = Scratch::new("apache");
     let (server, port) = start_quiet("apache2", |port| {
@@ -529,7 +529,7 @@ fn a_python_thread_pool_executor_says_its_max_workers() {
     if !toolchain_present("python3", "--version") || !toolchain_present("py-spy", "--version") {
         return;
     }
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     // One py-spy dump at the plateau step decides; at 50 ms a busy machine's dump caught 3 of
     // the 6 workers in the call (a run of this test), at 200 ms they are there nearly always
     // (see tests/sweeps/place.rs, the same pool).

@@ -117,7 +117,7 @@ fn assert_client_pool(
 #[test]
 fn httpclient5s_pool_is_named_from_proc_by_its_jar_and_its_connections() {
     let jars = crate::place::httpclient5_jars();
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock_with_delay_of(Duration::from_millis(100));
     let name = "java-httpclient5 (/proc)";
     let file = "java-httpclient5/ClientPoolServer.java";
@@ -147,7 +147,7 @@ fn httpclient4s_pool_of_2_per_route_is_named_from_proc_by_its_jar_and_its_connec
         "httpclient-4.5.14.jar",
         "Apache HttpClient 4",
     );
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock_with_delay_of(Duration::from_millis(100));
     let name = "java-httpclient4 (/proc)";
     let file = "java-httpclient4/ClientPoolServer.java";
@@ -176,7 +176,7 @@ fn reactor_nettys_shared_pool_of_500_is_named_from_proc_by_its_jar_and_its_conne
         "reactor-netty-core-1.2.16.jar",
         "Reactor Netty",
     );
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     // 500 calls held 1 s each: 500 req/s, light for the event loops on a busy machine.
     let mock = mock_with_delay_of(Duration::from_secs(1));
     let name = "java-reactor-netty (/proc)";
@@ -200,7 +200,7 @@ fn an_aiohttp_event_loops_connector_is_named_from_its_connections_and_its_extens
             .is_ok_and(|s| s.success()),
         "python3 with aiohttp is needed: pip install aiohttp (.ci/run does)"
     );
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     // 100 connections held 500 ms each: 200 req/s, light for one event loop on a busy core.
     let mock = mock_with_delay_of(Duration::from_millis(500));
     let mut command = Command::new("python3");
@@ -250,7 +250,7 @@ fn py_requests(mock: &chokepoint_mock::RunningMock, pool_block: bool) -> Target 
 #[test]
 fn a_requests_session_with_pool_block_is_10_named_by_py_spy_in_get_conn() {
     crate::place::require("py-spy", "--version");
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock_with_delay_of(Duration::from_millis(100));
     let target = py_requests(&mock, true);
     let name = "py-requests --pool-block";
@@ -282,7 +282,7 @@ fn a_requests_session_with_pool_block_is_10_named_by_py_spy_in_get_conn() {
 #[test]
 fn a_requests_session_at_its_defaults_caps_nothing_and_names_no_pool() {
     crate::place::require("py-spy", "--version");
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock_with_delay_of(Duration::from_millis(100));
     let target = py_requests(&mock, false);
     let name = "py-requests";
@@ -319,7 +319,7 @@ fn okhttp_jars() -> std::path::PathBuf {
 #[test]
 fn okhttps_dispatcher_is_5_per_host_named_from_proc_by_its_threads() {
     let jars = okhttp_jars();
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock_with_delay_of(Duration::from_millis(100));
     let name = "java-okhttp (/proc)";
     let file = "java-okhttp/OkHttpServer.java";
@@ -370,7 +370,7 @@ fn assert_node_client_sized_and_unplaced(
         toolchain_present("node", "--version"),
         "node is needed (.ci/run installs it)"
     );
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock_with_delay_of(Duration::from_millis(100));
     let mut command = Command::new("node");
     command
@@ -441,7 +441,7 @@ fn the_jdk_httpclient_caps_nothing_and_the_handler_pool_in_front_of_it_is_named(
         toolchain_present("java", "-version"),
         "java is needed: install it (.ci/run does)"
     );
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock_with_delay_of(Duration::from_millis(100));
     let mut command = Command::new("java");
     command
@@ -480,7 +480,7 @@ fn a_go_transport_capped_by_max_conns_per_host_is_named_by_pprof() {
     );
     // Built before the sweep's turn: a cold build (CI's first) is no measurement.
     let binary = build_go_target("go-transport");
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock_with_delay_of(Duration::from_millis(100));
     let mut command = Command::new(binary);
     command

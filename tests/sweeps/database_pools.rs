@@ -142,7 +142,7 @@ fn hikaricps_pool_in_front_of_postgresql_is_named_from_its_connections_and_its_j
         "java is needed: install it (.ci/run does)"
     );
     let jars = hikari_jars();
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let database = Postgres::start();
     let jdbc = format!(
         "jdbc:postgresql://127.0.0.1:{}/postgres?user=postgres",
@@ -181,7 +181,7 @@ fn an_asyncpg_pool_in_front_of_postgresql_is_named_from_its_connections_and_its_
             .is_ok_and(|s| s.success()),
         "python3 with asyncpg and aiohttp is needed: pip install asyncpg aiohttp (.ci/run does)"
     );
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let database = Postgres::start();
     let mut command = Command::new("python3");
     command
@@ -213,7 +213,7 @@ fn a_node_postgres_pool_is_sized_and_left_unplaced_when_nothing_names_it() {
         "node-postgres is missing in {}: run scripts/install-test-deps.sh",
         dir.display()
     );
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let database = Postgres::start();
     let mut command = Command::new("node");
     command.arg(dir.join("server.js")).args([
@@ -252,7 +252,7 @@ fn a_pgxpool_sized_by_the_cpus_is_named_by_pprof_with_its_rule_on_this_machine()
     );
     // Built before the sweep's turn: a cold build (CI's first) is no measurement.
     let binary = build_go_target("go-pgxpool");
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let database = Postgres::start();
     let mut command = Command::new(binary);
     command.args([
@@ -317,7 +317,7 @@ fn a_database_sql_pool_capped_by_set_max_open_conns_is_named_by_pprof() {
     );
     // Built before the sweep's turn: a cold build (CI's first) is no measurement.
     let binary = build_go_target("go-database-sql");
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let database = Postgres::start();
     let mut command = Command::new(binary);
     command.args([
@@ -415,7 +415,7 @@ fn python_database_pool(
 /// and its own pool's entry (4) must not be the one named.
 #[test]
 fn sqlalchemys_queue_pool_in_front_of_postgresql_is_15_and_named_with_its_overflow() {
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let database = Postgres::start();
     let target = py_sqlalchemy(&database, "sqlalchemy", "0.1");
     let name = "py-sqlalchemy";
@@ -439,7 +439,7 @@ fn sqlalchemys_queue_pool_in_front_of_postgresql_is_15_and_named_with_its_overfl
 /// seen polling its own listening socket, idle (`chokepoint_observe::polled`).
 #[test]
 fn a_psycopg_pool_in_front_of_postgresql_is_4_and_named_by_its_extension() {
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let database = Postgres::start();
     let target = py_sqlalchemy(&database, "psycopg", "0.1");
     let name = "py-sqlalchemy --pool psycopg";

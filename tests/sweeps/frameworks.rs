@@ -130,7 +130,7 @@ pub(crate) fn assert_held(name: &str, place: &Place, size: f64) {
 fn puma_at_its_defaults_is_placed_in_its_thread_pool_with_its_threads_setting() {
     require_tool("puma", "--version");
     require_tool("ruby", "--version");
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock_with_delay_of(Duration::from_millis(200));
     let (server, port) = start_quiet("puma", |port| {
         let mut command = Command::new("puma");
@@ -181,7 +181,7 @@ fn puma_at_its_defaults_is_placed_in_its_thread_pool_with_its_threads_setting() 
 fn fastapi_def_endpoints_are_placed_in_anyios_worker_threads_by_py_spy() {
     require_python_modules("fastapi, uvicorn, anyio");
     require_tool("py-spy", "--version");
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     // A py-spy dump is one instant: at 500 ms a worker spends nearly all its time in the read,
     // GIL waits and the event loop's hand-offs included, and 40 calls at 500 ms are 80 req/s,
     // a fifth of a core of Python (~2 ms a request here).
@@ -248,7 +248,7 @@ fn fastapi_def_endpoints_are_placed_in_anyios_worker_threads_by_py_spy() {
 fn an_httpx_async_clients_pool_is_not_placed_and_the_finding_says_its_100_connections() {
     require_python_modules("httpx");
     require_tool("py-spy", "--version");
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     // 100 calls at 1 s are 100 req/s through httpx's pure-Python client (~2.5 ms of CPU a
     // request here, a quarter of a core); at 200 ms, 500 req/s, they would need more than a
     // core of one Python thread, and a busy machine's CPU would stop it before the pool did.
@@ -334,7 +334,7 @@ fn vertx_blocking_calls_are_placed_in_its_20_worker_threads_with_the_worker_pool
     require_tool("java", "-version");
     require_tool("jcmd", "-h");
     let jars = crate::place::cached_jars("vertx", "vertx-core-5.0.7.jar", "Vert.x");
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     // 20 calls held 200 ms: 100 req/s, a few percent of a core for the event loop and workers.
     let mock = mock_with_delay_of(Duration::from_millis(200));
     let name = "java-vertx-worker";
@@ -409,7 +409,7 @@ fn java_21() -> std::path::PathBuf {
 fn virtual_threads_pinned_in_synchronized_are_held_by_their_carriers_one_per_core() {
     require_tool("javac", "-version");
     let java = java_21();
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock_with_delay_of(Duration::from_millis(200));
     let name = "java-virtual-threads";
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
@@ -453,7 +453,7 @@ fn virtual_threads_pinned_in_synchronized_are_held_by_their_carriers_one_per_cor
 fn unpinned_virtual_threads_queued_for_ten_permits_are_placed_by_the_json_thread_dump() {
     require_tool("javac", "-version");
     let java = java_21();
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock_with_delay_of(Duration::from_millis(200));
     let name = "java-virtual-threads PermitServer";
     let mut command = Command::new(java);

@@ -81,7 +81,7 @@ fn read<T: serde::de::DeserializeOwned>(path: &Path) -> T {
 
 #[test]
 fn a_grpc_sweep_of_a_grpcio_server_of_4_workers_finds_a_blocking_pool_of_4() {
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let scratch = Scratch::new("sweep");
     let schema = descriptor_set(&scratch.0);
     let target = launch_pool();
@@ -135,7 +135,7 @@ fn a_grpc_sweep_of_a_grpcio_server_of_4_workers_finds_a_blocking_pool_of_4() {
 
 #[test]
 fn a_mix_of_calls_through_a_targets_file_is_counted_exactly_by_status() {
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let scratch = Scratch::new("mix");
     let schema = descriptor_set(&scratch.0);
     let target = launch_pool();
@@ -198,7 +198,7 @@ fn a_mix_of_calls_through_a_targets_file_is_counted_exactly_by_status() {
 /// one line before any load, saying what to give instead.
 #[test]
 fn without_a_descriptor_set_the_schema_comes_from_the_servers_reflection() {
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let scratch = Scratch::new("reflection");
     let json = scratch.0.join("load.json");
     let reflecting = launch_pool_with(&["--reflection"]);

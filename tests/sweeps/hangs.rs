@@ -37,7 +37,7 @@ fn assert_stopped_answering(name: &str, result: &SweepResult, from: u32) {
 #[test]
 fn two_locks_taken_in_opposite_orders_stop_answering_at_two_clients() {
     assert!(toolchain_present("python3", "--version"));
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock_with_delay();
     let mut command = Command::new("python3");
     command
@@ -76,7 +76,7 @@ fn a_strict_go_http2_transport_past_the_streams_cap_stops_answering() {
         "go is needed: install it (scripts/install-test-deps.sh)"
     );
     let binary = build_go_target("go-h2-client");
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = chokepoint_mock::start(
         "127.0.0.1:0".parse().expect("a socket address"),
         MockConfig {

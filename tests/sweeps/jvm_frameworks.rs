@@ -44,7 +44,7 @@ fn sweep_jvm_target(
 ) -> SweepResult {
     require_tool("java", "-version");
     require_tool("jcmd", "-h");
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock_with_delay_of(delay);
     let mut command = Command::new("java");
     command

@@ -62,7 +62,7 @@ fn a_namespaced_python_thread_pool_is_placed_by_py_spy_as_on_the_host() {
     require("unshare", "--version");
     require("python3", "--version");
     require("py-spy", "--version");
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     // As place.rs's host test: 200 ms calls, so a dump catches the 6 workers in the read.
     let mock = mock_with_delay_of(Duration::from_millis(200));
     let server = targets_dir().join("py-threadpool/server.py");
@@ -91,7 +91,7 @@ fn a_namespaced_jvm_with_its_own_tmp_is_placed_by_its_thread_dumps_as_on_the_hos
     require("unshare", "--version");
     require("java", "-version");
     require("jcmd", "-h");
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock_with_delay_of(Duration::from_millis(150));
     let twin = crate::common::java_program(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jvm/BlockingDemo.java"),
@@ -149,7 +149,7 @@ fn a_namespaced_jvm_with_its_own_tmp_is_placed_by_its_thread_dumps_as_on_the_hos
 fn a_namespaced_go_semaphore_is_placed_by_pprof_as_on_the_host() {
     require("unshare", "--version");
     require("go", "version");
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock_with_delay();
     let binary = build_go_target("go-semaphore");
     let command = in_own_namespaces(

@@ -81,7 +81,7 @@ fn a_sweep_through_the_observer_in_another_network_namespace_finds_what_a_local_
     if !toolchain_present("ip", "-V") || !toolchain_present("python3", "--version") {
         return;
     }
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let dir = std::env::temp_dir().join(format!("cp-observer-netns-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temp dir");
     let remote = {
@@ -168,7 +168,7 @@ fn a_go_semaphore_behind_socat_in_another_namespace_is_followed_and_placed_by_pp
     {
         return;
     }
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let binary = build_go_target("go-semaphore");
     let dir = std::env::temp_dir().join(format!("cp-observer-forwarder-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temp dir");

@@ -78,7 +78,7 @@ fn assert_proc_place(name: &str, result: &SweepResult, pool: &str, held: f64) ->
 #[test]
 fn go_goroutines_are_not_placed_from_proc_and_the_finding_says_what_it_saw() {
     require("go", "version");
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock_with_delay();
     let target = launch_go_semaphore(&mock);
     let result = sweep_from_proc("go-semaphore", &target.url(), vec![3, 6, 24, 48], &mock);
@@ -121,7 +121,7 @@ pub(crate) fn stacks_place(name: &str, result: &SweepResult) -> chokepoint_resul
 fn a_python_thread_pool_is_placed_in_its_workers_and_their_frame_by_py_spy_and_from_proc_alone() {
     require("python3", "--version");
     require("py-spy", "--version");
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     // A dump is one instant: each worker is caught in the read with the chance delay / (delay
     // + what it spends outside it, GIL waits included). At 50 ms a busy machine's dump caught
     // 4 of 6 now and then, below the place's tolerance, and /proc decided instead (a run of
@@ -183,7 +183,7 @@ pub(crate) fn assert_py_spy_place_of_py_threadpool(name: &str, result: &SweepRes
 #[test]
 fn go_goroutines_behind_a_channel_are_placed_as_a_semaphore_by_pprof() {
     require("go", "version");
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock_with_delay();
     let mut command = Command::new(build_go_target("go-semaphore"));
     command.args(["-port", "0", "-downstream", &mock.url(), "-pprof"]);
@@ -233,7 +233,7 @@ fn from_proc_alone(result: &SweepResult) -> SweepResult {
 fn the_jvm_twins_routes_are_placed_in_their_pools_by_thread_dumps_and_from_proc_alone() {
     require("java", "-version");
     require("jcmd", "-h");
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = chokepoint_mock::start(
         "127.0.0.1:0".parse().expect("an address"),
         MockConfig {
@@ -334,7 +334,7 @@ fn a_clients_connection_pool_is_the_place_not_the_threads_that_queue_for_it() {
     require("java", "-version");
     require("jcmd", "-h");
     let jars = httpclient5_jars();
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock_with_delay_of(Duration::from_millis(100));
     let mut command = Command::new("java");
     command

@@ -100,7 +100,7 @@ fn haproxys_server_maxconn_is_a_queue_of_8_placed_in_its_configuration() {
     };
     // Known only as an upstream cap: a CPU-bound HAProxy's threads name no `maxconn`.
     assert_eq!(Catalogue::built_in().setting_for("haproxy"), None);
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock_with_delay_of(MOCK_DELAY);
     let scratch = Scratch::new("haproxy");
     let upstream = mock.url().trim_start_matches("http://").to_string();
@@ -193,7 +193,7 @@ fn haproxys_frontend_maxconn_leaves_the_clients_past_16_unanswered_a_connection_
     let Some(haproxy) = installed(&["/usr/sbin/haproxy"], "apt-get install haproxy") else {
         return;
     };
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock_with_delay_of(Duration::from_millis(20));
     let scratch = Scratch::new("haproxy-front");
     let upstream = mock.url().trim_start_matches("http://").to_string();

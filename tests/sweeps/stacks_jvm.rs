@@ -78,7 +78,7 @@ fn most_of(size: u32) -> f64 {
 fn the_twins_pools_are_named_with_their_threads_and_the_call_they_wait_in() {
     require("java", "-version");
     require("jcmd", "-h");
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     // Long calls beside what a thread does outside them: under a burnt core a dump of /global's
     // 2 threads at 150 ms caught both writing their answers (a flake-hunt round).
     let mock = mock(400);
@@ -131,7 +131,7 @@ fn the_twins_pools_are_named_with_their_threads_and_the_call_they_wait_in() {
 #[test]
 fn jvm_forced_on_a_process_that_is_no_jvm_is_a_note_and_the_process_lives_on() {
     require("python3", "--version");
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock(20);
     let mut command = Command::new("python3");
     command
@@ -172,7 +172,7 @@ fn jvm_forced_on_a_process_that_is_no_jvm_is_a_note_and_the_process_lives_on() {
 fn a_jvm_that_refuses_to_be_attached_is_a_note_and_the_sweep_goes_on() {
     require("java", "-version");
     require("jcmd", "-h");
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock(50);
     let twin = launch_twin(&mock, &["-XX:+DisableAttachMechanism"]);
     let result = sweep_auto("no attach", &twin.url_of("/actors"), vec![4], &mock);
@@ -191,7 +191,7 @@ fn a_jvm_that_refuses_to_be_attached_is_a_note_and_the_sweep_goes_on() {
 #[test]
 fn without_jcmd_on_the_path_the_sweep_says_how_to_get_it() {
     require("java", "-version");
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock(50);
     let twin = launch_twin(&mock, &[]);
     let out =
@@ -269,7 +269,7 @@ fn with_stacks_jfr_the_actor_pool_is_timed_in_its_downstream_call() {
     require("java", "-version");
     require("jcmd", "-h");
     require("jfr", "--version");
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock(150);
     let twin = launch_twin(&mock, &[]);
     let mut config = SweepConfig::new(&twin.url_of("/actors"))
@@ -377,7 +377,7 @@ fn a_service_not_written_for_it_waits_in_httpclient_send_while_parked() {
 fn a_thread_dump_is_read_over_the_attach_socket_and_a_jvm_with_xrs_is_never_signalled() {
     use chokepoint_observe::stacks::attach::{jcmd_command, Failed};
     require("java", "-version");
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock(50);
     let twin = launch_twin(&mock, &[]);
     let text = jcmd_command(twin.pid(), "Thread.print", Duration::from_secs(10))

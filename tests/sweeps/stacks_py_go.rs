@@ -41,7 +41,7 @@ fn py_spy_finds_the_thread_pools_six_workers_in_the_services_downstream_call() {
     if !toolchain_present("python3", "--version") || !toolchain_present("py-spy", "--version") {
         return;
     }
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock_with_delay();
     let target = launch_py_threadpool(&mock);
     let result = sweep_target(&target, Some(vec![1, 6, 24]), STEP, 24, Some(&mock));
@@ -166,7 +166,7 @@ fn without_py_spy_or_with_one_that_hangs_each_step_says_so_and_keeps_its_proc_po
     if !toolchain_present("python3", "--version") {
         return;
     }
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock_with_delay();
     let target = launch_py_threadpool(&mock);
 
@@ -259,7 +259,7 @@ fn pprof_finds_go_semaphores_handlers_waiting_for_a_slot_or_in_the_downstream_ca
     if !toolchain_present("go", "version") {
         return;
     }
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     // Behind a 200 ms call a client spends a small share of its time between requests, even
     // when a busy machine slows the generator (at 50 ms a snapshot caught 6 of 24 clients
     // between requests and only 5 handlers queued for a slot).
@@ -315,7 +315,7 @@ fn a_go_target_without_pprof_or_a_silent_endpoint_is_a_note_not_a_hang() {
     if !toolchain_present("go", "version") {
         return;
     }
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock_with_delay();
     let target = launch_go_semaphore_with(&mock, &[]);
     let result = sweep_target(&target, Some(vec![2]), STEP, 2, Some(&mock));

@@ -156,7 +156,7 @@ fn a_python_grpc_channel_is_held_at_the_mocks_stream_cap() {
             .is_ok_and(|s| s.success()),
         "python3 with grpcio is needed: pip install grpcio (scripts/install-test-deps.sh)"
     );
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = grpc_mock(Some(CAP));
     let mut command = Command::new("python3");
     command
@@ -175,7 +175,7 @@ fn a_go_grpc_clientconn_is_held_at_the_mocks_stream_cap() {
         "go is needed: install it (scripts/install-test-deps.sh)"
     );
     let binary = build_go_target("go-grpc-channel");
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = grpc_mock(Some(CAP));
     let mut command = Command::new(binary);
     command.args(["-port", "0", "-downstream", &mock.addr().to_string()]);
@@ -200,7 +200,7 @@ fn sweep_behind_nginx(name: &'static str, pool: Option<u32>) -> SweepResult {
             .is_ok_and(|s| s.success()),
         "python3 with grpcio is needed: pip install grpcio (scripts/install-test-deps.sh)"
     );
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = grpc_mock(None);
     let dir = std::env::temp_dir().join(format!(
         "cp-stream-cap-nginx-{}-{}",
@@ -374,7 +374,7 @@ fn sweep_go_h2_client() -> SweepResult {
         "go is needed: install it (scripts/install-test-deps.sh)"
     );
     let binary = build_go_target("go-h2-client");
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = h2_mock();
     let mut command = Command::new(binary);
     command.args(["-port", "0", "-downstream", &mock.addr().to_string()]);

@@ -25,7 +25,7 @@ fn go_semaphore_of_12_around_a_blocking_downstream_call_is_a_pool_of_12() {
     if !toolchain_present("go", "version") {
         return;
     }
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock_with_delay();
     let target = launch_go_semaphore(&mock);
     let result = sweep_target(&target, Some(vec![1, 6, 12, 24, 48]), STEP, 48, Some(&mock));
@@ -44,7 +44,7 @@ fn go_semaphore_adaptive_sweep_finds_the_pool_of_12() {
     if !toolchain_present("go", "version") {
         return;
     }
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock_with_delay();
     let target = launch_go_semaphore(&mock);
     let result = sweep_target(&target, None, ADAPTIVE_STEP, 128, Some(&mock));
@@ -113,7 +113,7 @@ fn python_asyncio_loop_blocked_by_one_sync_call_has_a_limit_of_1() {
     if !toolchain_present("python3", "--version") {
         return;
     }
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mut command = Command::new("python3");
     command
         .arg(targets_dir().join("py-asyncio-blocked/server.py"))
@@ -201,7 +201,7 @@ fn python_thread_pool_of_6_workers_calling_downstream_is_a_pool_of_6() {
     if !toolchain_present("python3", "--version") {
         return;
     }
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let mock = mock_with_delay();
     let target = launch_py_threadpool(&mock);
     let result = sweep_target(&target, Some(vec![1, 3, 6, 12, 24]), STEP, 24, Some(&mock));
@@ -214,7 +214,7 @@ fn python_thread_pool_over_https_calling_the_mock_over_https_is_a_pool_of_6() {
     if !toolchain_present("python3", "--version") {
         return;
     }
-    let _one = one_at_a_time();
+    let _turn = beside_one_other();
     let dir = std::env::temp_dir().join(format!("cp-targets-https-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     // The mock serves HTTPS with a certificate it made at start; the target trusts its PEM.

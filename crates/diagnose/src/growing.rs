@@ -279,6 +279,7 @@ mod tests {
                             ..ThreadCounts::default()
                         },
                         waits_on: Vec::new(),
+                        main_threads: None,
                     })
                     .collect(),
             }),

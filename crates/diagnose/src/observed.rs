@@ -119,12 +119,14 @@ mod tests {
                             on: "poll".into(),
                             mean: waiting - 0.5,
                         }],
+                        main_threads: None,
                     },
                     PoolThreads {
                         pool: "HTTP-Dispatcher".into(),
                         most: counts(1.0, 1.0),
                         mean: counts(1.0, 0.2),
                         waits_on: Vec::new(),
+                        main_threads: None,
                     },
                 ],
             }),
@@ -146,6 +148,7 @@ mod tests {
                         mean_established: established as f64,
                         most_served: established.min(10),
                         mean_unserved: 0.0,
+                        median_served: None,
                     },
                 }],
                 listen_overflows: None,
@@ -207,6 +210,7 @@ mod tests {
                     },
                     mean: ThreadCounts::default(),
                     waits_on: Vec::new(),
+                    main_threads: None,
                 });
             }
             step

@@ -406,6 +406,7 @@ mod tests {
                         ..Default::default()
                     },
                     waits_on: Vec::new(),
+                    main_threads: None,
                 }],
             });
         }
@@ -466,6 +467,7 @@ mod tests {
                     ..Default::default()
                 },
                 waits_on: Vec::new(),
+                main_threads: None,
             }],
         });
         step

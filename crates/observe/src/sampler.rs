@@ -331,18 +331,22 @@ pub fn threads_by_pool(samples: &[&[ThreadSample]], interval_ms: u64) -> Threads
     let mut pools: BTreeMap<&str, PoolThreads> = BTreeMap::new();
     let mut waits: BTreeMap<(&str, &str), f64> = BTreeMap::new();
     for sample in samples {
-        let mut this: BTreeMap<&str, ThreadCounts> = BTreeMap::new();
+        let mut this: BTreeMap<&str, (ThreadCounts, f64)> = BTreeMap::new();
         for thread in sample.iter() {
-            count_into(this.entry(&thread.pool).or_default(), thread.activity);
+            let (counts, main_threads) = this.entry(&thread.pool).or_default();
+            count_into(counts, thread.activity);
+            *main_threads += f64::from(u8::from(thread.main_thread));
             if let Some(on) = &thread.waits_on {
                 *waits.entry((&thread.pool, on)).or_default() += 1.0;
             }
         }
-        for (pool, mut counts) in this {
+        for (pool, (mut counts, main_threads)) in this {
             let entry = pools.entry(pool).or_insert_with(|| PoolThreads {
                 pool: pool.to_string(),
+                main_threads: Some(0.0),
                 ..PoolThreads::default()
             });
+            entry.main_threads = entry.main_threads.map(|most| most.max(main_threads));
             for (most, one) in fields(&mut entry.most).into_iter().zip(fields(&mut counts)) {
                 *most = most.max(*one);
             }
@@ -413,13 +417,26 @@ pub fn connections(
             .most_served
             .max(counts.established.saturating_sub(counts.unserved));
     };
+    let served =
+        |counts: &StateCounts| f64::from(counts.established.saturating_sub(counts.unserved));
     let mut half_open_clients = 0.0;
+    let mut client_served = Vec::new();
+    let mut peers_served: BTreeMap<SocketAddr, Vec<f64>> = BTreeMap::new();
     for sample in samples {
         half_open_clients += f64::from(sample.half_open_clients) / n;
         add(&mut client_side, &sample.client_side);
+        client_served.push(served(&sample.client_side));
         for (addr, counts) in &sample.downstream {
             add(peers.entry(*addr).or_default(), counts);
+            peers_served.entry(*addr).or_default().push(served(counts));
         }
+    }
+    client_side.median_served = median(client_served);
+    for (addr, counts) in peers.iter_mut() {
+        // A peer missing from a sample had none served then.
+        let mut seen = peers_served.remove(addr).unwrap_or_default();
+        seen.resize(samples.len(), 0.0);
+        counts.median_served = median(seen);
     }
     let mut downstream: Vec<PeerConnections> = peers
         .into_iter()
@@ -463,6 +480,17 @@ pub fn connections(
     }
 }
 
+/// The median of `values`; `None` when there are none.
+fn median(mut values: Vec<f64>) -> Option<f64> {
+    values.sort_by(f64::total_cmp);
+    let mid = values.len() / 2;
+    match values.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(values[mid]),
+        _ => Some((values[mid - 1] + values[mid]) / 2.0),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -474,6 +502,7 @@ mod tests {
             activity,
             waits_on: on.map(str::to_string),
             socket: None,
+            main_thread: false,
         }
     }
 
@@ -520,6 +549,32 @@ mod tests {
         let dispatcher = &seen.pools[1];
         assert_eq!(dispatcher.most.event_wait, 1.0);
         assert_eq!(dispatcher.mean.event_wait, 0.5);
+    }
+
+    #[test]
+    fn a_pools_main_threads_are_the_most_one_sample_saw() {
+        use Activity::*;
+        // A pre-fork server: a master and two workers, each its process's main thread (one
+        // worker gone from the second sample); beside it a JVM's pool of threads.
+        let process = |activity| ThreadSample {
+            main_thread: true,
+            ..thread("gunicorn", activity, None)
+        };
+        let first = vec![process(Sleeping), process(SocketWait), process(SocketWait)];
+        let second = vec![
+            process(Sleeping),
+            process(SocketWait),
+            thread("http-nio-exec", LockWait, Some("futex")),
+        ];
+        let seen = threads_by_pool(&[&first, &second], 250);
+        let main_threads = |name: &str| {
+            seen.pools
+                .iter()
+                .find(|p| p.pool == name)
+                .and_then(|p| p.main_threads)
+        };
+        assert_eq!(main_threads("gunicorn"), Some(3.0));
+        assert_eq!(main_threads("http-nio-exec"), Some(0.0));
     }
 
     fn local(port: u16) -> SocketAddr {
@@ -578,6 +633,49 @@ mod tests {
         let idle = connections(&[], Some(8080), Some(7000), 250, None);
         assert_eq!(idle.downstream.len(), 1);
         assert_eq!(idle.downstream[0].counts, ConnectionCounts::default());
+    }
+
+    #[test]
+    fn a_cap_held_most_of_the_time_is_the_median_served_not_a_samples_overcount() {
+        // A cap of 8 with a connection opened per request: one sample counts a closing
+        // connection and its successor together (9), one catches the gap between them (7).
+        let sample = |served: u32, waiting: u32| ConnectionSample {
+            client_side: StateCounts {
+                established: served + waiting,
+                unserved: waiting,
+                ..StateCounts::default()
+            },
+            downstream: [(
+                local(9090),
+                StateCounts {
+                    established: served,
+                    ..StateCounts::default()
+                },
+            )]
+            .into_iter()
+            .collect(),
+            half_open_clients: 0,
+        };
+        let samples = [
+            sample(8, 24),
+            sample(9, 23),
+            sample(8, 24),
+            sample(7, 25),
+            sample(8, 24),
+        ];
+        let refs: Vec<&ConnectionSample> = samples.iter().collect();
+        let seen = connections(&refs, Some(8080), Some(9090), 250, None);
+        assert_eq!(seen.client_side.most_served, 9);
+        assert_eq!(seen.client_side.median_served, Some(8.0));
+        assert_eq!(seen.downstream[0].counts.median_served, Some(8.0));
+        // A peer missing from most samples served none then.
+        let mut gone = samples.clone();
+        for sample in gone.iter_mut().skip(2) {
+            sample.downstream.clear();
+        }
+        let refs: Vec<&ConnectionSample> = gone.iter().collect();
+        let seen = connections(&refs, Some(8080), Some(9090), 250, None);
+        assert_eq!(seen.downstream[0].counts.median_served, Some(0.0));
     }
 
     #[test]

@@ -39,6 +39,9 @@ pub struct ThreadSample {
     /// The inode of the socket it waits on, when its system call reads one descriptor (`read`,
     /// `recvfrom`, ...) or polls one whose memory could be read ([`crate::polled`]).
     pub socket: Option<u64>,
+    /// Whether it is its process's main thread (its thread id is the process id): each process
+    /// of a pre-fork server is one, a thread pool's workers never are.
+    pub main_thread: bool,
 }
 
 impl ThreadSample {
@@ -329,6 +332,7 @@ pub fn sample_threads(pid: i32) -> Result<Vec<ThreadSample>, procfs::ProcError> 
             activity,
             waits_on,
             socket,
+            main_thread: task.tid == pid,
         });
     }
     Ok(threads)

@@ -259,6 +259,7 @@ mod tests {
                     most: counts,
                     mean: counts,
                     waits_on: Vec::new(),
+                    main_threads: None,
                 }],
             }),
             ..Step::default()

@@ -28,6 +28,11 @@ pub struct PoolThreads {
     /// What the waiting threads waited on (a system call, or the kernel's `wchan` when the
     /// system call cannot be read), with the mean count of threads in it, most first.
     pub waits_on: Vec<WaitReason>,
+    /// The most of the pool's threads one sample saw that were their process's main thread: a
+    /// pre-fork server's workers and master each are, a thread pool's workers never are.
+    /// `None` in steps recorded before it was counted (issue 22).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub main_threads: Option<f64>,
 }
 
 /// Threads by what they were doing when sampled.
@@ -127,6 +132,13 @@ pub struct ConnectionCounts {
     /// kernel and waiting in the target's listen queue, not yet accepted.
     #[serde(default)]
     pub mean_unserved: f64,
+    /// The median over the samples of the established connections served (`established -
+    /// unserved`): what a cap held most of the time. A sample reads the kernel's table bucket
+    /// by bucket, not at one instant, so with a connection opened per request it now and then
+    /// counts a closing connection and its successor together, and the most overstates a cap
+    /// (9 for Undertow's high water of 8). `None` in steps recorded before it was counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median_served: Option<f64>,
 }
 
 /// TCP sockets by state.

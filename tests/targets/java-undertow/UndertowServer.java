@@ -9,7 +9,13 @@
  * blocking handler holds a worker for its whole call: the hidden limit is 8 × max(cores, 2)
  * calls at once (16 on 2 cores), the rest queued in the task pool, holding no thread.
  *
- * Usage: java -cp 'JARS/*' UndertowServer.java --port 0 --downstream URL
+ * With --connection-high-water N the listener's XNIO server stops accepting at N connections
+ * (Options.CONNECTION_HIGH_WATER, low water N too: XNIO's NioTcpServer splits it between the I/O
+ * threads and resumes accepting when a connection closes); the connections past N wait in the
+ * listen queue while worker threads sit idle. Added after the accept-path rule (issue 22), to
+ * hold it out.
+ *
+ * Usage: java -cp 'JARS/*' UndertowServer.java --port 0 --downstream URL [--connection-high-water N]
  *   JARS: undertow-core 2.4.4.Final and its dependencies (Maven Central;
  *   scripts/install-test-deps.sh copies them into ~/.cache/chokepoint-bench/undertow with this
  *   folder's pom.xml).
@@ -23,11 +29,13 @@ import java.io.InputStream;
 import java.net.HttpURLConnection;
 import java.net.InetSocketAddress;
 import java.net.URI;
+import org.xnio.Options;
 
 public class UndertowServer {
     public static void main(String[] args) {
         int port = 0;
         String downstream = null;
+        int highWater = 0;
         for (int i = 0; i < args.length; i += 2) {
             if (i + 1 >= args.length) {
                 usage("a value is missing after " + args[i]);
@@ -35,6 +43,7 @@ public class UndertowServer {
             switch (args[i]) {
                 case "--port": port = portOf(args[i + 1]); break;
                 case "--downstream": downstream = args[i + 1]; break;
+                case "--connection-high-water": highWater = countOf(args[i], args[i + 1]); break;
                 default: usage("unknown argument " + args[i]);
             }
         }
@@ -55,10 +64,14 @@ public class UndertowServer {
             }
             exchange.getResponseSender().send(body);
         };
-        Undertow server = Undertow.builder()
+        Undertow.Builder builder = Undertow.builder()
                 .addHttpListener(port, "127.0.0.1")
-                .setHandler(new BlockingHandler(call))
-                .build();
+                .setHandler(new BlockingHandler(call));
+        if (highWater > 0) {
+            builder.setSocketOption(Options.CONNECTION_HIGH_WATER, highWater)
+                    .setSocketOption(Options.CONNECTION_LOW_WATER, highWater);
+        }
+        Undertow server = builder.build();
         try {
             server.start();
         } catch (RuntimeException e) {
@@ -103,8 +116,21 @@ public class UndertowServer {
         return 0;
     }
 
+    static int countOf(String flag, String value) {
+        try {
+            int count = Integer.parseInt(value);
+            if (count > 0) {
+                return count;
+            }
+        } catch (NumberFormatException e) {
+            // Said below.
+        }
+        usage(flag + " " + value + " is not a count of connections (1 or more)");
+        return 0;
+    }
+
     static void usage(String what) {
-        System.err.println("UndertowServer: " + what + " (usage: --port N --downstream URL)");
+        System.err.println("UndertowServer: " + what + " (usage: --port N --downstream URL [--connection-high-water N])");
         System.exit(2);
     }
 }

@@ -216,7 +216,7 @@ pub(super) fn accept_cap_seen(
         .all(|(_, c)| c.client_side.mean_unserved + c.half_open_clients >= UNACCEPTED_QUEUE);
     let accepted = crate::saturation::median(
         past.iter()
-            .map(|(_, c)| f64::from(c.client_side.most_served))
+            .map(|(_, c)| held_at_once(&c.client_side))
             .collect(),
     )?;
     if !queue_stood || !matches_limit(accepted, limit) {
@@ -232,7 +232,7 @@ pub(super) fn accept_cap_seen(
         setting,
         shown_by,
         size: Some(accepted),
-        held: Some(f64::from(at_largest.client_side.most_served)),
+        held: Some(held_at_once(&at_largest.client_side)),
         clients: largest.clients,
         source: Some(PlaceSource::Connections),
         peer_port: at_largest.listen_port,
@@ -241,6 +241,14 @@ pub(super) fn accept_cap_seen(
         half_open: (at_largest.half_open_clients > 0.0).then_some(at_largest.half_open_clients),
         ..Place::default()
     })
+}
+
+/// The connections a cap held at once: the median over a step's samples of those served, or
+/// the most one sample saw in steps recorded before the median was counted.
+fn held_at_once(counts: &chokepoint_result::ConnectionCounts) -> f64 {
+    counts
+        .median_served
+        .unwrap_or(f64::from(counts.most_served))
 }
 
 /// A front-cap entry of the catalogue whose frames a thread or goroutine waited in at one of

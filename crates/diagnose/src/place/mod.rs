@@ -216,12 +216,10 @@ const IDLE_THREAD: f64 = 1.0;
 /// the pool, in the listen queue, and what stopped at the limit is what accepts (Tomcat's
 /// `maxConnections`, a connection cap of the server's own). A pool that accepts for itself
 /// (pre-fork workers, each calling `accept` when free) has no idle worker while connections
-/// wait, and stays the place; and a pre-fork pool's master reads as a pool member that takes
-/// no request, so the idle threads are read only from a runtime whose servers accept on a
-/// thread of their own and never fork workers ([`accepts_on_a_thread_of_its_own`]). With no
-/// place at all, the accept path is the place: the connections are direct evidence. Pools that
-/// disagreed (`PlaceUnclear`), streams' caps and connection pools (their handlers accept every
-/// connection) are left as they were.
+/// wait, and stays the place ([`had_an_idle_thread`] tells its master from an idle thread).
+/// With no place at all, the accept path is the place: the connections are direct evidence.
+/// Pools that disagreed (`PlaceUnclear`), streams' caps and connection pools (their handlers
+/// accept every connection) are left as they were.
 fn accept_path_in_front(
     told: Vec<Fact>,
     plateau: &[&Step],
@@ -245,8 +243,7 @@ fn accept_path_in_front(
     match pool {
         Some(place)
             if place.kind == Some(PlaceKind::ThreadPool)
-                && accepts_on_a_thread_of_its_own(place.source)
-                && place.size.unwrap_or(0.0) - place.held.unwrap_or(0.0) >= IDLE_THREAD =>
+                && had_an_idle_thread(place, accept.size.unwrap_or(0.0), plateau) =>
         {
             accept.not_sized_by = place.setting.clone();
             accept.pool_behind = Some(seen_of(place));
@@ -264,21 +261,53 @@ fn accept_path_in_front(
     kept
 }
 
-/// Whether a pool read from `source` is one of a runtime whose servers accept connections on a
-/// thread (goroutine) of their own, apart from the pool that serves them: the JVM's (Tomcat's
-/// `Acceptor`, Jetty's and Netty's acceptors) and Go's (`net/http.(*Server).Serve`), never
-/// pre-fork. CPython, Ruby and PHP servers fork workers that each accept; `/proc` alone cannot
-/// tell a worker from its master.
-fn accepts_on_a_thread_of_its_own(source: Option<PlaceSource>) -> bool {
-    matches!(
-        source,
+/// Whether the held pool `place` had a thread free beside the held ones at the plateau, while
+/// the accept path held `accepted` connections at once.
+///
+/// A runtime's stacks show a thread idle in its wait for work; this is trusted for runtimes
+/// whose servers accept on a thread (goroutine) of their own, apart from the pool that serves
+/// (the JVM's: Tomcat's `Acceptor`, Jetty's and Netty's acceptors; Go's
+/// `net/http.(*Server).Serve`), never forking workers.
+///
+/// `/proc` shows the threads beside the held ones, not what they wait for: idle workers, or
+/// requests queued inside the process (for a lock, a lease). They are read as idle only when
+/// none of the pool's threads is a process's main thread (a pre-fork server's master sleeps
+/// beside its busy workers and takes no request; each worker is a process too), and when the
+/// connections accepted at once were no more than the held calls (by less than a thread): each
+/// request queued inside the process holds an accepted connection, so with none the queue was
+/// all in the listen queue, in front of the pool.
+fn had_an_idle_thread(place: &Place, accepted: f64, plateau: &[&Step]) -> bool {
+    let held = place.held.unwrap_or(0.0);
+    let spare = place.size.unwrap_or(0.0) - held >= IDLE_THREAD;
+    match place.source {
         Some(PlaceSource::Stacks(
             StackSource::JcmdThreadPrint
-                | StackSource::JcmdVirtualThreads
-                | StackSource::Jfr
-                | StackSource::Pprof
-        ))
-    )
+            | StackSource::JcmdVirtualThreads
+            | StackSource::Jfr
+            | StackSource::Pprof,
+        )) => spare,
+        Some(PlaceSource::Proc) => {
+            spare
+                && accepted < held + IDLE_THREAD
+                && place
+                    .pool
+                    .as_deref()
+                    .is_some_and(|name| threads_of_one_process(name, plateau))
+        }
+        _ => false,
+    }
+}
+
+/// Whether `/proc`'s pool `name` was threads, none of them a process's main thread, at every
+/// plateau step (`false` for steps recorded before main threads were counted).
+fn threads_of_one_process(name: &str, plateau: &[&Step]) -> bool {
+    !plateau.is_empty()
+        && plateau.iter().all(|step| {
+            step.threads_by_pool
+                .as_ref()
+                .and_then(|t| t.pools.iter().find(|p| p.pool == name))
+                .is_some_and(|pool| pool.main_threads == Some(0.0))
+        })
 }
 
 /// Whether the finding read clients the target never answered ([`Fact::ClientsUnanswered`]).

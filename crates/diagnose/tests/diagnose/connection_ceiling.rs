@@ -48,6 +48,7 @@ fn service(
                 mean_established: f64::from(pool),
                 most_served: 0,
                 mean_unserved: 0.0,
+                median_served: None,
             },
         }],
         ..Default::default()
@@ -72,6 +73,7 @@ fn service(
                 ..Default::default()
             },
             waits_on: Vec::new(),
+            main_threads: None,
         }],
     });
     s

@@ -73,6 +73,7 @@ fn service(cores: u32, streams: Streams, gate: u64, clients: u32) -> Step {
                 ..Default::default()
             },
             waits_on: Vec::new(),
+            main_threads: None,
         }],
     });
     s
@@ -204,6 +205,7 @@ fn a_pool_in_front_of_the_connections_keeps_its_place_and_the_cap_names_nothing(
                             ..Default::default()
                         },
                         waits_on: Vec::new(),
+                        main_threads: None,
                     });
                 }
                 s
@@ -325,6 +327,7 @@ fn a_pool_held_at_the_very_size_of_the_cap_names_no_one_place() {
                             ..Default::default()
                         },
                         waits_on: Vec::new(),
+                        main_threads: None,
                     }];
                 }
                 s
@@ -377,6 +380,7 @@ fn threads_parked_in_futex_at_the_caps_size_do_not_outrank_the_cap() {
                             ..Default::default()
                         },
                         waits_on: Vec::new(),
+                        main_threads: None,
                     }];
                 }
                 s
@@ -459,6 +463,7 @@ fn connections(kept: u64) -> Connections {
                 mean_established: kept as f64,
                 most_served: kept as u32,
                 mean_unserved: 0.0,
+                median_served: None,
             },
         }],
         ..Connections::default()

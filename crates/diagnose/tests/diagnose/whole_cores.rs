@@ -35,6 +35,7 @@ fn with_threads(mut s: Step, running: f64, socket_wait: f64) -> Step {
                 ..Default::default()
             },
             waits_on: Vec::new(),
+            main_threads: None,
         }],
     });
     s
@@ -284,6 +285,7 @@ fn pool_of_200_without_a_mock(cores: u32, cpu_ms: f64, clients: u32) -> Step {
                 mean_established: in_call,
                 most_served: 0,
                 mean_unserved: 0.0,
+                median_served: None,
             },
         }],
         ..Default::default()

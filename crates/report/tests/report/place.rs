@@ -27,6 +27,7 @@ fn proc_pools(busy: f64) -> ThreadsByPool {
                     mean,
                 })
                 .collect(),
+            main_threads: None,
         }
     };
     ThreadsByPool {

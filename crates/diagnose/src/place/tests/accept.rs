@@ -5,7 +5,7 @@
 //! nothing.
 use super::shapes::*;
 use super::*;
-use chokepoint_result::{ConnectionCounts, Connections, SocketCounts};
+use chokepoint_result::{ConnectionCounts, Connections, SocketCounts, ThreadsByPool};
 
 /// The target at `clients`, `accepted` of its client connections accepted at once, `waiting`
 /// unaccepted on average, `overflows` handshakes dropped in the step.
@@ -34,6 +34,7 @@ fn half_open(clients: u32, accepted: u32, waiting: f64, half_open: f64, overflow
             mean_established: f64::from(accepted) + waiting,
             most_served: accepted,
             mean_unserved: waiting,
+            median_served: None,
         },
         downstream: Vec::new(),
         listen_overflows: Some(overflows),
@@ -94,6 +95,27 @@ fn connections_accepted_at_the_clients_answered_with_others_unaccepted_are_the_p
                 3 * n
             )) && !said.contains("dropped"),
             "{said}"
+        );
+    }
+}
+
+#[test]
+fn a_cap_whose_samples_overcount_now_and_then_is_sized_by_the_median_served() {
+    // Connections opened per request: the most a sample saw is one over the cap at every step
+    // past it, the median is the cap. Steps recorded before the median was counted keep the
+    // most.
+    for n in [8, 100, 1000] {
+        let (mut steps, found) = capped(n);
+        for step in steps.iter_mut() {
+            let client_side = &mut step.connections.as_mut().unwrap().client_side;
+            client_side.median_served = Some(f64::from(client_side.most_served));
+            client_side.most_served += 1;
+        }
+        let facts = facts(&steps, &found);
+        let place = accept_place(&facts).unwrap_or_else(|| panic!("{n}: {facts:?}"));
+        assert_eq!(
+            (place.size, place.held),
+            (Some(f64::from(n)), Some(f64::from(n)))
         );
     }
 }
@@ -353,4 +375,80 @@ fn a_pre_fork_pool_read_by_py_spy_or_proc_stays_the_place_whatever_its_idle_memb
             .any(|f| matches!(f, Fact::Place { place } if place.pool.as_deref() == Some("uwsgi"))),
         "{told:?}"
     );
+}
+
+/// The same connector cap seen from `/proc` alone (no jcmd): the exec pool's threads, the
+/// calls in flight (`n`, or the clients) less `queued_inside` in the call, those queued inside
+/// the process and `parked` more in futex; `main_threads` of its threads a process's main
+/// thread (`None`: a step recorded before they were counted).
+fn connector_capped_in_proc(
+    clients: u32,
+    n: u32,
+    parked: f64,
+    main_threads: Option<f64>,
+    queued_inside: f64,
+) -> Step {
+    let in_flight = f64::from(clients.min(n));
+    let held = in_flight - queued_inside;
+    let mut pool = proc_pool(
+        "http-nio-8080-exec",
+        in_flight + parked,
+        held,
+        parked + queued_inside,
+        0.0,
+    );
+    pool.main_threads = main_threads;
+    let mut at = accepting(
+        clients,
+        clients.min(n),
+        f64::from(clients.saturating_sub(n)),
+        0,
+    );
+    at.threads_by_pool = Some(ThreadsByPool {
+        interval_ms: 250,
+        samples: 8,
+        pools: vec![pool],
+    });
+    at.stacks = None;
+    at
+}
+
+#[test]
+fn from_proc_alone_a_connection_cap_in_front_of_threads_that_hold_no_connection_is_the_place() {
+    for n in [16, 100, 1000] {
+        let found = finding(Kind::BlockingPool, f64::from(n), n);
+        // A pool that grows on demand and keeps two threads spare, below the knee and past it.
+        let steps = |main_threads: Option<f64>, queued_inside: f64| -> Vec<Step> {
+            let mut steps = vec![connector_capped_in_proc(n / 2, n, 2.0, main_threads, 0.0)];
+            steps.extend(
+                [n, 2 * n, 4 * n]
+                    .into_iter()
+                    .map(|c| connector_capped_in_proc(c, n, 2.0, main_threads, queued_inside)),
+            );
+            steps
+        };
+        let told = facts(&steps(Some(0.0), 0.0), &found);
+        let place = accept_place(&told).unwrap_or_else(|| panic!("{n}: {told:?}"));
+        assert_eq!(place.size, Some(f64::from(n)));
+        assert_eq!(place.source, Some(PlaceSource::Connections));
+        let not = place
+            .not_sized_by
+            .as_ref()
+            .unwrap_or_else(|| panic!("{n}: maxThreads is not the knob: {place:?}"));
+        assert!(not.setting.starts_with("maxThreads"), "{not:?}");
+        // Nothing shows which cap: no knob is named.
+        assert_eq!(place.setting, None, "{n}");
+
+        // A pool of processes (a pre-fork server's master and workers), a step recorded
+        // before main threads were counted, or two requests queued inside the process (each on
+        // an accepted connection, parked for a lease): the pool stays the place.
+        for (why, main_threads, queued_inside) in [
+            ("processes", Some(1.0), 0.0),
+            ("not counted", None, 0.0),
+            ("queued inside", Some(0.0), 2.0),
+        ] {
+            let told = facts(&steps(main_threads, queued_inside), &found);
+            assert_eq!(accept_place(&told), None, "{n}, {why}: {told:?}");
+        }
+    }
 }

@@ -919,6 +919,7 @@ fn with_peer(mut step: Step, peer_port: u16, established: u32) -> Step {
                 mean_established: f64::from(established),
                 most_served: established,
                 mean_unserved: 0.0,
+                median_served: None,
             },
         });
     step

@@ -47,6 +47,7 @@ pub(super) fn proc_pool(
         },
         mean: counts,
         waits_on,
+        main_threads: None,
     }
 }
 
@@ -114,6 +115,7 @@ pub(super) fn step(
                     mean_established: f64::from(established),
                     most_served: established,
                     mean_unserved: 0.0,
+                    median_served: None,
                 },
             }],
             listen_overflows: None,
@@ -267,6 +269,7 @@ pub(super) fn go_semaphore(clients: u32, with_pprof: bool) -> Step {
             ..ThreadCounts::default()
         },
         waits_on: vec![],
+        main_threads: None,
     }];
     let pprof = stacks(
         StackSource::Pprof,
