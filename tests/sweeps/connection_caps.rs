@@ -119,6 +119,7 @@ fn jettys_network_connection_limit_of_16_is_a_connection_limit_in_its_accept_pat
         &jars,
         "java-jetty/JettyServer.java",
         &["--network-connection-limit", "16"],
+        true,
     );
     assert_accept_path(name, &result, 16, None);
 }
@@ -142,6 +143,7 @@ fn tomcats_max_connections_of_16_is_placed_in_its_accept_path_and_max_threads_is
         &jars,
         "java-tomcat/TomcatServer.java",
         &["--max-connections", "16"],
+        true,
     );
 
     assert_eq!(
@@ -191,13 +193,52 @@ fn tomcats_max_connections_of_16_is_placed_in_its_accept_path_and_max_threads_is
     assert!(not.setting.starts_with("maxThreads"), "{name}: {not:?}");
 }
 
+/// The same Tomcat swept from `/proc` alone (`--stacks off`, or no jcmd on the machine): until
+/// session 22 it named the exec pool and `maxThreads`, the wrong knob, since `/proc` could not
+/// tell an idle exec thread from a pre-fork master. Now a pool none of whose threads is a
+/// process's main thread, holding every connection accepted, has its other threads idle: the
+/// accept path is the place and `maxThreads` is not the knob. Nothing in `/proc` shows which
+/// cap stopped accepting, so no knob is named. The rule was written after seeing this target.
+#[test]
+fn tomcats_max_connections_from_proc_alone_is_its_accept_path_with_max_threads_not_the_knob() {
+    let jars = crate::place::cached_jars("tomcat", "tomcat-embed-core-11.0.27.jar", "Tomcat");
+    let name = "java-tomcat --max-connections 16 (/proc)";
+    let result = sweep_java_target(
+        name,
+        &jars,
+        "java-tomcat/TomcatServer.java",
+        &["--max-connections", "16"],
+        false,
+    );
+    assert_eq!(
+        most_downstream_in_flight(&result),
+        Some(16),
+        "{name}: the truth, the mock's calls in flight at most"
+    );
+    assert_finding(name, &result, Kind::BlockingPool, 16.0);
+    let place = the_place(name, &result);
+    println!("{name}: {place:?}");
+    assert_eq!(place.kind, Some(PlaceKind::AcceptCap), "{name}");
+    assert_eq!(place.size, Some(16.0), "{name}");
+    assert_eq!(place.setting, None, "{name}");
+    let not = place
+        .not_sized_by
+        .as_ref()
+        .expect("maxThreads, not the knob");
+    assert!(not.setting.starts_with("maxThreads"), "{name}: {not:?}");
+    let behind = place.pool_behind.as_ref().expect("the exec pool behind");
+    assert_eq!(behind.source, Some(PlaceSource::Proc), "{name}: {behind:?}");
+}
+
 /// A sweep as a user runs it (adaptive up to 64 clients, `--mock` of 20 ms) of the single-file
-/// Java target `file` run on `jars` with `extra` arguments.
+/// Java target `file` run on `jars` with `extra` arguments, with the runtime's stacks or from
+/// `/proc` alone (`--stacks off`).
 fn sweep_java_target(
     name: &'static str,
     jars: &std::path::Path,
     file: &str,
     extra: &[&str],
+    stacks: bool,
 ) -> chokepoint_result::SweepResult {
     crate::frameworks::require_tool("java", "-version");
     let _turn = beside_one_other();
@@ -210,7 +251,11 @@ fn sweep_java_target(
         .args(["--port", "0", "--downstream", &format!("{}/", mock.url())])
         .args(extra);
     let target = Target::launch(name, command);
-    let result = sweep_target(&target, None, ADAPTIVE_STEP, 64, Some(&mock));
+    let mut config = chokepoint_experiment::SweepConfig::new(&target.url())
+        .expect("a valid URL")
+        .with_target_pid(target.pid());
+    config.stacks.enabled = stacks;
+    let result = sweep_with(name, config, None, ADAPTIVE_STEP, 64, Some(&mock));
     drop(target);
     result
 }
