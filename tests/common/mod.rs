@@ -1,5 +1,5 @@
 //! The harness of the sweeps of real targets (`tests/sweeps/targets.rs`, `tests/sweeps/process_trees.rs`):
-//! launching a target of `tests/targets/` and reading its port, a mock, one sweep at a time,
+//! launching a target of `tests/targets/` and reading its port, a mock, the sweeps' turns,
 //! and the checks on a finding.
 #![allow(dead_code)] // each test binary uses its own part of it
 

@@ -1,6 +1,7 @@
 //! The live sweeps, one binary (a build links once): each module starts real targets (JVMs,
 //! Python, Go, Ruby, nginx, PHP-FPM, Apache, HAProxy) from `tests/targets/` and sweeps them; `common`
-//! launches them and holds the lock that runs one sweep at a time across every module.
+//! launches them and holds the turns across every module: a sweep that measures the machine runs
+//! alone, one that leaves it mostly idle may run beside one other (`common::beside_one_other`).
 
 mod catalogue_pools;
 #[path = "../common/mod.rs"]
