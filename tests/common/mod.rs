@@ -394,6 +394,25 @@ pub fn java_program(source: &Path) -> [std::ffi::OsString; 3] {
     ["-cp".into(), dir.into_os_string(), class.into()]
 }
 
+/// The single-file Java target `file` of `tests/targets/` (run by `java`'s source launcher) on
+/// the jars in `jars`, on a free port, calling `mock`, with `extra` arguments.
+pub fn launch_java_target(
+    name: &'static str,
+    jars: &Path,
+    file: &str,
+    mock: &RunningMock,
+    extra: &[&str],
+) -> Target {
+    let mut command = Command::new("java");
+    command
+        .arg("-cp")
+        .arg(jars.join("*"))
+        .arg(targets_dir().join(file))
+        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())])
+        .args(extra);
+    Target::launch(name, command)
+}
+
 /// The JVM twin (examples/jvm/BlockingDemo.java, 20 actors, a dispatcher of 16) calling `mock`.
 pub fn launch_jvm(mock: &RunningMock) -> Target {
     let mut command = Command::new("java");

@@ -243,14 +243,7 @@ fn sweep_java_target(
     crate::frameworks::require_tool("java", "-version");
     let _turn = beside_one_other();
     let mock = mock_with_delay_of(Duration::from_millis(20));
-    let mut command = Command::new("java");
-    command
-        .arg("-cp")
-        .arg(jars.join("*"))
-        .arg(targets_dir().join(file))
-        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())])
-        .args(extra);
-    let target = Target::launch(name, command);
+    let target = launch_java_target(name, jars, file, &mock, extra);
     let mut config = chokepoint_experiment::SweepConfig::new(&target.url())
         .expect("a valid URL")
         .with_target_pid(target.pid());
@@ -285,14 +278,13 @@ fn undertows_connection_high_water_of_8_in_front_of_idle_workers_is_its_accept_p
         } else {
             "java-undertow --connection-high-water 8 (/proc)"
         };
-        let mut command = Command::new("java");
-        command
-            .arg("-cp")
-            .arg(jars.join("*"))
-            .arg(targets_dir().join("java-undertow/UndertowServer.java"))
-            .args(["--port", "0", "--downstream", &format!("{}/", mock.url())])
-            .args(["--connection-high-water", "8"]);
-        let target = Target::launch("java-undertow", command);
+        let target = launch_java_target(
+            "java-undertow",
+            &jars,
+            "java-undertow/UndertowServer.java",
+            &mock,
+            &["--connection-high-water", "8"],
+        );
         let mut config = chokepoint_experiment::SweepConfig::new(&target.url())
             .expect("a valid URL")
             .with_target_pid(target.pid());

@@ -78,13 +78,7 @@ fn sweep_java_client(
         "java is needed: install it (.ci/run does)"
     );
     let folder = file.split('/').next().unwrap_or(file);
-    let mut command = Command::new("java");
-    command
-        .arg("-cp")
-        .arg(jars.join("*"))
-        .arg(targets_dir().join(file))
-        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())]);
-    let target = Target::launch(folder, command);
+    let target = launch_java_target(folder, jars, file, mock, &[]);
     let result = sweep_from_proc(name, &target.url(), clients, mock);
     drop(target);
     result

@@ -338,13 +338,13 @@ fn vertx_blocking_calls_are_placed_in_its_20_worker_threads_with_the_worker_pool
     // 20 calls held 200 ms: 100 req/s, a few percent of a core for the event loop and workers.
     let mock = mock_with_delay_of(Duration::from_millis(200));
     let name = "java-vertx-worker";
-    let mut command = Command::new("java");
-    command
-        .arg("-cp")
-        .arg(jars.join("*"))
-        .arg(targets_dir().join("java-vertx-worker/VertxWorkerServer.java"))
-        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())]);
-    let target = Target::launch(name, command);
+    let target = launch_java_target(
+        name,
+        &jars,
+        "java-vertx-worker/VertxWorkerServer.java",
+        &mock,
+        &[],
+    );
     // Below the pool, at it, and twice it: the knee and the plateau, nothing more.
     let result = sweep_framework(name, &target.url(), target.pid(), vec![1, 20, 40], &mock);
     drop(target);

@@ -29,7 +29,6 @@ use crate::frameworks::{assert_held, require_tool, sweep_framework};
 use chokepoint_result::{Kind, Place, PlaceKind, PlaceSource, StackSource, SweepResult};
 use common::*;
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 /// The sweep of the JVM target `file` (under `tests/targets/`) on `jars`, with `extra`
@@ -46,14 +45,7 @@ fn sweep_jvm_target(
     require_tool("jcmd", "-h");
     let _turn = beside_one_other();
     let mock = mock_with_delay_of(delay);
-    let mut command = Command::new("java");
-    command
-        .arg("-cp")
-        .arg(jars.join("*"))
-        .arg(targets_dir().join(file))
-        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())])
-        .args(extra);
-    let target = Target::launch(name, command);
+    let target = launch_java_target(name, jars, file, &mock, extra);
     let result = sweep_framework(name, &target.url(), target.pid(), clients, &mock);
     drop(target);
     result

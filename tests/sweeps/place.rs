@@ -336,13 +336,13 @@ fn a_clients_connection_pool_is_the_place_not_the_threads_that_queue_for_it() {
     let jars = httpclient5_jars();
     let _turn = beside_one_other();
     let mock = mock_with_delay_of(Duration::from_millis(100));
-    let mut command = Command::new("java");
-    command
-        .arg("-cp")
-        .arg(jars.join("*"))
-        .arg(targets_dir().join("java-httpclient5/ClientPoolServer.java"))
-        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())]);
-    let target = Target::launch("java-httpclient5", command);
+    let target = launch_java_target(
+        "java-httpclient5",
+        &jars,
+        "java-httpclient5/ClientPoolServer.java",
+        &mock,
+        &[],
+    );
     let result = sweep_auto(
         "java-httpclient5",
         &target.url(),
