@@ -41,19 +41,21 @@ if [ "$deps_status" -ne 0 ]; then
   echo "installing what the tests need failed (exit $deps_status; its output is above)" >&2
   exit 1
 fi
-# Two lanes. The live sweeps (`tests/sweeps`, one binary, about 1,050 s) run one sweep at a
-# time inside their binary, beside every other test binary in turn, built there on one core
-# (about 190 s of build on two, 250 s of tests: the CLI's and the crates' live tests among them).
-# Sweeps pass on a machine with one core burnt (issue 25's hunts), and the other lane is
-# lighter than that; run one after the other, CI took 1,624 s. Cargo holds its build lock only
-# while it compiles, so the two `cargo test` runs do not wait on each other. The sweeps' output
-# is kept in a file and shown when they end.
+# Two lanes. The live sweeps (`tests/sweeps`, one binary, about 900 s) run inside their
+# binary, beside every other test binary in turn, built there on one core (cold: 716 s of build
+# and tests, then 150 s of clippy; 250 s warm). Cargo holds its build lock only while it
+# compiles, so the two `cargo test` runs do not wait on each other. The sweeps' output is kept
+# in a file and shown when they end.
 status=0
 sweep_times=target/tmp/sweep-times.tsv
 # Sweeps that leave the machine mostly idle run two at a time once this file is there (the
-# tests' `beside_one_other`): only after this lane's other tests and lints have ended.
+# tests' `beside_one_other`); those that measure the machine run alone. From the start: with
+# pairs only after the other lane, a cold run (as CI's) had 88 of 108 sweeps done before the
+# pairs began (session 23). Sweeps pass with pairs and one core burnt (session 22's harsh run),
+# the other lane's build being lighter than that.
 sweeps_may_pair=target/tmp/sweeps-may-pair
-rm -f "$sweep_times" "$sweeps_may_pair"
+rm -f "$sweep_times"
+mkdir -p target/tmp && touch "$sweeps_may_pair"
 sweeps_log=$(mktemp /tmp/chokepoint-sweeps.XXXXXX)
 trap 'wait "$deps_pid" 2>/dev/null || true; rm -f "$deps_log" "$sweeps_log" "$sweeps_may_pair"' EXIT
 cargo test --release -p chokepoint --test sweeps "$@" > "$sweeps_log" 2>&1 &
@@ -74,7 +76,6 @@ phase "every test but the sweeps run"
 # leaves CI's longest path. One job keeps a core for the sweeps, as the other tests did.
 cargo clippy --workspace --all-targets --release -j 1 -- -D warnings || status=$?
 phase "clippy run"
-mkdir -p target/tmp && touch "$sweeps_may_pair"
 sweeps_status=0
 wait "$sweeps_pid" || sweeps_status=$?
 cat "$sweeps_log"
