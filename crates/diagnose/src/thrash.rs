@@ -89,7 +89,7 @@ pub(crate) fn reconsider(
 /// may use, and its throttling is no work of the requests. Every other reading of the CPU as
 /// the limit (its saturation, whole cores, threads seen running or waiting for a core) says the
 /// CPU was in use; only the cost per request says whether that use held throughput.
-fn decided_by_a_quota(finding: &Finding) -> bool {
+pub(crate) fn decided_by_a_quota(finding: &Finding) -> bool {
     finding
         .facts
         .iter()

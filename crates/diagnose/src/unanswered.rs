@@ -24,7 +24,18 @@
 //! grows past the request's own; behind a cap in front of the target the answered ones wait for
 //! nothing. So the answered clients' latency must stay near the base latency ([`NO_QUEUE`]).
 //!
-//! The rule: a `blocking-pool` or curve-read `contention` (read from the client side, or seen
+//! A target that kept cores busy is no different. A CPU shares its cores among every request
+//! the target has taken, in turn (the scheduler, an event loop's queue), so a CPU-bound target
+//! answers every client, each more slowly as clients grow: by Little's law its answered
+//! clients' latency is the clients over the throughput. Clients left unanswered for a whole
+//! step while the answered ones were served at their base latency were held out by a cap on
+//! what is served, whatever burned the cores (Node's cluster, whose primary passed the
+//! connections its workers refused back and forth, kept 2 cores busy behind 16 connections
+//! served: read as `cpu-bound 2` in one sweep of two). So a `cpu-bound` finding is read so
+//! too, unless a CPU quota decided it (a quota's throttling is the limit however requests
+//! wait).
+//!
+//! The rule: a `blocking-pool`, `cpu-bound` or curve-read `contention` (read from the client side, or seen
 //! directly holding just as many as the clients answered, [`crate::thrash::a_pool_is_seen`])
 //! whose every step from the knee on left clients
 //! unanswered ([`chokepoint_result::LoadReport::unanswered_clients`]) while the answered ones
@@ -56,7 +67,10 @@ const NO_QUEUE: f64 = 1.5;
 pub(crate) fn reconsider(mut finding: Finding, evidence: &Evidence<'_>) -> Finding {
     // Contention here is stage 4's, a pool's plateau that fell: read from the curve alone,
     // which counts only the answered clients when others are left unanswered.
-    if !matches!(finding.kind, Kind::BlockingPool | Kind::Contention) {
+    let cpu = finding.kind == Kind::CpuBound;
+    if !(matches!(finding.kind, Kind::BlockingPool | Kind::Contention)
+        || cpu && !crate::thrash::decided_by_a_quota(&finding))
+    {
         return finding;
     }
     let Some(knee) = finding.knee_clients else {
@@ -90,7 +104,9 @@ pub(crate) fn reconsider(mut finding: Finding, evidence: &Evidence<'_>) -> Findi
     let seen_is_the_answered = answered
         .zip(finding.limit)
         .is_some_and(|(answered, limit)| matches_limit(limit, answered));
-    if a_pool_is_seen(&finding) && !seen_is_the_answered {
+    // A CPU-bound finding's limit is cores, never the clients answered; the mock's ceiling
+    // beside it was read as a consequence of the CPU, which the unanswered clients refute.
+    if !cpu && a_pool_is_seen(&finding) && !seen_is_the_answered {
         return finding;
     }
     finding.kind = Kind::ConnectionLimit;

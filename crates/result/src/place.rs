@@ -148,6 +148,11 @@ pub struct Place {
     /// `not_sized_by`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pool_behind: Option<PoolSeen>,
+    /// For an accept cap that sheds: the clients' connections the target closed unanswered
+    /// (`reset` errors), per second at the step read. Such a cap closes the connections past it
+    /// as it accepts them (Node's `server.maxConnections`) instead of leaving them unaccepted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closed_unanswered_per_s: Option<f64>,
 }
 
 /// Why the evidence pointed at no one place (`Fact::PlaceUnclear`).

@@ -272,6 +272,26 @@ fn where_line(place: &Place) -> String {
                 .map(|port| format!(" (port {port})"))
                 .unwrap_or_default()
         ),
+        (Some(PlaceKind::AcceptCap), Some(PlaceSource::Connections))
+            if place.closed_unanswered_per_s.is_some() =>
+        {
+            format!(
+                "the target's accept path{}: it held {} client connections at once (the median \
+                 of the steps past them{}) and closed the others' connections unanswered as it \
+                 accepted them, {} a second ({from})",
+                place
+                    .peer_port
+                    .map(|port| format!(" on port {port}"))
+                    .unwrap_or_default(),
+                count(size),
+                if crate::place::matches_limit(held, size) {
+                    String::new()
+                } else {
+                    format!("; {} at {}", count(held), clients(place.clients))
+                },
+                count(place.closed_unanswered_per_s.unwrap_or(0.0)),
+            )
+        }
         (Some(PlaceKind::AcceptCap), Some(PlaceSource::Connections)) => format!(
             "the target's accept path{}: it held {} client connections at once (the median of \
              the steps past them{}) and left the others unserved, on average {}{} ({from})",
@@ -455,6 +475,16 @@ fn setting_sentence(place: &Place, setting: &Setting) -> String {
         );
     }
     let here = match (place.kind, place.source, place.size, &place.shown_by) {
+        // An accept path that sheds, its cap named by the process the catalogue knows for one.
+        (Some(PlaceKind::AcceptCap), Some(PlaceSource::Connections), Some(n), Some(shown_by))
+            if place.closed_unanswered_per_s.is_some() =>
+        {
+            format!(
+                "; the target's {shown_by} closed the connections past {} as it accepted them, \
+                 as this cap does",
+                count(n)
+            )
+        }
         // An accept path's cap named by where its accepting waited (the runtime's stacks).
         (Some(PlaceKind::AcceptCap), Some(PlaceSource::Connections), Some(n), Some(shown_by)) => {
             format!(

@@ -243,6 +243,116 @@ pub(super) fn accept_cap_seen(
     })
 }
 
+/// Of a step's failed requests, more than this share were connections closed before a
+/// complete response (`reset`) for the cap to be what turned the clients away: the resets
+/// are most of what failed, not a few beside timeouts or error statuses.
+const RESET_SHARE: f64 = 0.5;
+
+/// A closed connection was turned away at the accept when it failed in under this share of
+/// the answered requests' median latency: closed before its request was read, it did none of
+/// the work an answered request waits for (the downstream's delay at least), only a round
+/// trip. A request that reached a handler and then failed (a queue's timeout, a crash) took
+/// about as long as an answered one, or longer.
+const TURNED_AWAY_SHARE: f64 = 0.5;
+
+/// The target's accept path as a cap that sheds: at every plateau step that asked for more
+/// than the `limit` (by the match share), the connections it held at once on the swept port
+/// were the limit, and the clients past them had their connections closed unanswered: resets
+/// were most of the step's failures ([`RESET_SHARE`]) and came back in under half the answered
+/// requests' median ([`TURNED_AWAY_SHARE`]).
+///
+/// Why, from the runtimes' behaviour: a server that counts its connections and closes the ones
+/// past a cap as it accepts them answers nothing on them. Node's `net.Server` does so with
+/// `maxConnections` set: its `onconnection` closes the accepted handle when `_connections >=
+/// maxConnections` (nodejs/node@a3480b2, `lib/net.js`), and the client sees its connection
+/// closed before a response, within a round trip. No queue stands (the other accept path,
+/// [`accept_cap_seen`], reads that one), and no thread waits (an event loop's cap). The
+/// connections it kept are the clients it served, so they must be the limit. The knob is
+/// named only when a process of the target is one the catalogue knows for such a cap (a
+/// front-cap entry by process name: `node`), the shedding being what shows it, never the name
+/// alone.
+pub(super) fn accept_cap_shed(plateau: &[&Step], limit: f64, known: &Known<'_>) -> Option<Place> {
+    let past: Vec<(&Step, &chokepoint_result::Connections)> = plateau
+        .iter()
+        .filter(|step| f64::from(step.clients) > limit * (1.0 + MATCH_SHARE))
+        .filter_map(|step| Some((*step, step.connections.as_ref()?)))
+        .collect();
+    let (largest, at_largest) = *past.last()?;
+    if !past.iter().all(|(step, _)| turned_away_at_accept(step)) {
+        return None;
+    }
+    let accepted = crate::saturation::median(
+        past.iter()
+            .map(|(_, c)| held_at_once(&c.client_side))
+            .collect(),
+    )?;
+    if !matches_limit(accepted, limit) {
+        return None;
+    }
+    let (setting, shown_by) = processes_of(plateau)
+        .into_iter()
+        .find_map(|name| {
+            let entry = known.catalogue.front_cap_for(&name)?;
+            Some((
+                entry.setting_on(known.cores.as_ref(), known.stated),
+                format!("process `{name}`"),
+            ))
+        })
+        .unzip();
+    Some(Place {
+        kind: Some(PlaceKind::AcceptCap),
+        setting,
+        shown_by,
+        size: Some(accepted),
+        held: Some(held_at_once(&at_largest.client_side)),
+        clients: largest.clients,
+        source: Some(PlaceSource::Connections),
+        peer_port: at_largest.listen_port,
+        closed_unanswered_per_s: Some(
+            resets(largest) as f64 / largest.load.duration_s.max(f64::EPSILON),
+        ),
+        ..Place::default()
+    })
+}
+
+/// A step's `reset` failures.
+fn resets(step: &Step) -> u64 {
+    step.load
+        .errors
+        .get(chokepoint_result::error_kind::RESET)
+        .copied()
+        .unwrap_or(0)
+}
+
+/// Whether `step`'s failures were mostly connections closed unanswered, faster than the
+/// answered requests ([`RESET_SHARE`], [`TURNED_AWAY_SHARE`]).
+fn turned_away_at_accept(step: &Step) -> bool {
+    let failed: u64 = step.load.errors.values().sum();
+    let (Some(answered), Some(failures)) = (&step.load.ok_latency_ms, &step.load.error_latency_ms)
+    else {
+        return false;
+    };
+    resets(step) as f64 > failed as f64 * RESET_SHARE
+        && failures.p50 < answered.p50 * TURNED_AWAY_SHARE
+}
+
+/// The names of the target's processes seen at the plateau: its pools holding a process's
+/// main thread.
+fn processes_of(plateau: &[&Step]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for pool in plateau
+        .iter()
+        .filter_map(|step| step.threads_by_pool.as_ref())
+        .flat_map(|t| &t.pools)
+        .filter(|pool| pool.main_threads.is_some_and(|n| n >= 1.0))
+    {
+        if !names.contains(&pool.pool) {
+            names.push(pool.pool.clone());
+        }
+    }
+    names
+}
+
 /// The connections a cap held at once: the median over a step's samples of those served, or
 /// the most one sample saw in steps recorded before the median was counted.
 fn held_at_once(counts: &chokepoint_result::ConnectionCounts) -> f64 {

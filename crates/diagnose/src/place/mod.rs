@@ -54,8 +54,8 @@ use chokepoint_result::{
     PoolStacks, Setting, SharedStack, StackSource, Stated, Step, UpstreamCap, WaitKind,
 };
 use connections::{
-    accept_cap_seen, configured_front_cap, configured_upstream_cap, connection_pool,
-    known_connection_pool, most_downstream_connections,
+    accept_cap_seen, accept_cap_shed, configured_front_cap, configured_upstream_cap,
+    connection_pool, known_connection_pool, most_downstream_connections,
 };
 
 /// A held count matches the limit within this share of it...
@@ -226,6 +226,9 @@ fn accept_path_in_front(
     limit: f64,
     known: &Known<'_>,
 ) -> Vec<Fact> {
+    if let Some(shed) = accept_cap_shed(plateau, limit, known).filter(|_| no_pool_held(&told)) {
+        return in_place_of_unclear(told, shed);
+    }
     let Some(mut accept) = accept_cap_seen(plateau, Some(limit), known) else {
         return told;
     };
@@ -251,12 +254,33 @@ fn accept_path_in_front(
         Some(_) => return told,
         None => {}
     }
+    in_place_of_unclear(told, accept)
+}
+
+/// Whether no pool's threads came near the limit: no place, and no pools that matched it as
+/// well as each other. The accept path that sheds ([`accept_cap_shed`]) is then the place, read
+/// before the accept path whose queue stood ([`accept_cap_seen`]): closing connections by the
+/// thousand a second keeps a few in the listen queue between two accepts, so a server that
+/// sheds shows a queue too (Node at `maxConnections` 16: 1.6–7.3 waiting, beside 80,000 resets
+/// a step). The shedding is direct evidence (the connections kept and those closed
+/// unanswered), and an event loop holds its calls without a thread each; a pool held at the
+/// limit too is evidence of its own, and is left as it was.
+fn no_pool_held(told: &[Fact]) -> bool {
+    told.iter().all(|fact| match fact {
+        Fact::Place { .. } => false,
+        Fact::PlaceUnclear { why, .. } => *why == PlaceUnclearWhy::NoneMatch,
+        _ => true,
+    })
+}
+
+/// `told` with `place` in place of what it said of the pools (a place, or why there was none).
+fn in_place_of_unclear(told: Vec<Fact>, place: Place) -> Vec<Fact> {
     let mut kept: Vec<Fact> = told
         .into_iter()
-        .filter(|fact| !matches!(fact, Fact::Place { .. }))
+        .filter(|fact| !matches!(fact, Fact::Place { .. } | Fact::PlaceUnclear { .. }))
         .collect();
     kept.push(Fact::Place {
-        place: Box::new(accept),
+        place: Box::new(place),
     });
     kept
 }

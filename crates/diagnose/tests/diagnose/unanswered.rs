@@ -241,3 +241,70 @@ fn clients_starved_by_an_unfair_lock_whose_answered_clients_queue_are_not_a_cap(
         .iter()
         .any(|f| matches!(f, Fact::ClientsUnanswered { .. })));
 }
+
+/// A server capped at 16 connections served whose process keeps `busy` whole cores busy with
+/// something else, on a machine of `cores`: the capped shape above, the target's CPU that many
+/// cores and its threads running as many.
+fn capped_and_busy(c: u32, busy: f64, cores: u32, noise: &mut Noise) -> Step {
+    let mut s = capped(c, 16, cores, noise);
+    s.target_cpu_pct = Some(noise.jitter(100.0 * busy / f64::from(cores), 0.01));
+    s.machine_cpu_pct = Some(100.0 * (busy + 0.3).min(f64::from(cores)) / f64::from(cores));
+    s
+}
+
+#[test]
+fn a_cap_whose_process_burns_whole_cores_is_the_connection_limit_not_the_cpu() {
+    // Node's cluster with 2 workers of maxConnections 8: the primary passes the connections the
+    // workers refuse back and forth and keeps 2 cores busy, while 16 clients are served at
+    // their base latency and the others never answered. A sweep of session 23 read `cpu-bound
+    // 2`. On 2 cores that is every core; on 16 and 64 a whole number of them.
+    for cores in [2, 16, 64] {
+        for busy in [1.0, 2.0] {
+            let mut noise = Noise::new(u64::from(cores) * 7 + busy as u64);
+            let steps: Vec<Step> = CLIENTS
+                .iter()
+                .map(|&c| capped_and_busy(c, if c > 16 { busy } else { 0.2 }, cores, &mut noise))
+                .collect();
+            let finding = diagnose(&steps, &context(cores));
+            assert_eq!(
+                (finding.kind, finding.limit),
+                (Kind::ConnectionLimit, Some(16.0)),
+                "{cores} cores, {busy} busy: {:?}",
+                finding.facts
+            );
+        }
+    }
+}
+
+#[test]
+fn a_cpu_bound_server_whose_answered_clients_wait_for_the_cpu_stays_cpu_bound() {
+    // One core's worth of requests of 5 ms of CPU each (200 req/s), the answered clients each
+    // waiting its turn for the core (latency = answered / X), and a quarter of the clients past
+    // the knee unanswered behind a small listen backlog: the CPU is the limit.
+    for cores in [2, 16, 64] {
+        let mut noise = Noise::new(u64::from(cores) + 41);
+        let steps: Vec<Step> = CLIENTS
+            .iter()
+            .map(|&c| {
+                let unanswered = if c > 2 { c / 4 } else { 0 };
+                let answered = c - unanswered;
+                let x = noise.jitter(200.0_f64.min(f64::from(answered) * 200.0), 0.02);
+                let latency = (f64::from(answered) / x * 1000.0).max(SERVICE_MS);
+                let mut s = step(c, x, noise.jitter(latency, 0.02));
+                s.unanswered_clients = Some(unanswered);
+                s.ramp_s = if unanswered > 0 { 20.0 } else { 0.1 };
+                let busy = x * 0.005;
+                s.target_cpu_pct = Some(100.0 * busy / f64::from(cores));
+                s.machine_cpu_pct = Some(100.0 * (busy + 0.2) / f64::from(cores));
+                s
+            })
+            .collect();
+        let finding = diagnose(&steps, &context(cores));
+        assert_eq!(
+            finding.kind,
+            Kind::CpuBound,
+            "{cores} cores: {:?}",
+            finding.facts
+        );
+    }
+}

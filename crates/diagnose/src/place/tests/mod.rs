@@ -6,6 +6,7 @@ mod accept;
 mod carriers;
 mod proxies;
 mod shapes;
+mod shed;
 mod stated;
 
 use super::*;
