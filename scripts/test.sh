@@ -41,7 +41,7 @@ if [ "$deps_status" -ne 0 ]; then
   echo "installing what the tests need failed (exit $deps_status; its output is above)" >&2
   exit 1
 fi
-# Two lanes. The live sweeps (`tests/sweeps`, one binary, about 900 s) run inside their
+# Two lanes. The live sweeps (`tests/sweeps`, one binary, about 1,300 s cold and 1,050 s warm) run inside their
 # binary, beside every other test binary in turn, built there on one core (cold: 716 s of build
 # and tests, then 150 s of clippy; 250 s warm). Cargo holds its build lock only while it
 # compiles, so the two `cargo test` runs do not wait on each other. The sweeps' output is kept
@@ -49,13 +49,13 @@ fi
 status=0
 sweep_times=target/tmp/sweep-times.tsv
 # Sweeps that leave the machine mostly idle run two at a time once this file is there (the
-# tests' `beside_one_other`); those that measure the machine run alone. From the start: with
-# pairs only after the other lane, a cold run (as CI's) had 88 of 108 sweeps done before the
-# pairs began (session 23). Sweeps pass with pairs and one core burnt (session 22's harsh run),
-# the other lane's build being lighter than that.
+# tests' `beside_one_other`); those that measure the machine run alone. Only after this lane's
+# other tests and lints have ended: a cold run with pairs from the start (session 23) ended the
+# sweeps 290 s sooner (1,353 s against 1,643 s), but two sweeps beside the other lane's build
+# left a sweep less than half a core (`machine-saturated`, rightly) and slowed a JVM demo's
+# timing test, each failing once. Cold, 88 of 108 sweeps are done before the pairs begin.
 sweeps_may_pair=target/tmp/sweeps-may-pair
-rm -f "$sweep_times"
-mkdir -p target/tmp && touch "$sweeps_may_pair"
+rm -f "$sweep_times" "$sweeps_may_pair"
 sweeps_log=$(mktemp /tmp/chokepoint-sweeps.XXXXXX)
 trap 'wait "$deps_pid" 2>/dev/null || true; rm -f "$deps_log" "$sweeps_log" "$sweeps_may_pair"' EXIT
 cargo test --release -p chokepoint --test sweeps "$@" > "$sweeps_log" 2>&1 &
@@ -76,6 +76,7 @@ phase "every test but the sweeps run"
 # leaves CI's longest path. One job keeps a core for the sweeps, as the other tests did.
 cargo clippy --workspace --all-targets --release -j 1 -- -D warnings || status=$?
 phase "clippy run"
+mkdir -p target/tmp && touch "$sweeps_may_pair"
 sweeps_status=0
 wait "$sweeps_pid" || sweeps_status=$?
 cat "$sweeps_log"

@@ -33,8 +33,8 @@ pub const DOWNSTREAM_DELAY: Duration = Duration::from_millis(50);
 /// alone: [`one_at_a_time`]. A sweep whose figures come from a downstream's delay and the
 /// target's connections and threads, and that leaves the machine mostly idle (the busy shares
 /// of `SWEEP_TIMES`), may run beside one other such sweep: [`beside_one_other`].
-/// `scripts/test.sh` allows pairs (`SWEEPS_MAY_PAIR`) from the start, beside its other lane of
-/// tests; a sweeps binary run by hand pairs nothing.
+/// `scripts/test.sh` allows pairs (`SWEEPS_MAY_PAIR`) only after its other lane of tests and
+/// lints has ended; a sweeps binary run by hand pairs nothing.
 static TURNS: Turns = Turns {
     held: Mutex::new(TurnsHeld {
         beside: 0,

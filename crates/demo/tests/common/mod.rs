@@ -203,23 +203,27 @@ pub fn assert_fan_out(parallel: &LoadReport, serial: &LoadReport) {
     );
     assert_eq!(parallel.error_count(), 0, "{parallel:?}");
     assert_eq!(serial.error_count(), 0, "{serial:?}");
-    // Lower bounds are firm (the delays are real); the upper bounds are ratios with room for a
-    // busy machine, and still far apart: 1.3 × 200 = 260 ms < 500 ms.
+    // The bounds are the delays, which are real; none is a ratio of the machine's speed. A busy
+    // machine slows both routes alike (a cold run of the full suite beside two sweeps read the
+    // serial p50 at 802 ms, 1.6 × the sum), so the routes are told apart by what each pays on top
+    // of the other: the parallel one less than the sum, the serial one the other calls' delays
+    // more than the parallel one.
     let (parallel_ms, serial_ms) = (parallel.latency_ms.p50, serial.latency_ms.p50);
     assert!(
         parallel_ms >= slowest * 0.98,
         "parallel p50 {parallel_ms} ms < slowest {slowest}"
     );
     assert!(
-        parallel_ms <= slowest * 1.3,
-        "parallel p50 {parallel_ms} ms is not about the slowest call {slowest} ms"
+        parallel_ms < sum * 0.98,
+        "parallel p50 {parallel_ms} ms is the sum {sum} ms: the calls did not overlap"
     );
     assert!(
         serial_ms >= sum * 0.98,
         "serial p50 {serial_ms} ms < sum {sum}"
     );
     assert!(
-        serial_ms <= sum * 1.3,
-        "serial p50 {serial_ms} ms is not about the sum {sum} ms"
+        serial_ms - parallel_ms >= (sum - slowest) * 0.9,
+        "serial p50 {serial_ms} ms is not the parallel {parallel_ms} ms plus the other calls' {} ms",
+        sum - slowest
     );
 }

@@ -220,6 +220,29 @@ fn unserved_clients(place: &Place) -> String {
     }
 }
 
+/// What an accept path did with the connections past the ones it held: "closed the others'
+/// connections unanswered as it accepted them, 900 a second", or "left the others unserved, on
+/// average 48 waiting unaccepted in its listen queue; the kernel dropped 12 handshakes…".
+fn the_others_connections(place: &Place) -> String {
+    if let Some(per_s) = place.closed_unanswered_per_s {
+        return format!(
+            "closed the others' connections unanswered as it accepted them, {} a second",
+            count(per_s)
+        );
+    }
+    format!(
+        "left the others unserved, on average {}{}",
+        unserved_clients(place),
+        match place.listen_overflows {
+            Some(dropped) if dropped > 0 => format!(
+                "; the kernel dropped {dropped} handshake{} with a listen queue full",
+                if dropped == 1 { "" } else { "s" }
+            ),
+            _ => String::new(),
+        }
+    )
+}
+
 /// `pool `actor-pool`: 20 threads, 20 waiting on a downstream call in `a` ← `b` (jcmd
 /// Thread.print, 3 dumps)`, and the forms for `/proc`, connections and the CPU.
 fn where_line(place: &Place) -> String {
@@ -272,29 +295,9 @@ fn where_line(place: &Place) -> String {
                 .map(|port| format!(" (port {port})"))
                 .unwrap_or_default()
         ),
-        (Some(PlaceKind::AcceptCap), Some(PlaceSource::Connections))
-            if place.closed_unanswered_per_s.is_some() =>
-        {
-            format!(
-                "the target's accept path{}: it held {} client connections at once (the median \
-                 of the steps past them{}) and closed the others' connections unanswered as it \
-                 accepted them, {} a second ({from})",
-                place
-                    .peer_port
-                    .map(|port| format!(" on port {port}"))
-                    .unwrap_or_default(),
-                count(size),
-                if crate::place::matches_limit(held, size) {
-                    String::new()
-                } else {
-                    format!("; {} at {}", count(held), clients(place.clients))
-                },
-                count(place.closed_unanswered_per_s.unwrap_or(0.0)),
-            )
-        }
         (Some(PlaceKind::AcceptCap), Some(PlaceSource::Connections)) => format!(
             "the target's accept path{}: it held {} client connections at once (the median of \
-             the steps past them{}) and left the others unserved, on average {}{} ({from})",
+             the steps past them{}) and {} ({from})",
             place
                 .peer_port
                 .map(|port| format!(" on port {port}"))
@@ -305,14 +308,7 @@ fn where_line(place: &Place) -> String {
             } else {
                 format!("; {} at {}", count(held), clients(place.clients))
             },
-            unserved_clients(place),
-            match place.listen_overflows {
-                Some(dropped) if dropped > 0 => format!(
-                    "; the kernel dropped {dropped} handshake{} with a listen queue full",
-                    if dropped == 1 { "" } else { "s" }
-                ),
-                _ => String::new(),
-            }
+            the_others_connections(place),
         ),
         (Some(PlaceKind::AcceptCap), _) => format!(
             "the proxy `{pool}`'s cap of {} client connections accepted at once on the swept port, `{}`: \

@@ -205,20 +205,12 @@ pub(super) fn accept_cap_seen(
     known: &Known<'_>,
 ) -> Option<Place> {
     let limit = limit?;
-    let past: Vec<(&Step, &chokepoint_result::Connections)> = plateau
-        .iter()
-        .filter(|step| f64::from(step.clients) > limit * (1.0 + MATCH_SHARE))
-        .filter_map(|step| Some((*step, step.connections.as_ref()?)))
-        .collect();
+    let past = past_the_limit(plateau, limit);
     let (largest, at_largest) = *past.last()?;
     let queue_stood = past
         .iter()
         .all(|(_, c)| c.client_side.mean_unserved + c.half_open_clients >= UNACCEPTED_QUEUE);
-    let accepted = crate::saturation::median(
-        past.iter()
-            .map(|(_, c)| held_at_once(&c.client_side))
-            .collect(),
-    )?;
+    let accepted = accepted_at_once(&past)?;
     if !queue_stood || !matches_limit(accepted, limit) {
         return None;
     }
@@ -272,20 +264,12 @@ const TURNED_AWAY_SHARE: f64 = 0.5;
 /// front-cap entry by process name: `node`), the shedding being what shows it, never the name
 /// alone.
 pub(super) fn accept_cap_shed(plateau: &[&Step], limit: f64, known: &Known<'_>) -> Option<Place> {
-    let past: Vec<(&Step, &chokepoint_result::Connections)> = plateau
-        .iter()
-        .filter(|step| f64::from(step.clients) > limit * (1.0 + MATCH_SHARE))
-        .filter_map(|step| Some((*step, step.connections.as_ref()?)))
-        .collect();
+    let past = past_the_limit(plateau, limit);
     let (largest, at_largest) = *past.last()?;
     if !past.iter().all(|(step, _)| turned_away_at_accept(step)) {
         return None;
     }
-    let accepted = crate::saturation::median(
-        past.iter()
-            .map(|(_, c)| held_at_once(&c.client_side))
-            .collect(),
-    )?;
+    let accepted = accepted_at_once(&past)?;
     if !matches_limit(accepted, limit) {
         return None;
     }
@@ -351,6 +335,28 @@ fn processes_of(plateau: &[&Step]) -> Vec<String> {
         }
     }
     names
+}
+
+/// The plateau steps that asked for more than `limit` (by the match share), with the target's
+/// connections, in order of clients.
+fn past_the_limit<'s>(
+    plateau: &[&'s Step],
+    limit: f64,
+) -> Vec<(&'s Step, &'s chokepoint_result::Connections)> {
+    plateau
+        .iter()
+        .filter(|step| f64::from(step.clients) > limit * (1.0 + MATCH_SHARE))
+        .filter_map(|step| Some((*step, step.connections.as_ref()?)))
+        .collect()
+}
+
+/// The client connections the target held at once over `past`: the median of the steps'.
+fn accepted_at_once(past: &[(&Step, &chokepoint_result::Connections)]) -> Option<f64> {
+    crate::saturation::median(
+        past.iter()
+            .map(|(_, c)| held_at_once(&c.client_side))
+            .collect(),
+    )
 }
 
 /// The connections a cap held at once: the median over a step's samples of those served, or

@@ -239,6 +239,18 @@ const RULES: &[Rule] = {
         kind("io.netty.channel.nio.NioEventLoop.select", Idle),
         kind("io.netty.channel.epoll.EpollEventLoop.epollWait", Idle),
         kind("org.apache.tomcat.util.threads.TaskQueue.", Idle),
+        // Jetty's QueuedThreadPool: an idle thread polls its job queue, and a reserved one
+        // waits on a semaphore of its own until a task is handed to it (`wakeup` releases it;
+        // jetty-util 12.1.14, `ReservedThreadExecutor$ReservedThread.waitForTask`): idle, not
+        // queued for a permit another thread holds.
+        kind(
+            "org.eclipse.jetty.util.thread.QueuedThreadPool$Runner.idleJobPoll",
+            Idle,
+        ),
+        kind(
+            "org.eclipse.jetty.util.thread.ReservedThreadExecutor$ReservedThread.waitForTask",
+            Idle,
+        ),
         // Sleeping on a timer.
         kind("java.lang.Thread.sleep", Sleep),
         names("java.util.concurrent.TimeUnit.sleep"),
@@ -333,6 +345,47 @@ mod tests {
     fn each_way_of_waiting_is_read_from_the_frames() {
         // (state, frames innermost first, what it was doing, the frames kept)
         let table: &[(&str, &[&str], WaitKind, &[&str])] = &[
+            // Jetty 12.1's reserved thread waiting for a task on its own semaphore, and an idle
+            // QueuedThreadPool thread (a jcmd dump of tests/targets/java-jetty), beside an
+            // application's own semaphore, which is a lock.
+            (
+                "TIMED_WAITING",
+                &[
+                    "jdk.internal.misc.Unsafe.park",
+                    "java.util.concurrent.locks.LockSupport.parkNanos",
+                    "java.util.concurrent.locks.AbstractQueuedSynchronizer.tryAcquireSharedNanos",
+                    "java.util.concurrent.Semaphore.tryAcquire",
+                    "org.eclipse.jetty.util.thread.ReservedThreadExecutor$ReservedThread.waitForTask",
+                    "org.eclipse.jetty.util.thread.ReservedThreadExecutor$ReservedThread.run",
+                    "org.eclipse.jetty.util.thread.QueuedThreadPool.runJob",
+                ],
+                Idle,
+                &["org.eclipse.jetty.util.thread.ReservedThreadExecutor$ReservedThread.waitForTask"],
+            ),
+            (
+                "TIMED_WAITING",
+                &[
+                    "jdk.internal.misc.Unsafe.park",
+                    "java.util.concurrent.locks.LockSupport.parkNanos",
+                    "org.eclipse.jetty.util.thread.AutoLock$WithCondition.awaitNanos",
+                    "org.eclipse.jetty.util.BlockingArrayQueue.poll",
+                    "org.eclipse.jetty.util.thread.QueuedThreadPool$Runner.idleJobPoll",
+                    "org.eclipse.jetty.util.thread.QueuedThreadPool$Runner.run",
+                ],
+                Idle,
+                &["org.eclipse.jetty.util.thread.QueuedThreadPool$Runner.idleJobPoll"],
+            ),
+            (
+                "WAITING",
+                &[
+                    "jdk.internal.misc.Unsafe.park",
+                    "java.util.concurrent.locks.LockSupport.park",
+                    "java.util.concurrent.Semaphore.acquire",
+                    "PermitServer.answer",
+                ],
+                Lock,
+                &["java.util.concurrent.Semaphore.acquire", "PermitServer.answer"],
+            ),
             // Apache HttpClient 5 waiting for one of its 5 connections per route (a jcmd dump of
             // tests/targets/java-httpclient5), and a thread of the same client in the call.
             (
