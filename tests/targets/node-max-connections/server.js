@@ -50,7 +50,8 @@ for (let i = 0; i < argv.length; i += 2) {
   }
 }
 if (!options.downstream) usage('--downstream is required');
-if (!options.maxConnections) usage('--max-connections is required');
+if (options.maxConnections === null) usage('--max-connections is required');
+if (options.maxConnections < 1) usage('--max-connections must be 1 or more, got 0');
 if (options.workers && options.maxConnections % options.workers !== 0) {
   usage('--max-connections must be a multiple of --workers');
 }
