@@ -245,8 +245,14 @@ fn a_step_that_has_settled_waits_for_a_slow_py_spys_first_dump() {
             step.clients,
             step.measured_s
         );
+        // The first dump is the subject. A later dump of this py-spy (1.5 s of sleep, then
+        // the dump, against the 2 s limit) may miss the limit on a busy machine: "1 of 2
+        // snapshots failed" in a full run (session 23); a step whose every dump failed is
+        // noted without "snapshots failed". Nothing else may be noted.
         assert!(
-            step.observation_notes.is_empty(),
+            step.observation_notes.iter().all(|note| matches!(note,
+                ObservationNote::ToolFailed { tool, why }
+                    if tool == "py-spy" && why.contains(" snapshots failed"))),
             "{} clients: {:?}",
             step.clients,
             step.observation_notes
