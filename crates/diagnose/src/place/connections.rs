@@ -220,18 +220,12 @@ pub(super) fn accept_cap_seen(
         .reduce(|a, b| a + b);
     let (setting, shown_by) = accepting_waits_in_a_known_cap(&past, known).unzip();
     Some(Place {
-        kind: Some(PlaceKind::AcceptCap),
         setting,
         shown_by,
-        size: Some(accepted),
-        held: Some(held_at_once(&at_largest.client_side)),
-        clients: largest.clients,
-        source: Some(PlaceSource::Connections),
-        peer_port: at_largest.listen_port,
         unaccepted: Some(at_largest.client_side.mean_unserved),
         listen_overflows: overflows,
         half_open: (at_largest.half_open_clients > 0.0).then_some(at_largest.half_open_clients),
-        ..Place::default()
+        ..accept_path(accepted, largest, at_largest)
     })
 }
 
@@ -284,19 +278,31 @@ pub(super) fn accept_cap_shed(plateau: &[&Step], limit: f64, known: &Known<'_>) 
         })
         .unzip();
     Some(Place {
-        kind: Some(PlaceKind::AcceptCap),
         setting,
         shown_by,
+        closed_unanswered_per_s: Some(
+            resets(largest) as f64 / largest.load.duration_s.max(f64::EPSILON),
+        ),
+        ..accept_path(accepted, largest, at_largest)
+    })
+}
+
+/// The target's accept path read from its connections: `accepted` at once over the steps past
+/// the limit, and what the `largest` of them held (`at_largest`, its connections).
+fn accept_path(
+    accepted: f64,
+    largest: &Step,
+    at_largest: &chokepoint_result::Connections,
+) -> Place {
+    Place {
+        kind: Some(PlaceKind::AcceptCap),
         size: Some(accepted),
         held: Some(held_at_once(&at_largest.client_side)),
         clients: largest.clients,
         source: Some(PlaceSource::Connections),
         peer_port: at_largest.listen_port,
-        closed_unanswered_per_s: Some(
-            resets(largest) as f64 / largest.load.duration_s.max(f64::EPSILON),
-        ),
         ..Place::default()
-    })
+    }
 }
 
 /// A step's `reset` failures.
