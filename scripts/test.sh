@@ -41,19 +41,21 @@ if [ "$deps_status" -ne 0 ]; then
   echo "installing what the tests need failed (exit $deps_status; its output is above)" >&2
   exit 1
 fi
-# Two lanes. The live sweeps (`tests/sweeps`, one binary, about 1,300 s cold and 1,050 s warm) run inside their
-# binary, beside every other test binary in turn, built there on one core (cold: 716 s of build
-# and tests, then 150 s of clippy; 250 s warm). Cargo holds its build lock only while it
-# compiles, so the two `cargo test` runs do not wait on each other. The sweeps' output is kept
-# in a file and shown when they end.
+# Two lanes. The live sweeps (`tests/sweeps`, one binary, about 1,300 s cold and 1,050 s warm)
+# run inside their binary. The other lane builds every other test binary and runs clippy at
+# nice 19 on both cores (the sweeps take what they need), and runs those tests between, at nice
+# 0 on one core. Cargo holds its build lock only while it compiles, so the two `cargo test` runs
+# do not wait on each other. The sweeps' output is kept in a file and shown when they end.
 status=0
 sweep_times=target/tmp/sweep-times.tsv
-# Sweeps that leave the machine mostly idle run two at a time once this file is there (the
-# tests' `beside_one_other`); those that measure the machine run alone. Only after this lane's
-# other tests and lints have ended: a cold run with pairs from the start (session 23) ended the
-# sweeps 290 s sooner (1,353 s against 1,643 s), but two sweeps beside the other lane's build
-# left a sweep less than half a core (`machine-saturated`, rightly) and slowed a JVM demo's
-# timing test, each failing once. Cold, 88 of 108 sweeps are done before the pairs begin.
+# Sweeps that leave the machine mostly idle run two at a time while this file is there (the
+# tests' `beside_one_other`); those that measure the machine run alone. Pairs run while the
+# other lane builds and lints, at nice 19: the fair scheduler gives the sweeps those cores, and
+# the diagnosis counts niced work in the sweeps' own scheduling group as yielding
+# (`Step::machine_contended_cpu_pct`). Not while the other lane's tests run, at nice 0: two
+# sweeps beside them left a sweep less than half a core (`machine-saturated`, rightly) and
+# slowed a JVM demo's timing test (session 23). Pairing only after the whole lane, cold, left
+# 88 of 108 sweeps one at a time (1,643 s against 1,353 s with pairs from the start).
 sweeps_may_pair=target/tmp/sweeps-may-pair
 rm -f "$sweep_times" "$sweeps_may_pair"
 sweeps_log=$(mktemp /tmp/chokepoint-sweeps.XXXXXX)
@@ -68,15 +70,19 @@ for _ in $(seq 300); do
   kill -0 "$sweeps_pid" 2>/dev/null || break
   sleep 0.2
 done
-cargo test --workspace --release --exclude chokepoint -j 1 "$@" || status=$?
-cargo test --release -p chokepoint --bins --test cli -j 1 "$@" || status=$?
-phase "every test but the sweeps run"
-# The lints last in this lane, on one core: the sweeps lane runs for minutes after the other
-# tests end, so clippy's ~105 s of checking (its own artifacts: nothing the build made serves it)
-# leaves CI's longest path. One job keeps a core for the sweeps, as the other tests did.
-cargo clippy --workspace --all-targets --release -j 1 -- -D warnings || status=$?
-phase "clippy run"
 mkdir -p target/tmp && touch "$sweeps_may_pair"
+nice -n 19 cargo test --workspace --release --exclude chokepoint --no-run "$@" || status=$?
+nice -n 19 cargo test --release -p chokepoint --bins --test cli --no-run "$@" || status=$?
+phase "every other test built"
+rm -f "$sweeps_may_pair"
+cargo test --workspace --release --exclude chokepoint -j 1 --no-fail-fast "$@" || status=$?
+cargo test --release -p chokepoint --bins --test cli -j 1 --no-fail-fast "$@" || status=$?
+phase "every test but the sweeps run"
+# The lints last in this lane, at nice 19 beside pairs of sweeps: clippy's ~105 s of checking
+# (its own artifacts: nothing the build made serves it) is off CI's longest path.
+touch "$sweeps_may_pair"
+nice -n 19 cargo clippy --workspace --all-targets --release -- -D warnings || status=$?
+phase "clippy run"
 sweeps_status=0
 wait "$sweeps_pid" || sweeps_status=$?
 cat "$sweeps_log"

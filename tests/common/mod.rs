@@ -156,7 +156,7 @@ impl Drop for Turn {
     }
 }
 
-/// The machine's busy share (`/proc/stat`, every core) over a turn, sampled every half second
+/// The machine's contended share (`/proc/stat`, every core) over a turn, sampled every half second
 /// by a thread of its own.
 struct MachineBusy {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
@@ -195,20 +195,12 @@ impl MachineBusy {
     }
 }
 
-/// Busy and total ticks of every core (`/proc/stat`'s first line; idle and iowait are idle).
+/// Contended and total ticks of every core: busy less niced work, which leaves the sweeps its
+/// cores (`Step::machine_contended_cpu_pct`; `scripts/test.sh` builds at nice 19 beside them).
 fn cpu_ticks() -> (u64, u64) {
-    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-    let ticks: Vec<u64> = stat
-        .lines()
-        .next()
+    chokepoint_observe::machine_ticks()
+        .map(|t| (t.busy - t.niced, t.total))
         .unwrap_or_default()
-        .split_whitespace()
-        .skip(1)
-        .filter_map(|t| t.parse().ok())
-        .collect();
-    let total: u64 = ticks.iter().sum();
-    let idle = ticks.get(3).copied().unwrap_or(0) + ticks.get(4).copied().unwrap_or(0);
-    (total - idle, total)
 }
 
 fn busy_pct(from: (u64, u64), to: (u64, u64)) -> f64 {

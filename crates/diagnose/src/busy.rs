@@ -63,13 +63,13 @@ fn busy_before_load(finding: &Finding, evidence: &Evidence<'_>) -> Option<Fact> 
         .steps
         .iter()
         .filter(|s| s.clients > 0 && s.clients < knee)
-        .filter(|s| s.machine_cpu_pct.is_some() && s.target_cpu_pct.is_some())
+        .filter(|s| s.machine_contended_cpu_pct().is_some() && s.target_cpu_pct.is_some())
         .collect();
     // The generator's figure is a share of the cores it may use: all of them here, as the
     // saturation stage reads it.
     let others = |s: &&Step| {
         others_pct(
-            s.machine_cpu_pct.unwrap_or(0.0),
+            s.machine_contended_cpu_pct().unwrap_or(0.0),
             s.target_cpu_pct,
             s.generator_cpu_pct,
         )
@@ -95,7 +95,12 @@ fn busy_before_load(finding: &Finding, evidence: &Evidence<'_>) -> Option<Fact> 
     clients.dedup();
     Some(Fact::MachineBusyBeforeLoad {
         clients,
-        machine_cpu_pct: median(below.iter().filter_map(|s| s.machine_cpu_pct).collect())?,
+        machine_cpu_pct: median(
+            below
+                .iter()
+                .filter_map(|s| s.machine_contended_cpu_pct())
+                .collect(),
+        )?,
         others_pct,
         suggested: finding.kind,
         suggested_limit: finding.limit,

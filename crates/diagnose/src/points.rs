@@ -118,7 +118,7 @@ pub(crate) fn points(steps: &[Step]) -> Vec<Point<'_>> {
                 requests: median(group.iter().map(|s| s.requests as f64)),
                 generator_cpu: median(group.iter().map(|s| clean(s.generator_cpu_pct))),
                 target_cpu: median_opt(&group, |s| s.target_cpu_pct),
-                machine_cpu: median_opt(&group, |s| s.machine_cpu_pct),
+                machine_cpu: median_opt(&group, |s| s.machine_contended_cpu_pct()),
                 inflight_max: median_opt(&group, |s| s.downstream_inflight.map(|d| d.max as f64)),
                 inflight_mean: median_opt(&group, |s| s.downstream_inflight.map(|d| d.mean)),
                 ds_requests: median_opt(&group, |s| {

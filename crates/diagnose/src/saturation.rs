@@ -80,7 +80,12 @@ pub fn saturated_machine(
     generator_cores: f64,
     machine_cores: f64,
 ) -> Option<MachineShares> {
-    let machine_pct = median(plateau.iter().filter_map(|s| s.machine_cpu_pct).collect())?;
+    let machine_pct = median(
+        plateau
+            .iter()
+            .filter_map(|s| s.machine_contended_cpu_pct())
+            .collect(),
+    )?;
     if machine_cores <= 0.0 || machine_pct < saturated_machine_pct(machine_cores) {
         return None;
     }
@@ -255,7 +260,12 @@ fn runnable_beside_idle_cores(
 ) -> Option<Fact> {
     let machine_cores = f64::from(context.cores?);
     let target_pct = median(plateau.iter().filter_map(|s| s.target_cpu_pct).collect())?;
-    let machine_pct = median(plateau.iter().filter_map(|s| s.machine_cpu_pct).collect())?;
+    let machine_pct = median(
+        plateau
+            .iter()
+            .filter_map(|s| s.machine_contended_cpu_pct())
+            .collect(),
+    )?;
     let throttled = plateau
         .iter()
         .filter_map(|s| s.cpu_quota.as_ref())
@@ -325,6 +335,48 @@ mod tests {
                     assert_eq!(got.is_some(), expected.is_some(), "{machine} {target:?}")
                 }
             }
+        }
+    }
+
+    #[test]
+    fn niced_work_beside_the_target_leaves_it_the_cores_on_any_machine() {
+        // A target that burns as little as the generator, on a machine whose busy share is
+        // past the saturated threshold because of others: saturated when the others ran at
+        // nice 0, not when they ran niced (the fair scheduler gives the target their cores),
+        // and saturated again when the niced share is unknown.
+        for cores in [2.0, 16.0, 64.0] {
+            let threshold = saturated_machine_pct(cores);
+            let generator = 50.0 / cores; // half a core
+            let target = generator * 0.5;
+            let busy = threshold + 0.5 * (100.0 - threshold);
+            let others = busy - target - generator;
+            let mut at_nice_0 = step(8, busy, Some(target), generator);
+            at_nice_0.machine_niced_cpu_pct = Some(0.0);
+            let saturated = saturated_machine(&[&at_nice_0], cores, cores)
+                .unwrap_or_else(|| panic!("{cores} cores: others at nice 0 saturate it"));
+            assert!((saturated.others_pct - others).abs() < 1e-9, "{cores}");
+
+            let mut niced = at_nice_0.clone();
+            niced.machine_niced_cpu_pct = Some(others);
+            assert_eq!(niced.machine_contended_cpu_pct(), Some(busy - others));
+            assert_eq!(saturated_machine(&[&niced], cores, cores), None, "{cores}");
+
+            // Half the others niced: what is left at nice 0 still decides.
+            let mut half = at_nice_0.clone();
+            half.machine_niced_cpu_pct = Some(others / 2.0);
+            let left = busy - others / 2.0;
+            assert_eq!(
+                saturated_machine(&[&half], cores, cores).is_some(),
+                left >= threshold,
+                "{cores} cores, {left}% contended"
+            );
+
+            let mut unknown = at_nice_0.clone();
+            unknown.machine_niced_cpu_pct = None;
+            assert!(
+                saturated_machine(&[&unknown], cores, cores).is_some(),
+                "{cores}"
+            );
         }
     }
 

@@ -553,6 +553,7 @@ pub(crate) fn run_step(
         }),
         target_cpu_pct: seen.target_cpu_pct,
         machine_cpu_pct: seen.machine_cpu_pct,
+        machine_niced_cpu_pct: seen.machine_niced_cpu_pct,
         observed_pids: Vec::new(),
         threads_by_pool: None,
         connections: None,

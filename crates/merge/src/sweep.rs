@@ -109,6 +109,7 @@ fn merge_step(parts: &[&Step]) -> Result<Step, String> {
         downstream: mock.and_then(|s| s.downstream.clone()),
         target_cpu_pct: target.and_then(|s| s.target_cpu_pct),
         machine_cpu_pct: machine.and_then(|s| s.machine_cpu_pct),
+        machine_niced_cpu_pct: machine.and_then(|s| s.machine_niced_cpu_pct),
         observed_pids: proc_view
             .map(|s| s.observed_pids.clone())
             .unwrap_or_default(),

@@ -95,7 +95,7 @@ impl QuotaGroup {
 
 /// The process's group in the hierarchy that holds the cpu controller: v1's `cpu` hierarchy
 /// when one is mounted with it (a hybrid machine's v2 root has no controllers), else v2's.
-fn cpu_group(cgroups: &str) -> Option<(u8, String)> {
+pub(crate) fn cpu_group(cgroups: &str) -> Option<(u8, String)> {
     let mut v2 = None;
     for line in cgroups.lines() {
         let mut fields = line.splitn(3, ':');

@@ -40,6 +40,21 @@ impl CpuScope {
         CpuScope::Process(std::process::id() as i32)
     }
 
+    /// The processes whose threads the scope counts now (a tree's, listed from `/proc`; this
+    /// process for a group).
+    pub fn processes(&self) -> Vec<i32> {
+        match self {
+            CpuScope::Process(pid)
+            | CpuScope::Threads { pid, .. }
+            | CpuScope::ThreadsExcept { pid, .. } => vec![*pid],
+            CpuScope::Tree(roots) => roots
+                .iter()
+                .flat_map(|&root| process_tree(root).unwrap_or_default())
+                .collect(),
+            CpuScope::Group(_) => vec![std::process::id() as i32],
+        }
+    }
+
     /// The threads of this process whose names start with `prefix`.
     pub fn own_threads(prefix: &str) -> CpuScope {
         CpuScope::Threads {
@@ -202,8 +217,19 @@ fn own_thread_seconds(tid: i32) -> Result<f64, ObserveError> {
     Ok((stat.utime + stat.stime) as f64 / procfs::ticks_per_second() as f64)
 }
 
-/// Busy and total CPU ticks of the whole machine since boot (`/proc/stat`), all cores together.
-pub fn machine_ticks() -> Result<(u64, u64), ObserveError> {
+/// CPU ticks of the whole machine since boot (`/proc/stat`), all cores together.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct MachineTicks {
+    /// Busy at any priority: user, nice, system, interrupts, steal.
+    pub busy: u64,
+    /// Of `busy`, user time at a positive nice value (the `nice` column).
+    pub niced: u64,
+    /// Busy and idle (idle, iowait).
+    pub total: u64,
+}
+
+/// The machine's CPU ticks since boot.
+pub fn machine_ticks() -> Result<MachineTicks, ObserveError> {
     use procfs::CurrentSI;
     let stats = procfs::KernelStats::current()
         .map_err(|e| ObserveError(format!("cannot read /proc/stat: {e}")))?;
@@ -215,14 +241,28 @@ pub fn machine_ticks() -> Result<(u64, u64), ObserveError> {
         + t.irq.unwrap_or(0)
         + t.softirq.unwrap_or(0)
         + t.steal.unwrap_or(0);
-    Ok((busy, busy + idle))
+    Ok(MachineTicks {
+        busy,
+        niced: t.nice,
+        total: busy + idle,
+    })
+}
+
+/// How busy the whole machine was over a while, percent of all its cores (100 = every core
+/// busy all the time).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MachineShare {
+    /// Busy at any priority.
+    pub busy_pct: f64,
+    /// Of `busy_pct`, work at a positive nice value.
+    pub niced_pct: f64,
 }
 
 /// Measures how busy the whole machine's CPU was (every process, not only the target), so a
 /// finding can tell the target's CPU limit from a machine kept busy by others.
 #[derive(Debug, Clone)]
 pub struct MachineCpuMeter {
-    start: (u64, u64),
+    start: MachineTicks,
 }
 
 impl MachineCpuMeter {
@@ -235,13 +275,23 @@ impl MachineCpuMeter {
 
     /// Percent of all cores busy since the start (100 = every core busy all the time).
     pub fn percent(&self) -> Result<f64, ObserveError> {
-        let (busy, total) = machine_ticks()?;
-        let busy = busy.saturating_sub(self.start.0) as f64;
-        let total = total.saturating_sub(self.start.1) as f64;
-        Ok(if total > 0.0 {
-            100.0 * busy / total
-        } else {
-            0.0
+        Ok(self.share()?.busy_pct)
+    }
+
+    /// The machine's busy and niced shares since the start.
+    pub fn share(&self) -> Result<MachineShare, ObserveError> {
+        let now = machine_ticks()?;
+        let total = now.total.saturating_sub(self.start.total) as f64;
+        let pct = |ticks: u64| {
+            if total > 0.0 {
+                100.0 * ticks as f64 / total
+            } else {
+                0.0
+            }
+        };
+        Ok(MachineShare {
+            busy_pct: pct(now.busy.saturating_sub(self.start.busy)),
+            niced_pct: pct(now.niced.saturating_sub(self.start.niced)),
         })
     }
 }

@@ -33,6 +33,7 @@ pub mod cpu;
 pub mod files;
 pub mod forward;
 pub mod namespace;
+pub mod niced;
 pub mod polled;
 pub mod proxy_config;
 pub mod runtime_cores;
@@ -47,7 +48,7 @@ pub mod window;
 
 pub use cpu::{
     available_cores, cpu_seconds, machine_cores, machine_ticks, share_percent, CpuMeter, CpuScope,
-    GroupMember, MachineCpuMeter, ThreadGroupCpu,
+    GroupMember, MachineCpuMeter, MachineShare, MachineTicks, ThreadGroupCpu,
 };
 pub use sampler::{Observer, StepObservation, TargetSpec};
 pub use tree::{listening_address, listening_processes, process_tree};

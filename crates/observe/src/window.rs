@@ -3,6 +3,7 @@
 //! opens one when a step's measured part begins and closes it when the step ends; the observer
 //! beside the target (`chokepoint observe`) opens and closes the same windows when told to.
 use crate::cpu::{available_cores, CpuMeter, CpuScope, MachineCpuMeter};
+use crate::niced::{any_niced, niced_beside};
 use crate::sampler::{Observer, StepObservation, TargetSpec};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -16,6 +17,13 @@ pub struct WindowObservation {
     pub target_cpu_pct: Option<f64>,
     /// The whole machine's CPU, percent of all its cores; `None` when `/proc/stat` is unreadable.
     pub machine_cpu_pct: Option<f64>,
+    /// Of `machine_cpu_pct`, the work of processes at a positive nice value, which gave its
+    /// cores to the target (`chokepoint_result::Step::machine_contended_cpu_pct`); `None` when
+    /// the target was not measured, ran niced itself or this process did (their own time would
+    /// be in it), when a niced process competed in another scheduling group than the target's
+    /// ([`crate::niced`]), or when `/proc/stat` is unreadable.
+    #[serde(default)]
+    pub machine_niced_cpu_pct: Option<f64>,
 }
 
 /// An open window: its meters and its observer thread.
@@ -23,6 +31,10 @@ pub struct WindowObservation {
 pub struct ObservedWindow {
     target_meter: Option<CpuMeter>,
     machine_meter: Option<MachineCpuMeter>,
+    /// The target's first process, when its CPU is measured.
+    target_pid: Option<i32>,
+    /// Whether the target or this process ran niced when the window opened.
+    niced_itself: bool,
     observer: Option<Observer>,
 }
 
@@ -34,7 +46,12 @@ impl ObservedWindow {
         spec: Option<TargetSpec>,
         interval: Duration,
     ) -> ObservedWindow {
+        let target = cpu.as_ref().map(CpuScope::processes).unwrap_or_default();
+        let mut ours = target.clone();
+        ours.push(std::process::id() as i32);
         ObservedWindow {
+            target_pid: target.first().copied(),
+            niced_itself: any_niced(&ours),
             target_meter: cpu.and_then(|scope| CpuMeter::start(scope).ok()),
             machine_meter: MachineCpuMeter::start().ok(),
             observer: spec.and_then(|spec| Observer::start(spec, interval)),
@@ -49,12 +66,147 @@ impl ObservedWindow {
 
     /// Stops measuring and returns what the window saw.
     pub fn finish(self) -> WindowObservation {
+        let machine = self.machine_meter.and_then(|m| m.share().ok());
         WindowObservation {
             observation: self.observer.map(Observer::finish),
             target_cpu_pct: self
                 .target_meter
                 .and_then(|m| m.percent(available_cores()).ok()),
-            machine_cpu_pct: self.machine_meter.and_then(|m| m.percent().ok()),
+            machine_cpu_pct: machine.map(|m| m.busy_pct),
+            machine_niced_cpu_pct: machine.map(|m| m.niced_pct).filter(|&niced| {
+                // Niced work yields only where it competes with the target (crate::niced).
+                niced == 0.0 || (!self.niced_itself && self.target_pid.is_some_and(niced_beside))
+            }),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpu::cpu_seconds;
+    use std::process::{Child, Command};
+
+    /// A shell spinning on a CPU at a nice value, pinned to `cpu` when given; `timeout` ends it
+    /// after 10 s should the test fail before it kills it.
+    fn spinner(nice: i32, cpu: Option<usize>) -> Child {
+        let mut command = Command::new("timeout");
+        command.arg("10");
+        if let Some(cpu) = cpu {
+            command.args(["taskset", "-c", &cpu.to_string()]);
+        }
+        command
+            .args([
+                "nice",
+                "-n",
+                &nice.to_string(),
+                "sh",
+                "-c",
+                "while :; do :; done",
+            ])
+            .spawn()
+            .expect("timeout, taskset, nice and sh are on every Debian machine")
+    }
+
+    /// One niced spinner at a time: each test's reading is of its own.
+    static SPINNING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    fn spinning() -> std::sync::MutexGuard<'static, ()> {
+        SPINNING.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn stop(mut child: Child) {
+        let _ = Command::new("pkill")
+            .args(["-KILL", "-P", &child.id().to_string()])
+            .status();
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
+    #[test]
+    fn niced_work_is_its_own_share_of_the_machine_unless_the_target_is_niced() {
+        let _one = spinning();
+        // Nice 1 is enough to land in `/proc/stat`'s `nice` column, and gets a fair share of a
+        // busy machine (weight 820 against 1024), so the figure shows on a loaded CI machine.
+        let niced = spinner(1, None);
+        std::thread::sleep(Duration::from_millis(100));
+        let beside = ObservedWindow::start(Some(CpuScope::this_process()), None, Duration::ZERO);
+        let of_niced = ObservedWindow::start(
+            Some(CpuScope::Tree(vec![niced.id() as i32])),
+            None,
+            Duration::ZERO,
+        );
+        std::thread::sleep(Duration::from_millis(1500));
+        let (beside, of_niced) = (beside.finish(), of_niced.finish());
+        stop(niced);
+        let one_core = 100.0 / crate::cpu::machine_cores().max(1) as f64;
+        let niced_pct = beside
+            .machine_niced_cpu_pct
+            .expect("this test runs at nice 0");
+        let busy = beside.machine_cpu_pct.unwrap();
+        assert!(
+            niced_pct >= 0.1 * one_core && niced_pct <= busy + 1e-9,
+            "niced {niced_pct}% of a machine {busy}% busy"
+        );
+        // A niced target's own time is in the column: the share is not told.
+        assert_eq!(of_niced.machine_niced_cpu_pct, None);
+        assert!(of_niced.machine_cpu_pct.is_some());
+    }
+
+    #[test]
+    fn niced_work_in_another_cpu_group_is_not_counted_as_yielding() {
+        let _one = spinning();
+        // A niced spinner in a cgroup v1 `cpu` group of its own competes with this process's
+        // group by the groups' weights, not by its nice value: its share is not told.
+        let group = std::path::Path::new("/sys/fs/cgroup/cpu")
+            .join(format!("chokepoint-niced-{}", std::process::id()));
+        std::fs::create_dir_all(&group).unwrap_or_else(|e| {
+            panic!(
+                "{}: {e} (this test needs root and the v1 cpu controller, as CI has)",
+                group.display()
+            )
+        });
+        let script = format!(
+            "echo $$ > {}/cgroup.procs && exec nice -n 1 sh -c 'while :; do :; done'",
+            group.display()
+        );
+        let niced = Command::new("timeout")
+            .args(["10", "sh", "-c", &script])
+            .spawn()
+            .expect("timeout and sh are on every Debian machine");
+        std::thread::sleep(Duration::from_millis(100));
+        let window = ObservedWindow::start(Some(CpuScope::this_process()), None, Duration::ZERO);
+        std::thread::sleep(Duration::from_millis(1500));
+        let seen = window.finish();
+        stop(niced);
+        for _ in 0..50 {
+            if std::fs::remove_dir(&group).is_ok() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        assert!(seen.machine_cpu_pct.is_some_and(|busy| busy > 0.0));
+        assert_eq!(seen.machine_niced_cpu_pct, None);
+        assert!(!group.exists(), "{} was left behind", group.display());
+    }
+
+    #[test]
+    fn the_fair_scheduler_gives_a_nice_0_spinner_its_core_beside_a_nice_19_one() {
+        let _one = spinning();
+        // The premise of `Step::machine_contended_cpu_pct`, on this kernel: two spinners on one
+        // core, weights 1024 and 15.
+        let (normal, niced) = (spinner(0, Some(0)), spinner(19, Some(0)));
+        std::thread::sleep(Duration::from_millis(100));
+        let seconds = |child: &Child| cpu_seconds(&CpuScope::Tree(vec![child.id() as i32]));
+        let before = (seconds(&normal).unwrap(), seconds(&niced).unwrap());
+        std::thread::sleep(Duration::from_millis(1500));
+        let after = (seconds(&normal).unwrap(), seconds(&niced).unwrap());
+        stop(normal);
+        stop(niced);
+        let (normal_s, niced_s) = (after.0 - before.0, after.1 - before.1);
+        assert!(
+            normal_s > 0.0 && normal_s >= 10.0 * niced_s,
+            "nice 0 spun {normal_s} s, nice 19 {niced_s} s"
+        );
     }
 }

@@ -404,7 +404,8 @@ pub enum Fact {
     MachineCpu {
         /// The plateau steps.
         clients: Vec<u32>,
-        /// The machine, percent of all cores (median).
+        /// The machine, percent of all cores (median; its contended share,
+        /// `Step::machine_contended_cpu_pct`).
         machine_cpu_pct: f64,
         /// The target.
         target_cpu_pct: f64,
@@ -519,7 +520,8 @@ pub enum Fact {
     MachineSaturated {
         /// The plateau steps.
         clients: Vec<u32>,
-        /// The machine, percent of all cores (median).
+        /// The machine, percent of all cores (median; its contended share,
+        /// `Step::machine_contended_cpu_pct`).
         machine_cpu_pct: f64,
         /// The target, percent of all cores; `None` when not observed.
         target_cpu_pct: Option<f64>,
@@ -538,7 +540,8 @@ pub enum Fact {
     MachineBusyBeforeLoad {
         /// The steps below the knee read.
         clients: Vec<u32>,
-        /// The machine, percent of all cores (median over those steps).
+        /// The machine, percent of all cores (median over those steps; its contended share,
+        /// `Step::machine_contended_cpu_pct`).
         machine_cpu_pct: f64,
         /// Everything but the target and the generator, percent of all cores (median).
         others_pct: f64,
@@ -600,7 +603,8 @@ pub enum Fact {
         machine_cores: u32,
         /// The target's threads running or runnable at once (median), when /proc was read.
         threads_running: Option<f64>,
-        /// The machine's CPU, percent of all cores (median), when measured.
+        /// The machine's CPU, percent of all cores (median; its contended share,
+        /// `Step::machine_contended_cpu_pct`), when measured.
         machine_cpu_pct: Option<f64>,
         /// The mock's most calls in flight (median), when it saw the calls: a consequence.
         mock_max_in_flight: Option<f64>,
@@ -619,7 +623,8 @@ pub enum Fact {
         cores_busy: Option<f64>,
         /// The machine's cores.
         machine_cores: u32,
-        /// The machine's CPU, percent of all cores (median), when measured.
+        /// The machine's CPU, percent of all cores (median; its contended share,
+        /// `Step::machine_contended_cpu_pct`), when measured.
         machine_cpu_pct: Option<f64>,
         /// The mock's most calls in flight (median), when it saw the calls: a consequence.
         mock_max_in_flight: Option<f64>,

@@ -28,6 +28,11 @@ pub struct Step {
     /// The whole machine's CPU use (every process), percent of all cores; `None` when unread.
     #[serde(default)]
     pub machine_cpu_pct: Option<f64>,
+    /// Of `machine_cpu_pct`, the work of processes at a positive nice value (`/proc/stat`'s
+    /// `nice` column); `None` when unread, or when the target or chokepoint ran niced itself.
+    /// Such work gives its cores to the target: see [`Step::machine_contended_cpu_pct`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_niced_cpu_pct: Option<f64>,
     /// The processes observed as the target during the step (a PID and its descendants, listed
     /// again at every sample); empty when the target was not observed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -76,6 +81,22 @@ impl std::ops::Deref for Step {
 impl std::ops::DerefMut for Step {
     fn deref_mut(&mut self) -> &mut LoadReport {
         &mut self.load
+    }
+}
+
+impl Step {
+    /// The machine's CPU that competed with the target's, percent of all cores: its busy share
+    /// less the work of processes at a positive nice value. Linux's fair scheduler weighs a
+    /// runnable task by its nice value (`sched_prio_to_weight` in `kernel/sched/core.c`: 1024 at
+    /// nice 0, 110 at nice 10, the `nice` command's default, 15 at nice 19), so niced work gets
+    /// a tenth of a core or less against each of the target's runnable threads and leaves it
+    /// the rest: a niced build beside a sweep does not hold the target back. Work at nice 1 to
+    /// 9 yields less (820 at nice 1) and is counted as yielding all the same: `/proc/stat`
+    /// lumps every positive nice value together. The whole busy share when the niced share is
+    /// unknown.
+    pub fn machine_contended_cpu_pct(&self) -> Option<f64> {
+        self.machine_cpu_pct
+            .map(|busy| (busy - self.machine_niced_cpu_pct.unwrap_or(0.0)).max(0.0))
     }
 }
 
