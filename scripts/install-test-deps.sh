@@ -114,6 +114,9 @@ maven_jars hikari com.zaxxer:HikariCP:7.1.0 org.postgresql:postgresql:42.7.14 \
 # OkHttp's Dispatcher, 5 asynchronous calls per host (tests/sweeps/connection_pools.rs).
 maven_jars okhttp com.squareup.okhttp3:okhttp:4.12.0 com.squareup.okio:okio-jvm:3.6.0 \
   org.jetbrains.kotlin:kotlin-stdlib:1.8.21
+# RxJava 3 (and Reactive Streams), for tests/targets/java-rxjava, a service whose blocking calls
+# run on Schedulers.io(), a pool that grows a thread per call (tests/sweeps/growing_pool.rs).
+maven_jars rxjava io.reactivex.rxjava3:rxjava:3.1.12 org.reactivestreams:reactive-streams:1.0.4
 # Apache Pekko 1.7.0 (with Scala's library and Typesafe Config) for tests/targets/java-pekko, a
 # service whose limit is Pekko's default dispatcher (8 threads); Jetty 12.1.14 for
 # tests/targets/java-jetty (its QueuedThreadPool, 200 less the connector's threads); Undertow
@@ -155,6 +158,11 @@ fi
 # without it; the saved dumps in crates/observe/tests/data/py-spy are from this version.
 if ! command -v py-spy >/dev/null 2>&1; then
   PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet py-spy==0.4.3
+fi
+# waitress (PyPI; no dependencies), served as deployed by its waitress-serve: its 4 task threads
+# are tests/sweeps/waitress.rs's pool, which fails without it.
+if ! command -v waitress-serve >/dev/null 2>&1; then
+  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet waitress==3.0.2
 fi
 # gunicorn (PyPI), whose default sync worker tests/sweeps/catalogue_pools.rs checks against the
 # catalogue; the test fails without it.

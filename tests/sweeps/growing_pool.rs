@@ -81,3 +81,60 @@ fn a_cached_thread_pool_is_named_a_growing_pool_with_its_threads_per_step() {
         "{attribution}"
     );
 }
+
+/// Held out (session 24, written before the target's first sweep): RxJava 3's `Schedulers.io()`
+/// at its defaults (`tests/targets/java-rxjava`), the library of seed 004's Micronaut service,
+/// behind an event-loop server as there. Its cached workers grow a thread per request in flight;
+/// the finding is `growing-pool`, placed in `RxCachedThreadScheduler` with the catalogue's word
+/// that the pool has no bound to raise.
+#[test]
+fn rxjavas_io_scheduler_is_named_a_growing_pool_with_the_catalogues_word() {
+    if !toolchain_present("java", "-version") {
+        return;
+    }
+    let jars = crate::place::cached_jars("rxjava", "rxjava-3.1.12.jar", "RxJava 3");
+    let _one = one_at_a_time();
+    let mock = mock_with_delay();
+    let target = launch_java_target(
+        "java-rxjava",
+        &jars,
+        "java-rxjava/RxIoServer.java",
+        &mock,
+        &[],
+    );
+    let config = chokepoint_experiment::SweepConfig::new(&target.url())
+        .expect("a valid target URL")
+        .with_target_pid(target.pid());
+    let result = sweep_with("java-rxjava", config, None, ADAPTIVE_STEP, 256, Some(&mock));
+    drop(target);
+    let diagnosis = assert_kind("java-rxjava", &result, Kind::GrowingPool);
+    let (pool, clients, threads) = diagnosis
+        .facts()
+        .iter()
+        .find_map(|fact| match fact {
+            Fact::GrowingPool {
+                pool,
+                clients,
+                threads,
+                ..
+            } => Some((pool, clients, threads)),
+            _ => None,
+        })
+        .expect("the finding carries the growing pool's fact");
+    println!("{pool}: {threads:?} threads at {clients:?} clients");
+    // /proc keeps 15 bytes of `RxCachedThreadScheduler-N`; the place takes the dump's name.
+    assert_eq!(pool, "RxCachedThreadS");
+    for (c, t) in clients.iter().zip(threads) {
+        assert!(*t >= f64::from(*c) * 0.8, "{c} clients: {t} threads");
+    }
+    let place = diagnosis
+        .place
+        .as_ref()
+        .expect("the growing pool is the place");
+    assert_eq!(place.kind, Some(PlaceKind::GrowingPool));
+    assert_eq!(place.pool.as_deref(), Some("RxCachedThreadScheduler"));
+    let entry = chokepoint_diagnose::catalogue::Catalogue::built_in()
+        .setting_for("RxCachedThreadScheduler-1")
+        .expect("the catalogue knows RxJava's io scheduler");
+    assert_eq!(place.setting.as_ref(), Some(&entry), "java-rxjava");
+}

@@ -26,4 +26,5 @@ mod stacks_jvm;
 mod stacks_py_go;
 mod stream_cap;
 mod targets;
+mod waitress;
 mod what_if;

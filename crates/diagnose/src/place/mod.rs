@@ -197,7 +197,7 @@ pub(crate) fn facts(steps: &[Step], finding: &Finding, known: &Known<'_>) -> Vec
                 .map(place)
         }
         (Kind::ConnectionLimit, _) => connection_pool(&plateau).map(place),
-        (Kind::GrowingPool, _) => growing_pool(finding, known).map(place),
+        (Kind::GrowingPool, _) => growing_pool(finding, &plateau, known).map(place),
         (Kind::CpuBound, _) => cpu(&plateau, finding, known).map(place),
         _ => None,
     };
@@ -998,23 +998,31 @@ fn unclear(plateau: &[&Step], limit: f64, why: PlaceUnclearWhy, held: Vec<Held>)
 }
 
 /// The pool that grew instead of queueing, at its largest step, as the growing-pool rule read
-/// it from `/proc`.
-fn growing_pool(finding: &Finding, known: &Known<'_>) -> Option<Place> {
+/// it from `/proc`; named as the runtime's stacks name it when they show the same pool (Linux
+/// cuts `RxCachedThreadScheduler-7` to `RxCachedThreadS`).
+fn growing_pool(finding: &Finding, plateau: &[&Step], known: &Known<'_>) -> Option<Place> {
     finding.facts.iter().find_map(|fact| match fact {
         Fact::GrowingPool {
             pool,
             clients,
             threads,
             ..
-        } => Some(Place {
-            kind: Some(PlaceKind::GrowingPool),
-            pool: Some(pool.clone()),
-            size: threads.last().copied(),
-            clients: clients.last().copied().unwrap_or(0),
-            source: Some(PlaceSource::Proc),
-            setting: known.setting_for(pool),
-            ..Place::default()
-        }),
+        } => {
+            let name = plateau
+                .iter()
+                .rev()
+                .find_map(|step| same_pool_in_dump(step, pool))
+                .map_or_else(|| pool.clone(), |dumped| dumped.pool.clone());
+            Some(Place {
+                kind: Some(PlaceKind::GrowingPool),
+                setting: known.setting_for(&name).or_else(|| known.setting_for(pool)),
+                pool: Some(name),
+                size: threads.last().copied(),
+                clients: clients.last().copied().unwrap_or(0),
+                source: Some(PlaceSource::Proc),
+                ..Place::default()
+            })
+        }
         _ => None,
     })
 }

@@ -687,6 +687,63 @@ fn a_growing_pool_is_the_place_at_its_largest_step_with_the_catalogues_setting()
     }
 }
 
+#[test]
+fn a_growing_pool_cut_by_proc_is_named_as_the_runtimes_stacks_name_it() {
+    // RxJava's `RxCachedThreadScheduler-N`, 15 bytes in /proc, whole in a JVM dump of the
+    // largest step (java-rxjava, session 24); without the dump, /proc's name stands.
+    let growing = |pool: &str| {
+        let mut found = finding(Kind::GrowingPool, 1.6, 32);
+        found.facts.push(Fact::GrowingPool {
+            pool: pool.to_string(),
+            clients: vec![8, 32, 128],
+            threads: vec![9.0, 33.0, 129.0],
+            knee_clients: 32,
+            busy_share: 0.9,
+            instead_of: Kind::CpuBound,
+        });
+        found
+    };
+    let dumped = |clients: u32, pool: &str| Step {
+        load: chokepoint_result::LoadReport {
+            clients,
+            ..Default::default()
+        },
+        stacks: Some(chokepoint_result::StackEvidence {
+            source: Some(StackSource::JcmdThreadPrint),
+            snapshots: 2,
+            pools: vec![chokepoint_result::PoolStacks {
+                pool: pool.to_string(),
+                threads: f64::from(clients),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+        ..Step::default()
+    };
+    // (the dump's pool, the place's name)
+    let table = [
+        (Some("RxCachedThreadScheduler"), "RxCachedThreadScheduler"),
+        // A dumped pool that is not /proc's: /proc's name stands.
+        (Some("RxComputationThreadPool"), "RxCachedThreadS"),
+        (None, "RxCachedThreadS"),
+    ];
+    for (in_dump, named) in table {
+        let steps: Vec<Step> = [32, 128]
+            .map(|c| dumped(c, in_dump.unwrap_or("main")))
+            .to_vec();
+        let place = place_of(&steps, &growing("RxCachedThreadS"));
+        assert_eq!(place.pool.as_deref(), Some(named), "{in_dump:?}");
+        assert!(
+            place
+                .setting
+                .as_ref()
+                .is_some_and(|s| s.framework.starts_with("RxJava 3's Schedulers.io()")),
+            "{in_dump:?}: {:?}",
+            place.setting
+        );
+    }
+}
+
 /// Spring Boot's Tomcat calling the downstream through a client pool of 5 connections: 10
 /// `http-nio` threads alive past the knee, 5 in the call, 5 waiting for a connection.
 fn tomcat_behind_a_client_pool(clients: u32, with_stacks: bool) -> Step {
