@@ -395,8 +395,21 @@ pub fn launch_java_target(
     mock: &RunningMock,
     extra: &[&str],
 ) -> Target {
+    launch_java_target_with(name, &[], jars, file, mock, extra)
+}
+
+/// [`launch_java_target`] with `jvm_flags` (`-D…`) before the source file.
+pub fn launch_java_target_with(
+    name: &'static str,
+    jvm_flags: &[&str],
+    jars: &Path,
+    file: &str,
+    mock: &RunningMock,
+    extra: &[&str],
+) -> Target {
     let mut command = Command::new("java");
     command
+        .args(jvm_flags)
         .arg("-cp")
         .arg(jars.join("*"))
         .arg(targets_dir().join(file))

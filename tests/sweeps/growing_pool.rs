@@ -98,7 +98,7 @@ fn rxjavas_io_scheduler_is_named_a_growing_pool_with_the_catalogues_word() {
     let target = launch_java_target(
         "java-rxjava",
         &jars,
-        "java-rxjava/RxIoServer.java",
+        "java-rxjava/RxServer.java",
         &mock,
         &[],
     );

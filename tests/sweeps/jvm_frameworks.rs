@@ -18,7 +18,9 @@
 //!   (`boundedElastic-N`); with `--on-event-loop`, the call on the server's event loops
 //!   (`reactor-http-epoll-N`, max(cores, 4)), each holding its connections;
 //! - `tests/targets/java-netty`: a plain Netty 4.1 server whose handler blocks its event loop,
-//!   2 × cores loops (`nioEventLoopGroup-N-M`).
+//!   2 × cores loops (`nioEventLoopGroup-N-M`);
+//! - `tests/targets/java-rxjava --scheduler computation`: RxJava 3's computation scheduler
+//!   given blocking calls, one thread per core (`RxComputationThreadPool-N`); held out.
 //!
 //! Truths by hand are in `tests/targets/README.md`. The jars come from Maven Central
 //! (`scripts/install-test-deps.sh`); a missing one, or java or jcmd, fails the test.
@@ -327,4 +329,69 @@ fn a_blocking_call_in_a_netty_handler_is_held_by_its_event_loops() {
     // jcmd: `nioEventLoopGroup-3` (the workers; the boss loop is `-2`); /proc: 15 bytes.
     let pool = place.pool.as_deref().unwrap_or_default();
     assert!(pool.starts_with("nioEventLoopGro"), "{name}: {pool}");
+}
+
+/// Where `scripts/install-test-deps.sh` puts RxJava 3's jars (Maven Central).
+fn rxjava_jars() -> std::path::PathBuf {
+    crate::place::cached_jars("rxjava", "rxjava-3.1.12.jar", "RxJava 3")
+}
+
+/// RxJava 3's `Schedulers.computation()` given blocking calls (`java-rxjava --scheduler
+/// computation`; held out, session 24): one thread per core, each holding its call while the
+/// other requests wait in the workers' queues, so the limit is the cores. Its threads wait on
+/// the network, not on a CPU: the pool, not the CPU, however the count matches the cores.
+#[test]
+fn rxjavas_computation_scheduler_given_blocking_calls_holds_one_call_per_core() {
+    let name = "java-rxjava computation";
+    let size = cores();
+    let result = sweep_jvm_target(
+        name,
+        &rxjava_jars(),
+        "java-rxjava/RxServer.java",
+        &["--scheduler", "computation"],
+        vec![1, size, 2 * size, 4 * size],
+        Duration::from_millis(200),
+    );
+    let place = assert_thread_pool(
+        name,
+        &result,
+        size,
+        "-Drx3.computation-threads=N, which only lowers it",
+    );
+    // jcmd's whole name, or /proc's 15 bytes of it.
+    let pool = place.pool.as_deref().unwrap_or_default();
+    assert!(pool.starts_with("RxComputationTh"), "{name}: {pool}");
+}
+
+/// The same with `-Drx3.computation-threads=1` on the JVM's command line: a pool of 1. The
+/// property only lowers the count (`ComputationScheduler.cap`: 4 on this 2-core machine gave
+/// 2, session 24's first run), so the catalogue claims no size from it.
+#[test]
+fn rxjavas_computation_threads_property_lowers_the_pool_to_1() {
+    require_tool("java", "-version");
+    require_tool("jcmd", "-h");
+    let name = "java-rxjava computation 1";
+    let _turn = beside_one_other();
+    let mock = mock_with_delay_of(Duration::from_millis(200));
+    let target = launch_java_target_with(
+        name,
+        &["-Drx3.computation-threads=1"],
+        &rxjava_jars(),
+        "java-rxjava/RxServer.java",
+        &mock,
+        &["--scheduler", "computation"],
+    );
+    let result = sweep_framework(name, &target.url(), target.pid(), vec![1, 2, 4, 8], &mock);
+    drop(target);
+    let place = assert_thread_pool(
+        name,
+        &result,
+        1,
+        "-Drx3.computation-threads=N, which only lowers it",
+    );
+    assert_eq!(
+        place.setting.as_ref().and_then(|s| s.stated_here.as_ref()),
+        None,
+        "{name}: no size is claimed from the property"
+    );
 }

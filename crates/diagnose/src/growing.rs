@@ -104,6 +104,9 @@ pub fn growing_pool(steps: &[Step], knee_clients: u32) -> Option<Growth> {
             }
         }
     }
+    if !calls_grew(steps, knee_clients) {
+        return None;
+    }
     let every_client: Vec<u32> = {
         let mut all: Vec<u32> = steps.iter().map(|s| s.clients).collect();
         all.sort_unstable();
@@ -142,6 +145,31 @@ pub fn growing_pool(steps: &[Step], knee_clients: u32) -> Option<Growth> {
             let last = |g: &Growth| g.threads.last().copied().unwrap_or(0.0);
             last(a).total_cmp(&last(b))
         })
+}
+
+/// Whether the calls the mock counted grew with the load past the knee: its most in flight at
+/// once at the largest step at least [`GROWTH`] × those at the knee (the largest step up to
+/// it); true when the mock counted none. A pool that gives every call a thread makes its calls
+/// grow with its threads (java-rxjava: 108 at a knee of 128 clients, 255 at 256). Calls held
+/// at a ceiling while threads grew say the threads wait behind that ceiling, and the ceiling
+/// is the limit: direct evidence no count of threads overrides. socat forks a process per
+/// connection, each relaying to a pool of 6: 25 processes at 24 clients, the mock's 6 in
+/// flight at 12 clients and at 24.
+fn calls_grew(steps: &[Step], knee_clients: u32) -> bool {
+    let most_in_flight = |step: &Step| step.downstream_inflight.map(|d| d.max as f64);
+    let at_knee = steps
+        .iter()
+        .filter(|s| s.clients <= knee_clients)
+        .max_by_key(|s| s.clients)
+        .and_then(most_in_flight);
+    let at_largest = steps
+        .iter()
+        .max_by_key(|s| s.clients)
+        .and_then(most_in_flight);
+    match (at_knee, at_largest) {
+        (Some(knee), Some(largest)) => largest >= GROWTH * knee,
+        _ => true,
+    }
 }
 
 /// The finding, made `growing-pool` when a pool grew instead of queueing past its knee.
@@ -370,6 +398,14 @@ mod tests {
             step(116, &[("RxCachedThreadS", 123.0, 59.9)]),
             step(256, &[("RxCachedThreadS", 240.0, 135.7)]),
         ];
+        let mut steps = steps;
+        // The mock's most calls in flight at once: they grew with the threads.
+        for (step, most) in steps.iter_mut().zip([1, 8, 32, 108, 80, 104, 116, 255]) {
+            step.downstream_inflight = Some(chokepoint_result::DownstreamInFlight {
+                mean: most as f64 / 2.0,
+                max: most,
+            });
+        }
         let growth = growing_pool(&steps, 128).expect("the io scheduler grew");
         assert_eq!(growth.pool, "RxCachedThreadS");
         assert_eq!(growth.threads.last(), Some(&240.0));
@@ -381,6 +417,46 @@ mod tests {
             .chain([step(224, &[("RxCachedThreadS", 224.0, 120.0)])])
             .collect();
         assert_eq!(growing_pool(&short, 128), None);
+    }
+
+    #[test]
+    fn processes_that_grow_in_front_of_a_ceiling_the_mock_saw_are_not_a_growing_pool() {
+        // socat, a process per connection, in front of a pool of 6 (tests/sweeps/forwarders.rs,
+        // session 24's full run): the processes grew a relay per client, the mock's calls
+        // stayed at 6.
+        let with_calls = |clients: u32, socat: f64, calls: u64| {
+            let mut step = step(clients, &[("socat", socat, socat)]);
+            step.downstream_inflight = Some(chokepoint_result::DownstreamInFlight {
+                mean: calls as f64,
+                max: calls,
+            });
+            step
+        };
+        let behind_socat = [
+            with_calls(1, 2.0, 1),
+            with_calls(3, 4.0, 3),
+            with_calls(12, 13.0, 6),
+            with_calls(24, 25.0, 6),
+        ];
+        assert_eq!(growing_pool(&behind_socat, 12), None);
+        // The same processes with calls that grew with them: a growing pool.
+        let calls_grew = [
+            with_calls(1, 2.0, 1),
+            with_calls(3, 4.0, 3),
+            with_calls(12, 13.0, 12),
+            with_calls(24, 25.0, 24),
+        ];
+        assert!(growing_pool(&calls_grew, 12).is_some());
+        // No mock: the threads alone decide, as before.
+        let no_mock: Vec<Step> = behind_socat
+            .iter()
+            .cloned()
+            .map(|mut s| {
+                s.downstream_inflight = None;
+                s
+            })
+            .collect();
+        assert!(growing_pool(&no_mock, 12).is_some());
     }
 
     #[test]
