@@ -8,8 +8,26 @@
 
 use crate::common;
 
-use chokepoint_result::{Fact, Kind, PlaceKind};
+use chokepoint_result::{Diagnosis, Fact, Kind, PlaceKind};
 use common::*;
+
+/// The growing pool's fact: its pool, clients and threads per step, and the kind it replaced.
+fn growing_fact(diagnosis: &Diagnosis) -> (&String, &Vec<u32>, &Vec<f64>, &Kind) {
+    diagnosis
+        .facts()
+        .iter()
+        .find_map(|fact| match fact {
+            Fact::GrowingPool {
+                pool,
+                clients,
+                threads,
+                instead_of,
+                ..
+            } => Some((pool, clients, threads, instead_of)),
+            _ => None,
+        })
+        .expect("the finding carries the growing pool's fact")
+}
 
 #[test]
 fn a_cached_thread_pool_is_named_a_growing_pool_with_its_threads_per_step() {
@@ -31,20 +49,7 @@ fn a_cached_thread_pool_is_named_a_growing_pool_with_its_threads_per_step() {
         Some(&mock),
     );
     let diagnosis = assert_kind("java-pools /cached", &result, Kind::GrowingPool);
-    let (pool, clients, threads, instead_of) = diagnosis
-        .facts()
-        .iter()
-        .find_map(|fact| match fact {
-            Fact::GrowingPool {
-                pool,
-                clients,
-                threads,
-                instead_of,
-                ..
-            } => Some((pool, clients, threads, instead_of)),
-            _ => None,
-        })
-        .expect("the finding carries the growing pool's fact");
+    let (pool, clients, threads, instead_of) = growing_fact(diagnosis);
     println!("{pool}: {threads:?} threads at {clients:?} clients, instead of {instead_of}");
     // Executors.newCachedThreadPool's default factory names its threads pool-N-thread-M.
     assert_eq!(pool, "pool-1-thread");
@@ -108,19 +113,7 @@ fn rxjavas_io_scheduler_is_named_a_growing_pool_with_the_catalogues_word() {
     let result = sweep_with("java-rxjava", config, None, ADAPTIVE_STEP, 256, Some(&mock));
     drop(target);
     let diagnosis = assert_kind("java-rxjava", &result, Kind::GrowingPool);
-    let (pool, clients, threads) = diagnosis
-        .facts()
-        .iter()
-        .find_map(|fact| match fact {
-            Fact::GrowingPool {
-                pool,
-                clients,
-                threads,
-                ..
-            } => Some((pool, clients, threads)),
-            _ => None,
-        })
-        .expect("the finding carries the growing pool's fact");
+    let (pool, clients, threads, _) = growing_fact(diagnosis);
     println!("{pool}: {threads:?} threads at {clients:?} clients");
     // /proc keeps 15 bytes of `RxCachedThreadScheduler-N`; the place takes the dump's name.
     assert_eq!(pool, "RxCachedThreadS");

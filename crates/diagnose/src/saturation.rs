@@ -71,6 +71,17 @@ pub(crate) fn median(mut values: Vec<f64>) -> Option<f64> {
     })
 }
 
+/// The machine's contended CPU at the plateau (`Step::machine_contended_cpu_pct`), percent of
+/// all cores, the median over its steps.
+fn plateau_machine_pct(plateau: &[&Step]) -> Option<f64> {
+    median(
+        plateau
+            .iter()
+            .filter_map(|s| s.machine_contended_cpu_pct())
+            .collect(),
+    )
+}
+
 /// The shares at the plateau, when the machine was saturated there and the target's CPU
 /// cannot tell the limit apart: unknown, or no more than the generator's.
 /// `generator_cores / machine_cores` turns the generator's figure (percent of the cores it may
@@ -80,12 +91,7 @@ pub fn saturated_machine(
     generator_cores: f64,
     machine_cores: f64,
 ) -> Option<MachineShares> {
-    let machine_pct = median(
-        plateau
-            .iter()
-            .filter_map(|s| s.machine_contended_cpu_pct())
-            .collect(),
-    )?;
+    let machine_pct = plateau_machine_pct(plateau)?;
     if machine_cores <= 0.0 || machine_pct < saturated_machine_pct(machine_cores) {
         return None;
     }
@@ -260,12 +266,7 @@ fn runnable_beside_idle_cores(
 ) -> Option<Fact> {
     let machine_cores = f64::from(context.cores?);
     let target_pct = median(plateau.iter().filter_map(|s| s.target_cpu_pct).collect())?;
-    let machine_pct = median(
-        plateau
-            .iter()
-            .filter_map(|s| s.machine_contended_cpu_pct())
-            .collect(),
-    )?;
+    let machine_pct = plateau_machine_pct(plateau)?;
     let throttled = plateau
         .iter()
         .filter_map(|s| s.cpu_quota.as_ref())

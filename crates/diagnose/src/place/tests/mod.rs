@@ -645,6 +645,21 @@ fn a_known_pool_says_its_setting_beside_its_measured_size() {
     );
 }
 
+/// A growing pool `pool` that grew to 129 threads at 128 clients past a knee at 32, stopped by
+/// the CPU.
+fn growing_finding(pool: &str) -> Finding {
+    let mut growing = finding(Kind::GrowingPool, 1.6, 32);
+    growing.facts.push(Fact::GrowingPool {
+        pool: pool.to_string(),
+        clients: vec![8, 32, 128],
+        threads: vec![9.0, 33.0, 129.0],
+        knee_clients: 32,
+        busy_share: 0.9,
+        instead_of: Kind::CpuBound,
+    });
+    growing
+}
+
 #[test]
 fn a_growing_pool_is_the_place_at_its_largest_step_with_the_catalogues_setting() {
     // (pool, its setting's start when the catalogue knows it)
@@ -656,16 +671,7 @@ fn a_growing_pool_is_the_place_at_its_largest_step_with_the_catalogues_setting()
         ),
     ];
     for (pool, framework) in table {
-        let mut growing = finding(Kind::GrowingPool, 1.6, 32);
-        growing.facts.push(Fact::GrowingPool {
-            pool: pool.to_string(),
-            clients: vec![8, 32, 128],
-            threads: vec![9.0, 33.0, 129.0],
-            knee_clients: 32,
-            busy_share: 0.9,
-            instead_of: Kind::CpuBound,
-        });
-        let place = place_of(&[], &growing);
+        let place = place_of(&[], &growing_finding(pool));
         assert_eq!(place.kind, Some(PlaceKind::GrowingPool), "{pool}");
         assert_eq!(place.pool.as_deref(), Some(pool));
         assert_eq!((place.size, place.clients), (Some(129.0), 128));
@@ -691,18 +697,6 @@ fn a_growing_pool_is_the_place_at_its_largest_step_with_the_catalogues_setting()
 fn a_growing_pool_cut_by_proc_is_named_as_the_runtimes_stacks_name_it() {
     // RxJava's `RxCachedThreadScheduler-N`, 15 bytes in /proc, whole in a JVM dump of the
     // largest step (java-rxjava, session 24); without the dump, /proc's name stands.
-    let growing = |pool: &str| {
-        let mut found = finding(Kind::GrowingPool, 1.6, 32);
-        found.facts.push(Fact::GrowingPool {
-            pool: pool.to_string(),
-            clients: vec![8, 32, 128],
-            threads: vec![9.0, 33.0, 129.0],
-            knee_clients: 32,
-            busy_share: 0.9,
-            instead_of: Kind::CpuBound,
-        });
-        found
-    };
     let dumped = |clients: u32, pool: &str| Step {
         load: chokepoint_result::LoadReport {
             clients,
@@ -731,7 +725,7 @@ fn a_growing_pool_cut_by_proc_is_named_as_the_runtimes_stacks_name_it() {
         let steps: Vec<Step> = [32, 128]
             .map(|c| dumped(c, in_dump.unwrap_or("main")))
             .to_vec();
-        let place = place_of(&steps, &growing("RxCachedThreadS"));
+        let place = place_of(&steps, &growing_finding("RxCachedThreadS"));
         assert_eq!(place.pool.as_deref(), Some(named), "{in_dump:?}");
         assert!(
             place
