@@ -13,9 +13,16 @@ Usage (from this folder): DOWNSTREAM=URL waitress-serve --host 127.0.0.1 --port 
 """
 
 import os
+import sys
 import urllib.request
 
-DOWNSTREAM = os.environ["DOWNSTREAM"]
+DOWNSTREAM = os.environ.get("DOWNSTREAM", "")
+if not DOWNSTREAM.startswith(("http://", "https://")):
+    print(
+        f"py-waitress: DOWNSTREAM must be the http:// URL each request calls, got {DOWNSTREAM!r}",
+        file=sys.stderr,
+    )
+    sys.exit(2)
 
 
 def call_downstream():
