@@ -124,6 +124,9 @@ maven_jars rxjava io.reactivex.rxjava3:rxjava:3.1.12 org.reactivestreams:reactiv
 # jackson-core) for tests/targets/java-vertx-worker (its worker pool of 20). Each the closure of
 # its target's pom.xml (tests/sweeps/jvm_frameworks.rs, frameworks.rs).
 maven_pom pekko java-pekko pekko-actor_2.13-1.7.0.jar
+# Akka 2.6.20 (the last Apache-licensed release), for tests/targets/java-akka: Pekko's service
+# on the Akka it forked from, its default dispatcher's 8 threads (tests/sweeps/jvm_frameworks.rs).
+maven_pom akka java-akka akka-actor_2.13-2.6.20.jar
 maven_pom jetty java-jetty jetty-server-12.1.14.jar
 maven_pom undertow java-undertow undertow-core-2.4.4.Final.jar
 maven_pom vertx java-vertx-worker vertx-core-5.0.7.jar

@@ -19,6 +19,7 @@
 //!   (`reactor-http-epoll-N`, max(cores, 4)), each holding its connections;
 //! - `tests/targets/java-netty`: a plain Netty 4.1 server whose handler blocks its event loop,
 //!   2 × cores loops (`nioEventLoopGroup-N-M`);
+//! - `tests/targets/java-akka`: java-pekko's service on Akka 2.6.20; held out;
 //! - `tests/targets/java-rxjava --scheduler computation`: RxJava 3's computation scheduler
 //!   given blocking calls, one thread per core (`RxComputationThreadPool-N`); held out.
 //!
@@ -329,6 +330,35 @@ fn a_blocking_call_in_a_netty_handler_is_held_by_its_event_loops() {
     // jcmd: `nioEventLoopGroup-3` (the workers; the boss loop is `-2`); /proc: 15 bytes.
     let pool = place.pool.as_deref().unwrap_or_default();
     assert!(pool.starts_with("nioEventLoopGro"), "{name}: {pool}");
+}
+
+/// Held out (session 24): the same service on Akka 2.6.20, the Akka Pekko forked from, at its
+/// defaults. The catalogue's Akka entry had no live target; its default dispatcher is Pekko's
+/// code under another name (`svc-akka.actor.default-dispatcher-N`).
+#[test]
+fn akkas_default_dispatcher_holds_blocking_futures_eight_at_a_time_on_few_cores() {
+    let jars = crate::place::cached_jars("akka", "akka-actor_2.13-2.6.20.jar", "Akka");
+    let size = cores().clamp(8, 64);
+    let name = "java-akka";
+    let result = sweep_jvm_target(
+        name,
+        &jars,
+        "java-akka/AkkaServer.java",
+        &[],
+        vec![1, size, 2 * size],
+        Duration::from_millis(200),
+    );
+    let place = assert_thread_pool(
+        name,
+        &result,
+        size,
+        "akka.actor.default-dispatcher.fork-join-executor.parallelism-factor",
+    );
+    assert_eq!(
+        place.pool.as_deref(),
+        Some("svc-akka.actor.default-dispatcher"),
+        "{name}"
+    );
 }
 
 /// Where `scripts/install-test-deps.sh` puts RxJava 3's jars (Maven Central).
