@@ -18,10 +18,11 @@ pub struct WindowObservation {
     /// The whole machine's CPU, percent of all its cores; `None` when `/proc/stat` is unreadable.
     pub machine_cpu_pct: Option<f64>,
     /// Of `machine_cpu_pct`, the work of processes at a positive nice value, which gave its
-    /// cores to the target (`chokepoint_result::Step::machine_contended_cpu_pct`); `None` when
-    /// the target was not measured, ran niced itself or this process did (their own time would
-    /// be in it), when a niced process competed in another scheduling group than the target's
-    /// ([`crate::niced`]), or when `/proc/stat` is unreadable.
+    /// cores to the target (`chokepoint_result::Step::machine_contended_cpu_pct`); 0 when none
+    /// ran. `None` when some ran and cannot be counted as yielding: the target was not
+    /// measured, it or this process ran niced (their own time would be in it), or a niced
+    /// process competed in another scheduling group than the target's ([`crate::niced`]); and
+    /// when `/proc/stat` is unreadable.
     #[serde(default)]
     pub machine_niced_cpu_pct: Option<f64>,
 }

@@ -29,8 +29,10 @@ pub struct Step {
     #[serde(default)]
     pub machine_cpu_pct: Option<f64>,
     /// Of `machine_cpu_pct`, the work of processes at a positive nice value (`/proc/stat`'s
-    /// `nice` column); `None` when unread, or when the target or chokepoint ran niced itself.
-    /// Such work gives its cores to the target: see [`Step::machine_contended_cpu_pct`].
+    /// `nice` column) in the target's own scheduling group, which gives its cores to the target
+    /// (see [`Step::machine_contended_cpu_pct`]); 0 when none ran. `None` when unread, or when
+    /// niced work ran that cannot be counted so (the target or chokepoint niced, the target
+    /// unobserved, niced work in another CPU cgroup or autogroup).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine_niced_cpu_pct: Option<f64>,
     /// The processes observed as the target during the step (a PID and its descendants, listed
