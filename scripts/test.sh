@@ -96,4 +96,12 @@ if [ -s "$sweep_times" ]; then
 fi
 [ "$sweeps_status" -eq 0 ] || status=$sweeps_status
 bash scripts/leftovers.sh || status=1
+# Last, as CI keeps only the head and tail of a run's output: each failed sweep's name and the
+# first line of its message (a finding's summary), cut to 400 characters.
+if [ "$sweeps_status" -ne 0 ]; then
+  echo "scripts/test.sh: the sweeps that failed, and why:" >&2
+  awk '/^---- .* stdout ----$/ {name=$2; next}
+       name != "" && /panicked at/ {getline why; print "  " name ": " substr(why, 1, 400); name=""}' \
+    "$sweeps_log" >&2
+fi
 exit "$status"

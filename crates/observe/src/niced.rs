@@ -9,8 +9,10 @@
 //! and one in another group (a systemd service, another terminal's session) does not. A window
 //! counts the niced share as yielding only when every niced process alive at its end shares
 //! the target's group. Kernel threads (`ksmd` at nice 5, `khugepaged` at 19) are left out:
-//! they belong to no session and are seldom busy. A niced process that ended inside the window
-//! is not seen.
+//! they belong to no session and are seldom busy. So are zombies: a process that has exited
+//! runs nothing, and the kernel has already taken it out of its group (`/proc/PID/cgroup`
+//! reads the root), yet it stays listed until its parent reaps it, which a container's first
+//! process may never do. A niced process that ended inside the window is not seen.
 use crate::cgroup::cpu_group;
 use procfs::process::{all_processes, Process};
 
@@ -50,21 +52,133 @@ fn sched_group(pid: i32, autogroups: bool) -> Option<SchedGroup> {
     })
 }
 
-/// Whether every user process at a positive nice value now competes in the scheduling group
-/// of `pid` (true when there is none); false when the target's group cannot be read. A
-/// process gone between the listing and the reading of its group is left out.
-pub fn niced_beside(pid: i32) -> bool {
+/// The user processes at a positive nice value that can still run and now compete in another
+/// scheduling group than `pid`'s; `None` when the target's group or the process list cannot be
+/// read. A process gone between the listing and the reading of its group is left out.
+pub fn niced_elsewhere(pid: i32) -> Option<Vec<i32>> {
     let autogroups = std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled")
         .is_ok_and(|enabled| enabled.trim() == "1");
-    let Some(target) = sched_group(pid, autogroups) else {
-        return false;
-    };
-    let Ok(processes) = all_processes() else {
-        return false;
-    };
-    processes
-        .flatten()
-        .filter_map(|p| Some((p.pid, p.stat().ok()?)))
-        .filter(|(_, stat)| stat.nice > 0 && stat.flags & KERNEL_THREAD == 0)
-        .all(|(pid, _)| sched_group(pid, autogroups).is_none_or(|group| group == target))
+    let target = sched_group(pid, autogroups)?;
+    let processes = all_processes().ok()?;
+    Some(
+        processes
+            .flatten()
+            .filter_map(|p| Some((p.pid, p.stat().ok()?)))
+            .filter(|(_, stat)| {
+                let runs = !matches!(stat.state, 'Z' | 'X' | 'x');
+                stat.nice > 0 && runs && stat.flags & KERNEL_THREAD == 0
+            })
+            .filter(|&(pid, _)| sched_group(pid, autogroups).is_some_and(|group| group != target))
+            .map(|(pid, _)| pid)
+            .collect(),
+    )
+}
+
+/// Whether every user process at a positive nice value that can still run competes in the
+/// scheduling group of `pid` (true when there is none); false when that cannot be read.
+pub fn niced_beside(pid: i32) -> bool {
+    niced_elsewhere(pid).is_some_and(|elsewhere| elsewhere.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::{Child, Command};
+    use std::time::{Duration, Instant};
+
+    /// A `sleep` in a v1 `cpu` group of its own, and the group (removed by `leave`).
+    fn sleeper_in_own_group(tag: &str) -> (Child, std::path::PathBuf) {
+        let group = std::path::Path::new("/sys/fs/cgroup/cpu")
+            .join(format!("chokepoint-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&group).unwrap_or_else(|e| {
+            panic!(
+                "{}: {e} (this test needs root and the v1 cpu controller, as CI has)",
+                group.display()
+            )
+        });
+        let script = format!(
+            "echo $$ > {}/cgroup.procs && exec sleep 10",
+            group.display()
+        );
+        let sleeper = Command::new("sh")
+            .args(["-c", &script])
+            .spawn()
+            .expect("sh is on every Debian machine");
+        let moved = Instant::now();
+        while !std::fs::read_to_string(format!("/proc/{}/cgroup", sleeper.id()))
+            .is_ok_and(|c| c.contains(&format!("chokepoint-{tag}")))
+        {
+            assert!(
+                moved.elapsed() < Duration::from_secs(5),
+                "the sleeper never moved"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        (sleeper, group)
+    }
+
+    fn leave(mut child: Child, group: &std::path::Path) {
+        let _ = child.kill();
+        let _ = child.wait();
+        for _ in 0..50 {
+            if std::fs::remove_dir(group).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("{} was left behind", group.display());
+    }
+
+    /// A nice-5 `true` whose parent (`sleep`, after `exec`) never reaps it, as when a
+    /// container's first process reaps nothing; and its pid once it is a zombie.
+    fn niced_zombie() -> (Child, i32) {
+        let mut parent = Command::new("sh")
+            .args(["-c", "nice -n 5 true & exec sleep 10"])
+            .spawn()
+            .expect("sh and nice are on every Debian machine");
+        for _ in 0..500 {
+            let zombie = all_processes().ok().and_then(|all| {
+                all.flatten().find_map(|p| {
+                    let stat = p.stat().ok()?;
+                    (stat.ppid == parent.id() as i32 && stat.state == 'Z').then_some(p.pid)
+                })
+            });
+            if let Some(pid) = zombie {
+                return (parent, pid);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = parent.kill();
+        let _ = parent.wait();
+        panic!("no zombie came in 5 s");
+    }
+
+    #[test]
+    fn a_niced_zombie_runs_nothing_and_a_niced_sleeper_elsewhere_competes() {
+        let (target, group) = sleeper_in_own_group("niced-target");
+        let (zombie_parent, zombie) = niced_zombie();
+        let seen_with_zombie = niced_elsewhere(target.id() as i32);
+        let mut niced_live = Command::new("nice")
+            .args(["-n", "5", "sleep", "10"])
+            .spawn()
+            .expect("nice and sleep are on every Debian machine");
+        std::thread::sleep(Duration::from_millis(100));
+        let seen_with_live = niced_elsewhere(target.id() as i32);
+        let _ = niced_live.kill();
+        let _ = niced_live.wait();
+        let mut zombie_parent = zombie_parent;
+        let _ = zombie_parent.kill();
+        let _ = zombie_parent.wait();
+        leave(target, &group);
+        let with_zombie = seen_with_zombie.expect("the target's group is read");
+        assert!(
+            !with_zombie.contains(&zombie),
+            "the zombie {zombie} was counted: {with_zombie:?}"
+        );
+        let with_live = seen_with_live.expect("the target's group is read");
+        assert!(
+            with_live.contains(&(niced_live.id() as i32)),
+            "a live niced process in this group, not the target's, was not counted: {with_live:?}"
+        );
+    }
 }

@@ -141,9 +141,13 @@ mod tests {
         let (beside, of_niced) = (beside.finish(), of_niced.finish());
         stop(niced);
         let one_core = 100.0 / crate::cpu::machine_cores().max(1) as f64;
-        let niced_pct = beside
-            .machine_niced_cpu_pct
-            .expect("this test runs at nice 0");
+        let niced_pct = beside.machine_niced_cpu_pct.unwrap_or_else(|| {
+            panic!(
+                "the niced share was not told: this test runs at nice 0, and niced processes \
+                 in other scheduling groups were {:?}",
+                crate::niced::niced_elsewhere(std::process::id() as i32)
+            )
+        });
         let busy = beside.machine_cpu_pct.unwrap();
         assert!(
             niced_pct >= 0.1 * one_core && niced_pct <= busy + 1e-9,
