@@ -22,7 +22,7 @@ pub fn step_header() -> String {
 
 /// One row of the live table: clients, req/s, ok req/s, mean and p99 latency, errors with their
 /// rate, the downstream's mean/max calls in flight (`-` without a mock), target, generator and
-/// whole-machine CPU.
+/// whole-machine CPU (the contended share the diagnosis reads: [`niced_line`] tells the rest).
 pub fn step_line(step: &Step) -> String {
     format!(
         "{:>7} {:>9} {:>9} {:>9} {:>9}  {:<16} {:>11} {:>11} {:>8} {:>12}",
@@ -35,7 +35,7 @@ pub fn step_line(step: &Step) -> String {
         numbers::in_flight(step.downstream_inflight.as_ref()),
         numbers::cpu(step.target_cpu_pct),
         numbers::cpu(Some(step.generator_cpu_pct)),
-        numbers::cpu(step.machine_cpu_pct),
+        numbers::cpu(step.machine_contended_cpu_pct()),
     )
 }
 
@@ -108,6 +108,9 @@ pub fn after_table(result: &SweepResult, detail: Detail) -> String {
             if result.steps.len() == 1 { "" } else { "s" }
         );
     }
+    if let Some(line) = niced_line(&result.steps) {
+        out.push_str(&line);
+    }
     out.push('\n');
     match &result.diagnosis {
         Some(diagnosis) => out.push_str(&render_finding(diagnosis, detail)),
@@ -126,6 +129,22 @@ pub fn after_table(result: &SweepResult, detail: Detail) -> String {
         out.push_str(&line);
     }
     out
+}
+
+/// What the table's machine CPU leaves out: niced work in the target's own scheduling group,
+/// which yields its cores to the target (`Step::machine_contended_cpu_pct`). None when no step
+/// had a whole percent of it.
+fn niced_line(steps: &[Step]) -> Option<String> {
+    let most = steps
+        .iter()
+        .filter_map(|s| s.machine_niced_cpu_pct)
+        .fold(0.0_f64, f64::max);
+    (most >= 1.0).then(|| {
+        format!(
+            "machine CPU leaves out niced work beside the target, which yields it the cores: up to {} of the machine.\n",
+            numbers::cpu(Some(most))
+        )
+    })
 }
 
 /// How long the finding took: wall time, load time, and how many steps ended early (results

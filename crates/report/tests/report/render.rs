@@ -105,6 +105,29 @@ fn terminal_table_of_seed_000_has_the_seeds_numbers_and_the_finding() {
 }
 
 #[test]
+fn the_tables_machine_cpu_is_the_share_the_diagnosis_reads_and_the_niced_rest_is_told() {
+    let mut result = fixtures::seed000();
+    let quiet = sweep_text::render(&result);
+    assert!(!quiet.contains("niced"), "no step had niced work:\n{quiet}");
+    // A niced build beside the last step: 90 % busy, 80 of it niced.
+    let last = result.steps.last_mut().expect("steps");
+    last.machine_cpu_pct = Some(90.0);
+    last.machine_niced_cpu_pct = Some(80.0);
+    let text = sweep_text::render(&result);
+    let row = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("100 "))
+        .expect("the row at 100 clients");
+    assert_eq!(row.split_whitespace().last(), Some("10%"), "{row}");
+    assert!(
+        text.contains(
+            "machine CPU leaves out niced work beside the target, which yields it the cores: up to 80% of the machine."
+        ),
+        "{text}"
+    );
+}
+
+#[test]
 fn terminal_says_when_the_downstream_was_not_watched_and_lists_errors_by_kind() {
     let text = sweep_text::render(&fixtures::seed000_without_mock());
     assert!(text.contains("no mock given: the downstream evidence is missing"));
