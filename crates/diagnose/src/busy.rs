@@ -31,9 +31,9 @@
 //! rule leaves it to the others.
 use crate::evidence::Evidence;
 use crate::finding::Finding;
-use crate::saturation::{median, others_pct, saturated_machine_pct, STARVED_CORES};
+use crate::saturation::{others_pct, saturated_machine_pct, STARVED_CORES};
 use crate::thrash::a_pool_is_seen;
-use chokepoint_result::{Fact, Kind, Step};
+use chokepoint_result::{median, Fact, Kind, Step};
 
 /// `finding` as `machine-saturated` when others held the machine from its first steps (see the
 /// module), else as it was.
@@ -74,7 +74,7 @@ fn busy_before_load(finding: &Finding, evidence: &Evidence<'_>) -> Option<Fact> 
             s.generator_cpu_pct,
         )
     };
-    let others_pct = median(below.iter().map(others).collect())?;
+    let others_pct = median(below.iter().map(others))?;
     if others_pct < saturated_machine_pct(cores) {
         return None;
     }
@@ -84,8 +84,7 @@ fn busy_before_load(finding: &Finding, evidence: &Evidence<'_>) -> Option<Fact> 
             .iter()
             .filter(|s| s.clients >= knee)
             .filter_map(|s| s.target_cpu_pct)
-            .map(|pct| pct * cores / 100.0)
-            .collect(),
+            .map(|pct| pct * cores / 100.0),
     )?;
     if plateau_cores < STARVED_CORES {
         return None;
@@ -95,12 +94,7 @@ fn busy_before_load(finding: &Finding, evidence: &Evidence<'_>) -> Option<Fact> 
     clients.dedup();
     Some(Fact::MachineBusyBeforeLoad {
         clients,
-        machine_cpu_pct: median(
-            below
-                .iter()
-                .filter_map(|s| s.machine_contended_cpu_pct())
-                .collect(),
-        )?,
+        machine_cpu_pct: median(below.iter().filter_map(|s| s.machine_contended_cpu_pct()))?,
         others_pct,
         suggested: finding.kind,
         suggested_limit: finding.limit,

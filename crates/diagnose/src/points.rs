@@ -77,19 +77,9 @@ pub(crate) fn clean(v: f64) -> f64 {
     }
 }
 
-/// Median of the finite values (0 when there are none).
+/// The median of the finite values, 0 when there are none ([`chokepoint_result::median`]).
 pub(crate) fn median(values: impl IntoIterator<Item = f64>) -> f64 {
-    let mut v: Vec<f64> = values.into_iter().filter(|x| x.is_finite()).collect();
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+    chokepoint_result::median(values).unwrap_or(0.0)
 }
 
 fn median_opt<'a>(steps: &[&'a Step], f: impl Fn(&'a Step) -> Option<f64>) -> Option<f64> {

@@ -18,7 +18,7 @@
 //! pool's fits stay those of the pool the client side saw.
 use crate::evidence::Evidence;
 use crate::finding::Finding;
-use chokepoint_result::{Fact, Kind, Step, SweepContext};
+use chokepoint_result::{median, Fact, Kind, Step, SweepContext};
 
 /// The machine's CPU at or above this share of all cores is saturated on a machine of many
 /// cores; fewer cores saturate sooner (see [`saturated_machine_pct`]).
@@ -56,30 +56,10 @@ pub(crate) fn others_pct(machine_pct: f64, target_pct: Option<f64>, generator_pc
     (machine_pct - target_pct.unwrap_or(0.0) - generator_pct).max(0.0)
 }
 
-/// The median of the finite `values`; `None` when there is none.
-pub(crate) fn median(mut values: Vec<f64>) -> Option<f64> {
-    values.retain(|v| v.is_finite());
-    if values.is_empty() {
-        return None;
-    }
-    values.sort_by(f64::total_cmp);
-    let mid = values.len() / 2;
-    Some(if values.len() % 2 == 1 {
-        values[mid]
-    } else {
-        (values[mid - 1] + values[mid]) / 2.0
-    })
-}
-
 /// The machine's contended CPU at the plateau (`Step::machine_contended_cpu_pct`), percent of
 /// all cores, the median over its steps.
 fn plateau_machine_pct(plateau: &[&Step]) -> Option<f64> {
-    median(
-        plateau
-            .iter()
-            .filter_map(|s| s.machine_contended_cpu_pct())
-            .collect(),
-    )
+    median(plateau.iter().filter_map(|s| s.machine_contended_cpu_pct()))
 }
 
 /// The shares at the plateau, when the machine was saturated there and the target's CPU
@@ -95,9 +75,8 @@ pub fn saturated_machine(
     if machine_cores <= 0.0 || machine_pct < saturated_machine_pct(machine_cores) {
         return None;
     }
-    let target_pct = median(plateau.iter().filter_map(|s| s.target_cpu_pct).collect());
-    let generator_pct = median(plateau.iter().map(|s| s.generator_cpu_pct).collect())
-        .unwrap_or(0.0)
+    let target_pct = median(plateau.iter().filter_map(|s| s.target_cpu_pct));
+    let generator_pct = median(plateau.iter().map(|s| s.generator_cpu_pct)).unwrap_or(0.0)
         * generator_cores.min(machine_cores)
         / machine_cores;
     if target_pct.is_some_and(|target| target > generator_pct) {
@@ -137,12 +116,7 @@ fn plateau_threads(plateau: &[&Step]) -> Option<PlateauThreads> {
         .filter_map(|s| s.threads_by_pool.as_ref())
         .collect();
     let sum = |pick: &dyn Fn(&chokepoint_result::PoolThreads) -> f64| {
-        median(
-            observed
-                .iter()
-                .map(|t| t.pools.iter().map(pick).sum())
-                .collect(),
-        )
+        median(observed.iter().map(|t| t.pools.iter().map(pick).sum()))
     };
     Some(PlateauThreads {
         running: sum(&|p| p.mean.running)?,
@@ -265,7 +239,7 @@ fn runnable_beside_idle_cores(
     context: &SweepContext,
 ) -> Option<Fact> {
     let machine_cores = f64::from(context.cores?);
-    let target_pct = median(plateau.iter().filter_map(|s| s.target_cpu_pct).collect())?;
+    let target_pct = median(plateau.iter().filter_map(|s| s.target_cpu_pct))?;
     let machine_pct = plateau_machine_pct(plateau)?;
     let throttled = plateau
         .iter()

@@ -47,9 +47,8 @@ use crate::evidence::Evidence;
 use crate::finding::Finding;
 use crate::place::matches_limit;
 use crate::points::in_service;
-use crate::saturation::median;
 use crate::thrash::a_pool_is_seen;
-use chokepoint_result::{Fact, Kind, Step};
+use chokepoint_result::{median, Fact, Kind, Step};
 
 /// Answers each answered client had, at least, in the window: a queue in turn would have
 /// answered an unanswered client before any other client's second answer.
@@ -94,8 +93,7 @@ pub(crate) fn reconsider(mut finding: Finding, evidence: &Evidence<'_>) -> Findi
         clients
             .iter()
             .zip(unanswered)
-            .map(|(&c, &u)| f64::from(c - u))
-            .collect(),
+            .map(|(&c, &u)| f64::from(c - u)),
     );
     // A pool seen directly (the mock's ceiling, threads or connections held) is the limit
     // unless it holds just the clients answered: then every accepted request was in it at

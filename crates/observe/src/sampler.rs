@@ -14,7 +14,7 @@ use crate::stacks::{tool_for, StackOptions};
 use crate::threads::{sample_threads, Activity, ThreadSample};
 use crate::tree::process_tree;
 use chokepoint_result::{
-    ConnectionCounts, Connections, CpuQuota, ObservationNote, PeerConnections, PoolThreads,
+    median, ConnectionCounts, Connections, CpuQuota, ObservationNote, PeerConnections, PoolThreads,
     SocketCounts, StackEvidence, ThreadCounts, ThreadsByPool, WaitReason,
 };
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -477,17 +477,6 @@ pub fn connections(
         downstream,
         listen_overflows,
         half_open_clients,
-    }
-}
-
-/// The median of `values`; `None` when there are none.
-fn median(mut values: Vec<f64>) -> Option<f64> {
-    values.sort_by(f64::total_cmp);
-    let mid = values.len() / 2;
-    match values.len() {
-        0 => None,
-        n if n % 2 == 1 => Some(values[mid]),
-        _ => Some((values[mid - 1] + values[mid]) / 2.0),
     }
 }
 

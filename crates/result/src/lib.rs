@@ -34,8 +34,10 @@ pub use place::{
     Setting, Stated, StatedHere, StatedIn, UpstreamCap,
 };
 mod stacks;
+mod stats;
 pub use overload::{Overload, Peak};
 pub use stacks::{PoolStacks, SharedStack, StackEvidence, StackSource, WaitKind};
+pub use stats::median;
 
 mod demo;
 mod diagnosis;

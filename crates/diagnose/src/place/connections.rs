@@ -358,11 +358,7 @@ fn past_the_limit<'s>(
 
 /// The client connections the target held at once over `past`: the median of the steps'.
 fn accepted_at_once(past: &[(&Step, &chokepoint_result::Connections)]) -> Option<f64> {
-    crate::saturation::median(
-        past.iter()
-            .map(|(_, c)| held_at_once(&c.client_side))
-            .collect(),
-    )
+    chokepoint_result::median(past.iter().map(|(_, c)| held_at_once(&c.client_side)))
 }
 
 /// The connections a cap held at once: the median over a step's samples of those served, or
