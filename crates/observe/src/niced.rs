@@ -6,13 +6,20 @@
 //! kernel groups sessions (`/proc/sys/kernel/sched_autogroup_enabled`), an autogroup. Groups
 //! share the cores by their own weights, whatever their tasks' nice values. So a niced build in
 //! the target's own group yields its cores (15 of 1039 for nice 19 against one nice-0 thread),
-//! and one in another group (a systemd service, another terminal's session) does not. A window
-//! counts the niced share as yielding only when every niced process alive at its end shares
-//! the target's group. Kernel threads (`ksmd` at nice 5, `khugepaged` at 19) are left out:
-//! they belong to no session and are seldom busy. So are zombies: a process that has exited
-//! runs nothing, and the kernel has already taken it out of its group (`/proc/PID/cgroup`
-//! reads the root), yet it stays listed until its parent reaps it, which a container's first
-//! process may never do. A niced process that ended inside the window is not seen.
+//! and one in another group (a systemd service, another terminal's session) does not.
+//!
+//! A window lists the niced processes in other groups than the target's, with their CPU time,
+//! when it opens and when it closes ([`NicedElsewhere`]). The machine's niced share counts as
+//! yielding unless one of them ran in between. One that only slept (a desktop's indexer at
+//! nice 19 waiting for work) took no core from the target. Left out of the lists:
+//! - kernel threads (`ksmd` at nice 5, `khugepaged` at 19): they belong to no session and are
+//!   seldom busy;
+//! - zombies: a process that has exited runs nothing, and the kernel has already taken it out
+//!   of its group (`/proc/PID/cgroup` reads the root), yet it stays listed until its parent
+//!   reaps it, which a container's first process may never do. CI's first run of this check
+//!   failed on one.
+//!
+//! A niced process in another group born and ended inside the window is not seen.
 use crate::cgroup::cpu_group;
 use procfs::process::{all_processes, Process};
 
@@ -52,32 +59,52 @@ fn sched_group(pid: i32, autogroups: bool) -> Option<SchedGroup> {
     })
 }
 
-/// The user processes at a positive nice value that can still run and now compete in another
-/// scheduling group than `pid`'s; `None` when the target's group or the process list cannot be
-/// read. A process gone between the listing and the reading of its group is left out.
-pub fn niced_elsewhere(pid: i32) -> Option<Vec<i32>> {
-    let autogroups = std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled")
-        .is_ok_and(|enabled| enabled.trim() == "1");
-    let target = sched_group(pid, autogroups)?;
-    let processes = all_processes().ok()?;
-    Some(
-        processes
-            .flatten()
-            .filter_map(|p| Some((p.pid, p.stat().ok()?)))
-            .filter(|(_, stat)| {
-                let runs = !matches!(stat.state, 'Z' | 'X' | 'x');
-                stat.nice > 0 && runs && stat.flags & KERNEL_THREAD == 0
-            })
-            .filter(|&(pid, _)| sched_group(pid, autogroups).is_some_and(|group| group != target))
-            .map(|(pid, _)| pid)
-            .collect(),
-    )
-}
+/// The user processes at a positive nice value that can still run and compete in another
+/// scheduling group than a target's, each with its CPU time so far (clock ticks).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NicedElsewhere(Vec<(i32, u64)>);
 
-/// Whether every user process at a positive nice value that can still run competes in the
-/// scheduling group of `pid` (true when there is none); false when that cannot be read.
-pub fn niced_beside(pid: i32) -> bool {
-    niced_elsewhere(pid).is_some_and(|elsewhere| elsewhere.is_empty())
+impl NicedElsewhere {
+    /// Those of now, beside the target `pid`; `None` when its group or the process list cannot
+    /// be read. A process gone between the listing and the reading of its group is left out.
+    pub fn now(pid: i32) -> Option<NicedElsewhere> {
+        let autogroups = std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled")
+            .is_ok_and(|enabled| enabled.trim() == "1");
+        let target = sched_group(pid, autogroups)?;
+        let processes = all_processes().ok()?;
+        Some(NicedElsewhere(
+            processes
+                .flatten()
+                .filter_map(|p| Some((p.pid, p.stat().ok()?)))
+                .filter(|(_, stat)| {
+                    let runs = !matches!(stat.state, 'Z' | 'X' | 'x');
+                    stat.nice > 0 && runs && stat.flags & KERNEL_THREAD == 0
+                })
+                .filter(|&(pid, _)| {
+                    sched_group(pid, autogroups).is_some_and(|group| group != target)
+                })
+                .map(|(pid, stat)| (pid, stat.utime + stat.stime))
+                .collect(),
+        ))
+    }
+
+    /// The pids listed.
+    pub fn pids(&self) -> Vec<i32> {
+        self.0.iter().map(|&(pid, _)| pid).collect()
+    }
+
+    /// Whether any process listed `later` ran since `self` was listed: its CPU time grew, or it
+    /// is new and has any.
+    pub fn ran_until(&self, later: &NicedElsewhere) -> bool {
+        later.0.iter().any(|&(pid, ticks)| {
+            let before = self
+                .0
+                .iter()
+                .find(|&&(p, _)| p == pid)
+                .map_or(0, |&(_, t)| t);
+            ticks > before
+        })
+    }
 }
 
 #[cfg(test)]
@@ -154,28 +181,51 @@ mod tests {
     }
 
     #[test]
-    fn a_niced_zombie_runs_nothing_and_a_niced_sleeper_elsewhere_competes() {
+    fn a_niced_process_elsewhere_ran_when_its_cpu_time_grew_or_it_came_with_some() {
+        let listed = |entries: &[(i32, u64)]| NicedElsewhere(entries.to_vec());
+        let before = listed(&[(10, 500), (11, 7)]);
+        assert!(
+            !before.ran_until(&listed(&[(10, 500), (11, 7)])),
+            "both slept"
+        );
+        assert!(!before.ran_until(&listed(&[(10, 500)])), "one ended");
+        assert!(
+            before.ran_until(&listed(&[(10, 501), (11, 7)])),
+            "one ran a tick"
+        );
+        assert!(
+            before.ran_until(&listed(&[(10, 500), (12, 3)])),
+            "one came and ran"
+        );
+        assert!(
+            !before.ran_until(&listed(&[(10, 500), (12, 0)])),
+            "one came asleep"
+        );
+    }
+
+    #[test]
+    fn a_niced_zombie_is_not_listed_and_a_live_niced_process_elsewhere_is() {
         let (target, group) = sleeper_in_own_group("niced-target");
         let (zombie_parent, zombie) = niced_zombie();
-        let seen_with_zombie = niced_elsewhere(target.id() as i32);
+        let seen_with_zombie = NicedElsewhere::now(target.id() as i32);
         let mut niced_live = Command::new("nice")
             .args(["-n", "5", "sleep", "10"])
             .spawn()
             .expect("nice and sleep are on every Debian machine");
         std::thread::sleep(Duration::from_millis(100));
-        let seen_with_live = niced_elsewhere(target.id() as i32);
+        let seen_with_live = NicedElsewhere::now(target.id() as i32);
         let _ = niced_live.kill();
         let _ = niced_live.wait();
         let mut zombie_parent = zombie_parent;
         let _ = zombie_parent.kill();
         let _ = zombie_parent.wait();
         leave(target, &group);
-        let with_zombie = seen_with_zombie.expect("the target's group is read");
+        let with_zombie = seen_with_zombie.expect("the target's group is read").pids();
         assert!(
             !with_zombie.contains(&zombie),
             "the zombie {zombie} was counted: {with_zombie:?}"
         );
-        let with_live = seen_with_live.expect("the target's group is read");
+        let with_live = seen_with_live.expect("the target's group is read").pids();
         assert!(
             with_live.contains(&(niced_live.id() as i32)),
             "a live niced process in this group, not the target's, was not counted: {with_live:?}"

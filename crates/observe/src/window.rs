@@ -3,7 +3,7 @@
 //! opens one when a step's measured part begins and closes it when the step ends; the observer
 //! beside the target (`chokepoint observe`) opens and closes the same windows when told to.
 use crate::cpu::{available_cores, CpuMeter, CpuScope, MachineCpuMeter};
-use crate::niced::{any_niced, niced_beside};
+use crate::niced::{any_niced, NicedElsewhere};
 use crate::sampler::{Observer, StepObservation, TargetSpec};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -21,8 +21,8 @@ pub struct WindowObservation {
     /// cores to the target (`chokepoint_result::Step::machine_contended_cpu_pct`); 0 when none
     /// ran. `None` when some ran and cannot be counted as yielding: the target was not
     /// measured, it or this process ran niced (their own time would be in it), or a niced
-    /// process competed in another scheduling group than the target's ([`crate::niced`]); and
-    /// when `/proc/stat` is unreadable.
+    /// process in another scheduling group than the target's ran in the window
+    /// ([`crate::niced`]); and when `/proc/stat` is unreadable.
     #[serde(default)]
     pub machine_niced_cpu_pct: Option<f64>,
 }
@@ -34,8 +34,9 @@ pub struct ObservedWindow {
     machine_meter: Option<MachineCpuMeter>,
     /// The target's first process, when its CPU is measured.
     target_pid: Option<i32>,
-    /// Whether the target or this process ran niced when the window opened.
-    niced_itself: bool,
+    /// The niced processes in other groups than the target's when the window opened; `None`
+    /// when the target or this process ran niced then, or the target is not measured.
+    niced_elsewhere: Option<NicedElsewhere>,
     observer: Option<Observer>,
 }
 
@@ -50,9 +51,12 @@ impl ObservedWindow {
         let target = cpu.as_ref().map(CpuScope::processes).unwrap_or_default();
         let mut ours = target.clone();
         ours.push(std::process::id() as i32);
+        let target_pid = target.first().copied();
         ObservedWindow {
-            target_pid: target.first().copied(),
-            niced_itself: any_niced(&ours),
+            target_pid,
+            niced_elsewhere: target_pid
+                .filter(|_| !any_niced(&ours))
+                .and_then(NicedElsewhere::now),
             target_meter: cpu.and_then(|scope| CpuMeter::start(scope).ok()),
             machine_meter: MachineCpuMeter::start().ok(),
             observer: spec.and_then(|spec| Observer::start(spec, interval)),
@@ -76,7 +80,13 @@ impl ObservedWindow {
             machine_cpu_pct: machine.map(|m| m.busy_pct),
             machine_niced_cpu_pct: machine.map(|m| m.niced_pct).filter(|&niced| {
                 // Niced work yields only where it competes with the target (crate::niced).
-                niced == 0.0 || (!self.niced_itself && self.target_pid.is_some_and(niced_beside))
+                let elsewhere_ran = || {
+                    let later = self.target_pid.and_then(NicedElsewhere::now);
+                    (self.niced_elsewhere.as_ref())
+                        .zip(later.as_ref())
+                        .is_none_or(|(opened, closed)| opened.ran_until(closed))
+                };
+                niced == 0.0 || !elsewhere_ran()
             }),
         }
     }
@@ -145,7 +155,7 @@ mod tests {
             panic!(
                 "the niced share was not told: this test runs at nice 0, and niced processes \
                  in other scheduling groups were {:?}",
-                crate::niced::niced_elsewhere(std::process::id() as i32)
+                NicedElsewhere::now(std::process::id() as i32).map(|n| n.pids())
             )
         });
         let busy = beside.machine_cpu_pct.unwrap();
@@ -193,6 +203,49 @@ mod tests {
         assert!(seen.machine_cpu_pct.is_some_and(|busy| busy > 0.0));
         assert_eq!(seen.machine_niced_cpu_pct, None);
         assert!(!group.exists(), "{} was left behind", group.display());
+    }
+
+    #[test]
+    fn a_niced_process_asleep_in_another_cpu_group_takes_no_core_and_leaves_the_share_told() {
+        let _one = spinning();
+        // A desktop's indexer at nice 19, waiting for work in a group of its own, beside a
+        // niced spinner in this process's group: the spinner's share is told.
+        let group = std::path::Path::new("/sys/fs/cgroup/cpu")
+            .join(format!("chokepoint-asleep-{}", std::process::id()));
+        std::fs::create_dir_all(&group).unwrap_or_else(|e| {
+            panic!(
+                "{}: {e} (this test needs root and the v1 cpu controller, as CI has)",
+                group.display()
+            )
+        });
+        let script = format!(
+            "echo $$ > {}/cgroup.procs && exec nice -n 19 sleep 10",
+            group.display()
+        );
+        let asleep = Command::new("sh")
+            .args(["-c", &script])
+            .spawn()
+            .expect("sh is on every Debian machine");
+        let niced = spinner(1, None);
+        std::thread::sleep(Duration::from_millis(100));
+        let window = ObservedWindow::start(Some(CpuScope::this_process()), None, Duration::ZERO);
+        std::thread::sleep(Duration::from_millis(1500));
+        let seen = window.finish();
+        let moved = std::fs::read_to_string(format!("/proc/{}/cgroup", asleep.id()))
+            .is_ok_and(|c| c.contains("chokepoint-asleep"));
+        stop(niced);
+        stop(asleep);
+        for _ in 0..50 {
+            if std::fs::remove_dir(&group).is_ok() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        assert!(moved, "the sleeper is in a group of its own");
+        assert!(!group.exists(), "{} was left behind", group.display());
+        let niced_pct = seen.machine_niced_cpu_pct.expect("the niced share is told");
+        let one_core = 100.0 / crate::cpu::machine_cores().max(1) as f64;
+        assert!(niced_pct >= 0.1 * one_core, "niced {niced_pct}%");
     }
 
     #[test]
