@@ -117,6 +117,9 @@ maven_jars okhttp com.squareup.okhttp3:okhttp:4.12.0 com.squareup.okio:okio-jvm:
 # RxJava 3 (and Reactive Streams), for tests/targets/java-rxjava, a service whose blocking calls
 # run on Schedulers.io(), a pool that grows a thread per call (tests/sweeps/growing_pool.rs).
 maven_jars rxjava io.reactivex.rxjava3:rxjava:3.1.12 org.reactivestreams:reactive-streams:1.0.4
+# Scala's standard library, for tests/targets/java-scala-global, a service whose limit is the
+# global ExecutionContext's one thread per core (tests/sweeps/jvm_frameworks.rs).
+maven_jars scala org.scala-lang:scala-library:2.13.18
 # Apache Pekko 1.7.0 (with Scala's library and Typesafe Config) for tests/targets/java-pekko, a
 # service whose limit is Pekko's default dispatcher (8 threads); Jetty 12.1.14 for
 # tests/targets/java-jetty (its QueuedThreadPool, 200 less the connector's threads); Undertow

@@ -10,7 +10,8 @@
 //!   worker's task threads (`XNIO-1 task-N`), 8 per I/O thread;
 //! - `tests/targets/java-pekko`: Apache Pekko 1.7's default dispatcher running the calls in
 //!   Futures, 8 threads on up to 8 cores (`svc-pekko.actor.default-dispatcher-N`); with
-//!   `--dispatcher`, on the dispatcher of its own Pekko's docs show (`fixed-pool-size = 16`);
+//!   `--dispatcher`, on the dispatcher of its own Pekko's docs show (`fixed-pool-size = 16`),
+//!   or on Pekko's built-in blocking-I/O dispatcher (16 too);
 //! - `tests/targets/java-spring-async`: Spring Boot 3.5's `@Async` on its auto-configured
 //!   `applicationTaskExecutor`, 8 threads (`task-N`);
 //! - `tests/targets/java-reactor-netty/BoundedElasticServer.java`: a Reactor Netty server
@@ -22,7 +23,9 @@
 //! - `tests/targets/java-akka`: java-pekko's source on Akka 2.6.20 (its package renamed); held
 //!   out;
 //! - `tests/targets/java-rxjava --scheduler computation`: RxJava 3's computation scheduler
-//!   given blocking calls, one thread per core (`RxComputationThreadPool-N`); held out.
+//!   given blocking calls, one thread per core (`RxComputationThreadPool-N`); held out;
+//! - `tests/targets/java-scala-global`: Scala 2.13's global `ExecutionContext` given blocking
+//!   calls, one thread per core (`scala-execution-context-global-N`); held out.
 //!
 //! Truths by hand are in `tests/targets/README.md`. The jars come from Maven Central
 //! (`scripts/install-test-deps.sh`); a missing one, or java or jcmd, fails the test.
@@ -219,6 +222,43 @@ fn a_pekko_dispatcher_of_its_own_is_named_with_its_fixed_pool_size() {
     assert!(
         framework.is_some_and(|f| f.contains("actor system `svc`")),
         "{name}: {framework:?}"
+    );
+}
+
+/// Pekko's built-in dispatcher for blocking I/O (`pekko.actor.default-blocking-io-dispatcher`,
+/// a thread-pool-executor of `fixed-pool-size = 16` in Pekko's own reference.conf), looked up
+/// by id as a user who reads of it there would: no configuration of the service's. Its threads
+/// are `svc-pekko.actor.default-blocking-io-dispatcher-N`, which `/proc` cuts to the default
+/// dispatcher's `svc-pekko.actor`: placed by jcmd, and named by the catalogue's entry, which
+/// had no live target until this one (written after it).
+#[test]
+fn pekkos_built_in_blocking_io_dispatcher_is_sixteen_threads_named_with_its_fixed_pool_size() {
+    let jars = crate::place::cached_jars("pekko", "pekko-actor_2.13-1.7.0.jar", "Apache Pekko");
+    let id = "pekko.actor.default-blocking-io-dispatcher";
+    let name = "java-pekko --dispatcher pekko.actor.default-blocking-io-dispatcher";
+    let result = sweep_jvm_target(
+        name,
+        &jars,
+        "java-pekko/PekkoServer.java",
+        &["--dispatcher", id],
+        vec![1, 16, 32],
+        Duration::from_millis(200),
+    );
+    let place = assert_thread_pool(
+        name,
+        &result,
+        16,
+        "pekko.actor.default-blocking-io-dispatcher.thread-pool-executor.fixed-pool-size",
+    );
+    assert_eq!(
+        place.source,
+        Some(PlaceSource::Stacks(StackSource::JcmdThreadPrint)),
+        "{name}"
+    );
+    assert_eq!(
+        place.pool.as_deref(),
+        Some(format!("svc-{id}").as_str()),
+        "{name}"
     );
 }
 
@@ -422,4 +462,67 @@ fn rxjavas_computation_threads_property_lowers_the_pool_to_1() {
         None,
         "{name}: no size is claimed from the property"
     );
+}
+
+/// Where `scripts/install-test-deps.sh` puts scala-library 2.13 (Maven Central).
+fn scala_jars() -> std::path::PathBuf {
+    crate::place::cached_jars("scala", "scala-library-2.13.18.jar", "Scala's library")
+}
+
+/// Asserts `result` is Scala's global context as a pool of `size` blocked calls, placed in
+/// `scala-execution-context-global` (jcmd's whole name, or /proc's 15 bytes of it) and named
+/// with its system properties.
+fn assert_scala_global(name: &str, result: &SweepResult, size: u32) {
+    let place = assert_thread_pool(
+        name,
+        result,
+        size,
+        "-Dscala.concurrent.context.maxThreads=N (and numThreads)",
+    );
+    let pool = place.pool.as_deref().unwrap_or_default();
+    assert!(pool.starts_with("scala-execution"), "{name}: {pool}");
+}
+
+/// Scala's global `ExecutionContext` given blocking calls without `blocking { }`
+/// (`java-scala-global`; held out, written after the catalogue's entry): a fork-join pool of
+/// one thread per core, each holding its call. Its threads wait on the network, not on a CPU:
+/// the pool, however the count matches the cores.
+#[test]
+fn scalas_global_execution_context_holds_one_blocking_call_per_core() {
+    let name = "java-scala-global";
+    let size = cores();
+    let result = sweep_jvm_target(
+        name,
+        &scala_jars(),
+        "java-scala-global/ScalaGlobalServer.java",
+        &[],
+        vec![1, size, 2 * size, 4 * size],
+        Duration::from_millis(200),
+    );
+    assert_scala_global(name, &result, size);
+}
+
+/// The same with `-Dscala.concurrent.context.numThreads=6` and `maxThreads=6`, as the entry's
+/// setting says (`maxThreads` caps `numThreads`): a pool of 6 on any machine.
+#[test]
+fn scalas_global_context_with_num_and_max_threads_of_6_is_a_pool_of_6() {
+    require_tool("java", "-version");
+    require_tool("jcmd", "-h");
+    let name = "java-scala-global 6";
+    let _turn = beside_one_other();
+    let mock = mock_with_delay_of(Duration::from_millis(200));
+    let target = launch_java_target_with(
+        name,
+        &[
+            "-Dscala.concurrent.context.numThreads=6",
+            "-Dscala.concurrent.context.maxThreads=6",
+        ],
+        &scala_jars(),
+        "java-scala-global/ScalaGlobalServer.java",
+        &mock,
+        &[],
+    );
+    let result = sweep_framework(name, &target.url(), target.pid(), vec![1, 6, 12, 24], &mock);
+    drop(target);
+    assert_scala_global(name, &result, 6);
 }
