@@ -262,6 +262,43 @@ fn pekkos_built_in_blocking_io_dispatcher_is_sixteen_threads_named_with_its_fixe
     );
 }
 
+/// The same dispatcher sized on the JVM's command line, as Typesafe Config lets any setting be
+/// (`-Dpekko.actor.default-blocking-io-dispatcher.thread-pool-executor.fixed-pool-size=6`:
+/// `ConfigFactory.load()` puts system properties over reference.conf): a pool of 6, and the
+/// size read from the command line (the catalogue's `stated`, written before this test).
+#[test]
+fn pekkos_blocking_io_dispatcher_sized_by_a_system_property_is_6_read_from_the_command_line() {
+    require_tool("java", "-version");
+    require_tool("jcmd", "-h");
+    let jars = crate::place::cached_jars("pekko", "pekko-actor_2.13-1.7.0.jar", "Apache Pekko");
+    let id = "pekko.actor.default-blocking-io-dispatcher";
+    let name = "java-pekko --dispatcher pekko.actor.default-blocking-io-dispatcher, 6";
+    let _turn = beside_one_other();
+    let mock = mock_with_delay_of(Duration::from_millis(200));
+    let target = launch_java_target_with(
+        name,
+        &["-Dpekko.actor.default-blocking-io-dispatcher.thread-pool-executor.fixed-pool-size=6"],
+        &jars,
+        "java-pekko/PekkoServer.java",
+        &mock,
+        &["--dispatcher", id],
+    );
+    let result = sweep_framework(name, &target.url(), target.pid(), vec![1, 6, 12, 24], &mock);
+    drop(target);
+    let place = assert_thread_pool(
+        name,
+        &result,
+        6,
+        "pekko.actor.default-blocking-io-dispatcher.thread-pool-executor.fixed-pool-size",
+    );
+    let stated = place
+        .setting
+        .as_ref()
+        .and_then(|s| s.stated_here.as_ref())
+        .unwrap_or_else(|| panic!("{name}: 6 read from the command line: {place:?}"));
+    assert_eq!(stated.size, 6, "{name}: {stated:?}");
+}
+
 /// Spring Boot's `@Async` on the executor it auto-configures (`applicationTaskExecutor`): a
 /// `ThreadPoolTaskExecutor` of `spring.task.execution.pool.core-size` = 8 threads named `task-N`,
 /// its queue unbounded, so it never grows past them. The JDK server's threads wait for the
