@@ -48,11 +48,24 @@ fn sweep_jvm_target(
     clients: Vec<u32>,
     delay: Duration,
 ) -> SweepResult {
+    sweep_jvm_target_with(name, &[], jars, file, extra, clients, delay)
+}
+
+/// [`sweep_jvm_target`] with `jvm_flags` (`-D…`) before the source file.
+fn sweep_jvm_target_with(
+    name: &'static str,
+    jvm_flags: &[&str],
+    jars: &Path,
+    file: &str,
+    extra: &[&str],
+    clients: Vec<u32>,
+    delay: Duration,
+) -> SweepResult {
     require_tool("java", "-version");
     require_tool("jcmd", "-h");
     let _turn = beside_one_other();
     let mock = mock_with_delay_of(delay);
-    let target = launch_java_target(name, jars, file, &mock, extra);
+    let target = launch_java_target_with(name, jvm_flags, jars, file, &mock, extra);
     let result = sweep_framework(name, &target.url(), target.pid(), clients, &mock);
     drop(target);
     result
@@ -268,23 +281,18 @@ fn pekkos_built_in_blocking_io_dispatcher_is_sixteen_threads_named_with_its_fixe
 /// size read from the command line (the catalogue's `stated`, written before this test).
 #[test]
 fn pekkos_blocking_io_dispatcher_sized_by_a_system_property_is_6_read_from_the_command_line() {
-    require_tool("java", "-version");
-    require_tool("jcmd", "-h");
     let jars = crate::place::cached_jars("pekko", "pekko-actor_2.13-1.7.0.jar", "Apache Pekko");
     let id = "pekko.actor.default-blocking-io-dispatcher";
     let name = "java-pekko --dispatcher pekko.actor.default-blocking-io-dispatcher, 6";
-    let _turn = beside_one_other();
-    let mock = mock_with_delay_of(Duration::from_millis(200));
-    let target = launch_java_target_with(
+    let result = sweep_jvm_target_with(
         name,
         &["-Dpekko.actor.default-blocking-io-dispatcher.thread-pool-executor.fixed-pool-size=6"],
         &jars,
         "java-pekko/PekkoServer.java",
-        &mock,
         &["--dispatcher", id],
+        vec![1, 6, 12, 24],
+        Duration::from_millis(200),
     );
-    let result = sweep_framework(name, &target.url(), target.pid(), vec![1, 6, 12, 24], &mock);
-    drop(target);
     let place = assert_thread_pool(
         name,
         &result,
@@ -473,21 +481,16 @@ fn rxjavas_computation_scheduler_given_blocking_calls_holds_one_call_per_core() 
 /// 2, session 24's first run), so the catalogue claims no size from it.
 #[test]
 fn rxjavas_computation_threads_property_lowers_the_pool_to_1() {
-    require_tool("java", "-version");
-    require_tool("jcmd", "-h");
     let name = "java-rxjava computation 1";
-    let _turn = beside_one_other();
-    let mock = mock_with_delay_of(Duration::from_millis(200));
-    let target = launch_java_target_with(
+    let result = sweep_jvm_target_with(
         name,
         &["-Drx3.computation-threads=1"],
         &rxjava_jars(),
         "java-rxjava/RxServer.java",
-        &mock,
         &["--scheduler", "computation"],
+        vec![1, 2, 4, 8],
+        Duration::from_millis(200),
     );
-    let result = sweep_framework(name, &target.url(), target.pid(), vec![1, 2, 4, 8], &mock);
-    drop(target);
     let place = assert_thread_pool(
         name,
         &result,
@@ -543,12 +546,8 @@ fn scalas_global_execution_context_holds_one_blocking_call_per_core() {
 /// setting says (`maxThreads` caps `numThreads`): a pool of 6 on any machine.
 #[test]
 fn scalas_global_context_with_num_and_max_threads_of_6_is_a_pool_of_6() {
-    require_tool("java", "-version");
-    require_tool("jcmd", "-h");
     let name = "java-scala-global 6";
-    let _turn = beside_one_other();
-    let mock = mock_with_delay_of(Duration::from_millis(200));
-    let target = launch_java_target_with(
+    let result = sweep_jvm_target_with(
         name,
         &[
             "-Dscala.concurrent.context.numThreads=6",
@@ -556,10 +555,9 @@ fn scalas_global_context_with_num_and_max_threads_of_6_is_a_pool_of_6() {
         ],
         &scala_jars(),
         "java-scala-global/ScalaGlobalServer.java",
-        &mock,
         &[],
+        vec![1, 6, 12, 24],
+        Duration::from_millis(200),
     );
-    let result = sweep_framework(name, &target.url(), target.pid(), vec![1, 6, 12, 24], &mock);
-    drop(target);
     assert_scala_global(name, &result, 6);
 }
