@@ -161,7 +161,7 @@ fn undertows_blocking_handlers_hold_its_worker_threads_eight_per_io_thread() {
 /// that wait for the futures are not the place.
 #[test]
 fn pekkos_default_dispatcher_holds_blocking_futures_eight_at_a_time_on_few_cores() {
-    let jars = crate::place::cached_jars("pekko", "pekko-actor_2.13-1.7.0.jar", "Apache Pekko");
+    let jars = pekko_jars();
     let file = targets_dir().join("java-pekko/PekkoServer.java");
     assert_default_dispatcher("java-pekko", &jars, &file, "pekko");
 }
@@ -188,16 +188,27 @@ fn assert_default_dispatcher(name: &'static str, jars: &Path, file: &Path, prefi
         size,
         &format!("{prefix}.actor.default-dispatcher.fork-join-executor.parallelism-factor"),
     );
+    // /proc cuts the name to `svc-{prefix}.actor`, the internal dispatcher's too.
+    assert_placed_by_jcmd(
+        name,
+        &place,
+        &format!("svc-{prefix}.actor.default-dispatcher"),
+    );
+}
+
+/// Where `scripts/install-test-deps.sh` puts Apache Pekko's jars (Maven Central).
+fn pekko_jars() -> std::path::PathBuf {
+    crate::place::cached_jars("pekko", "pekko-actor_2.13-1.7.0.jar", "Apache Pekko")
+}
+
+/// Asserts `place` is the pool `pool`, named whole by jcmd's dump.
+fn assert_placed_by_jcmd(name: &str, place: &Place, pool: &str) {
     assert_eq!(
         place.source,
         Some(PlaceSource::Stacks(StackSource::JcmdThreadPrint)),
-        "{name}: /proc cuts the name to `svc-{prefix}.actor`, the internal dispatcher's too"
-    );
-    assert_eq!(
-        place.pool.as_deref(),
-        Some(format!("svc-{prefix}.actor.default-dispatcher").as_str()),
         "{name}"
     );
+    assert_eq!(place.pool.as_deref(), Some(pool), "{name}");
 }
 
 /// The dispatcher of its own that Pekko's docs tell users to run blocking calls on
@@ -208,7 +219,7 @@ fn assert_default_dispatcher(name: &'static str, jars: &Path, file: &Path, prefi
 /// in flight, 75.7 req/s at 32 and 64 clients on 2 cores.
 #[test]
 fn a_pekko_dispatcher_of_its_own_is_named_with_its_fixed_pool_size() {
-    let jars = crate::place::cached_jars("pekko", "pekko-actor_2.13-1.7.0.jar", "Apache Pekko");
+    let jars = pekko_jars();
     let config = targets_dir().join("java-pekko/application.conf");
     let config = config.to_str().expect("a UTF-8 path");
     let name = "java-pekko --dispatcher my-blocking-dispatcher";
@@ -246,7 +257,7 @@ fn a_pekko_dispatcher_of_its_own_is_named_with_its_fixed_pool_size() {
 /// had no live target until this one (written after it).
 #[test]
 fn pekkos_built_in_blocking_io_dispatcher_is_sixteen_threads_named_with_its_fixed_pool_size() {
-    let jars = crate::place::cached_jars("pekko", "pekko-actor_2.13-1.7.0.jar", "Apache Pekko");
+    let jars = pekko_jars();
     let id = "pekko.actor.default-blocking-io-dispatcher";
     let name = "java-pekko --dispatcher pekko.actor.default-blocking-io-dispatcher";
     let result = sweep_jvm_target(
@@ -263,16 +274,7 @@ fn pekkos_built_in_blocking_io_dispatcher_is_sixteen_threads_named_with_its_fixe
         16,
         "pekko.actor.default-blocking-io-dispatcher.thread-pool-executor.fixed-pool-size",
     );
-    assert_eq!(
-        place.source,
-        Some(PlaceSource::Stacks(StackSource::JcmdThreadPrint)),
-        "{name}"
-    );
-    assert_eq!(
-        place.pool.as_deref(),
-        Some(format!("svc-{id}").as_str()),
-        "{name}"
-    );
+    assert_placed_by_jcmd(name, &place, &format!("svc-{id}"));
 }
 
 /// The same dispatcher sized on the JVM's command line, as Typesafe Config lets any setting be
@@ -281,7 +283,7 @@ fn pekkos_built_in_blocking_io_dispatcher_is_sixteen_threads_named_with_its_fixe
 /// size read from the command line (the catalogue's `stated`, written before this test).
 #[test]
 fn pekkos_blocking_io_dispatcher_sized_by_a_system_property_is_6_read_from_the_command_line() {
-    let jars = crate::place::cached_jars("pekko", "pekko-actor_2.13-1.7.0.jar", "Apache Pekko");
+    let jars = pekko_jars();
     let id = "pekko.actor.default-blocking-io-dispatcher";
     let name = "java-pekko --dispatcher pekko.actor.default-blocking-io-dispatcher, 6";
     let result = sweep_jvm_target_with(
