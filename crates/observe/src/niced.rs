@@ -16,10 +16,14 @@
 //!   seldom busy;
 //! - zombies: a process that has exited runs nothing, and the kernel has already taken it out
 //!   of its group (`/proc/PID/cgroup` reads the root), yet it stays listed until its parent
-//!   reaps it, which a container's first process may never do. CI's first run of this check
-//!   failed on one.
+//!   reaps it, which a container's first process may never do.
 //!
 //! A niced process in another group born and ended inside the window is not seen.
+//!
+//! CI runs the tests in session 0, whose processes the kernel places in no autogroup of their
+//! own and for which `/proc/PID/autogroup` is empty. Until that line was read as the root
+//! group, every window there lost the target's group, left the niced share untold, and
+//! counted CI's niced build as others holding the machine: two CI runs failed on it.
 use crate::cgroup::cpu_group;
 use procfs::process::{all_processes, Process};
 
@@ -47,17 +51,43 @@ struct SchedGroup {
 fn sched_group(pid: i32, autogroups: bool) -> Option<SchedGroup> {
     let cgroups = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
     let autogroup = if autogroups {
-        // `/autogroup-8575 nice 0`: the group's name, then its own nice value.
-        let line = std::fs::read_to_string(format!("/proc/{pid}/autogroup")).ok()?;
-        Some(line.split_whitespace().next()?.to_string())
+        Some(std::fs::read_to_string(format!("/proc/{pid}/autogroup")).ok()?)
     } else {
         None
     };
-    Some(SchedGroup {
-        cgroup: cpu_group(&cgroups),
-        autogroup,
-    })
+    Some(SchedGroup::read(&cgroups, autogroup.as_deref()))
 }
+
+impl SchedGroup {
+    /// The group of a process whose `/proc/PID/cgroup` is `cgroups` and `/proc/PID/autogroup`
+    /// is `autogroup` (`None` where the kernel groups no sessions). A session's autogroup
+    /// applies only in the root CPU control group (`task_wants_autogroup` in
+    /// `kernel/sched/autogroup.h`): two sessions in one container's group compete as one group.
+    fn read(cgroups: &str, autogroup: Option<&str>) -> SchedGroup {
+        let cgroup = cpu_group(cgroups);
+        let in_root = cgroup.as_ref().is_none_or(|(_, path)| path == "/");
+        SchedGroup {
+            autogroup: autogroup.filter(|_| in_root).map(autogroup_name),
+            cgroup,
+        }
+    }
+}
+
+/// The autogroup a `/proc/PID/autogroup` line names: `/autogroup-8575 nice 0` is the group's
+/// name, then its own nice value. The kernel prints nothing for a task in no session's
+/// autogroup but the root task group (`proc_sched_autogroup_show_task` in
+/// `kernel/sched/autogroup.c`): the processes of session 0, such as a VM's first process and
+/// whatever it starts without `setsid`, which is how CI runs the tests. They share that one
+/// group, so the empty line names it too.
+fn autogroup_name(line: &str) -> String {
+    line.split_whitespace()
+        .next()
+        .unwrap_or(ROOT_AUTOGROUP)
+        .to_string()
+}
+
+/// The name given to the root task group, where the kernel prints no autogroup.
+const ROOT_AUTOGROUP: &str = "/";
 
 /// The user processes at a positive nice value that can still run and compete in another
 /// scheduling group than a target's, each with its CPU time so far (clock ticks).
@@ -178,6 +208,45 @@ mod tests {
         let _ = parent.kill();
         let _ = parent.wait();
         panic!("no zombie came in 5 s");
+    }
+
+    #[test]
+    fn sessions_are_groups_of_their_own_only_in_the_root_cpu_group() {
+        let in_group = |cgroup: &str, autogroup: &str| {
+            SchedGroup::read(&format!("1:cpu:{cgroup}\n0::/\n"), Some(autogroup))
+        };
+        let session = "/autogroup-4 nice 0\n";
+        let other_session = "/autogroup-9 nice 0\n";
+        assert_ne!(in_group("/", session), in_group("/", other_session));
+        assert_ne!(in_group("/", session), in_group("/", ""));
+        assert_eq!(in_group("/ci", session), in_group("/ci", other_session));
+        assert_eq!(in_group("/ci", session), in_group("/ci", ""));
+        assert_ne!(in_group("/ci", session), in_group("/", session));
+        let no_autogroups = SchedGroup::read("1:cpu:/ci\n", None);
+        assert_eq!(no_autogroups, in_group("/ci", session));
+    }
+
+    #[test]
+    fn a_session_0_process_prints_no_autogroup_and_is_in_the_root_group_with_the_others() {
+        assert_eq!(autogroup_name("/autogroup-4 nice 0\n"), "/autogroup-4");
+        assert_eq!(autogroup_name(""), ROOT_AUTOGROUP);
+        assert_eq!(autogroup_name(""), autogroup_name("\n"));
+        assert_ne!(autogroup_name(""), autogroup_name("/autogroup-4 nice 0"));
+        // This machine's first process is in session 0, as CI's test runner is: its group is
+        // read, not lost.
+        let first = std::fs::read_to_string("/proc/1/autogroup").expect("/proc/1 is readable");
+        if first.is_empty() {
+            let autogroups = std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled")
+                .is_ok_and(|enabled| enabled.trim() == "1");
+            assert!(
+                sched_group(1, autogroups).is_some(),
+                "process 1's group was lost"
+            );
+            assert!(
+                NicedElsewhere::now(1).is_some(),
+                "the niced processes beside process 1 were not listed"
+            );
+        }
     }
 
     #[test]
