@@ -246,7 +246,7 @@ fn accept_path_in_front(
     match pool {
         Some(place)
             if place.kind == Some(PlaceKind::ThreadPool)
-                && had_an_idle_thread(place, accept.size.unwrap_or(0.0), plateau) =>
+                && had_an_idle_thread(place, accept.size.unwrap_or(0.0), plateau, limit) =>
         {
             accept.not_sized_by = place.setting.clone();
             accept.pool_behind = Some(seen_of(place));
@@ -297,12 +297,19 @@ fn in_place_of_unclear(told: Vec<Fact>, place: Place) -> Vec<Fact> {
 /// requests queued inside the process (for a lock, a lease). They are read as idle only when
 /// none of the pool's threads is a process's main thread (a pre-fork server's master sleeps
 /// beside its busy workers and takes no request; each worker is a process too), and when the
-/// connections accepted at once were no more than the held calls (by less than a thread): each
+/// connections accepted at once were no more than the calls held (by less than a thread): each
 /// request queued inside the process holds an accepted connection, so with none the queue was
-/// all in the listen queue, in front of the pool.
-fn had_an_idle_thread(place: &Place, accepted: f64, plateau: &[&Step]) -> bool {
+/// all in the listen queue, in front of the pool. The calls held are the pool's threads seen in
+/// the call, or the most calls the downstream saw at once ([`calls_at_once`]) when more: a
+/// sample of threads misses those between two calls (a connection's request being read, its
+/// response written, the next connection accepted: Jetty's 16 connections held 14 threads in
+/// the call in one sweep on a busy machine, while the mock saw 16 at once), and a gate inside
+/// the process in front of the call (a lease, a semaphore) keeps the downstream's count below
+/// the accepted connections at every moment.
+fn had_an_idle_thread(place: &Place, accepted: f64, plateau: &[&Step], limit: f64) -> bool {
     let held = place.held.unwrap_or(0.0);
     let spare = place.size.unwrap_or(0.0) - held >= IDLE_THREAD;
+    let calls_held = calls_at_once(plateau, limit).map_or(held, |calls| calls.max(held));
     match place.source {
         Some(PlaceSource::Stacks(
             StackSource::JcmdThreadPrint
@@ -312,7 +319,7 @@ fn had_an_idle_thread(place: &Place, accepted: f64, plateau: &[&Step]) -> bool {
         )) => spare,
         Some(PlaceSource::Proc) => {
             spare
-                && accepted < held + IDLE_THREAD
+                && accepted < calls_held + IDLE_THREAD
                 && place
                     .pool
                     .as_deref()
@@ -320,6 +327,18 @@ fn had_an_idle_thread(place: &Place, accepted: f64, plateau: &[&Step]) -> bool {
         }
         _ => false,
     }
+}
+
+/// The most calls the downstream (the mock) had in flight at once, over the plateau steps that
+/// asked for more than `limit` (by the match share): the median of the steps' counts.
+fn calls_at_once(plateau: &[&Step], limit: f64) -> Option<f64> {
+    chokepoint_result::median(
+        plateau
+            .iter()
+            .filter(|step| f64::from(step.clients) > limit * (1.0 + MATCH_SHARE))
+            .filter_map(|step| step.downstream_inflight)
+            .map(|calls| calls.max as f64),
+    )
 }
 
 /// Whether `/proc`'s pool `name` was threads, none of them a process's main thread, at every

@@ -5,7 +5,9 @@
 //! nothing.
 use super::shapes::*;
 use super::*;
-use chokepoint_result::{ConnectionCounts, Connections, SocketCounts, ThreadsByPool};
+use chokepoint_result::{
+    ConnectionCounts, Connections, DownstreamInFlight, SocketCounts, ThreadsByPool,
+};
 
 /// The target at `clients`, `accepted` of its client connections accepted at once, `waiting`
 /// unaccepted on average, `overflows` handshakes dropped in the step.
@@ -450,5 +452,24 @@ fn from_proc_alone_a_connection_cap_in_front_of_threads_that_hold_no_connection_
             let told = facts(&steps(main_threads, queued_inside), &found);
             assert_eq!(accept_place(&told), None, "{n}, {why}: {told:?}");
         }
+
+        // Two fewer threads seen in the call than connections accepted: the downstream's count
+        // tells a gate inside the process (it never passed the threads in the call) from the
+        // threads a sample caught between two calls (it reached the connections accepted).
+        let with_calls_at_once = |calls: u64| -> Vec<Step> {
+            let mut steps = steps(Some(0.0), 2.0);
+            for step in &mut steps {
+                step.downstream_inflight = Some(DownstreamInFlight {
+                    mean: calls.min(u64::from(step.clients)) as f64 - 1.0,
+                    max: calls.min(u64::from(step.clients)),
+                });
+            }
+            steps
+        };
+        let told = facts(&with_calls_at_once(u64::from(n)), &found);
+        let place = accept_place(&told).unwrap_or_else(|| panic!("{n}, caught between: {told:?}"));
+        assert_eq!(place.size, Some(f64::from(n)));
+        let told = facts(&with_calls_at_once(u64::from(n - 2)), &found);
+        assert_eq!(accept_place(&told), None, "{n}, a gate inside: {told:?}");
     }
 }
