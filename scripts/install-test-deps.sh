@@ -136,6 +136,10 @@ maven_pom vertx java-vertx-worker vertx-core-5.0.7.jar
 # Spring Boot 3.5.7's starter for tests/targets/java-spring-async (@Async on the auto-configured
 # applicationTaskExecutor, 8 threads; tests/sweeps/jvm_frameworks.rs).
 maven_pom spring-async java-spring-async spring-boot-autoconfigure-3.5.7.jar
+# Micronaut 4 (micronaut-parent 4.10.8: its Netty server and its annotation processor) for
+# tests/targets/java-micronaut, seed 004's framework, its blocking executor a cached pool
+# (tests/sweeps/growing_pool.rs).
+maven_pom micronaut java-micronaut micronaut-http-server-netty-4.10.15.jar
 # golang.org/x/net (the Go module proxy) for crates/mock/tests/fixtures/go-h2-streams, the Go
 # HTTP/2 client of crates/mock/tests/suite/h2.rs, which builds it offline from the module cache.
 (cd crates/mock/tests/fixtures/go-h2-streams && GOTOOLCHAIN=local go mod download)

@@ -352,12 +352,28 @@ pub fn build_go_target(dir: &str) -> PathBuf {
 /// (`java File.java`) compiles in memory at every start: 3.0 s to the port for the JVM twin
 /// against 0.7 s precompiled, on this 2-core machine, inside a test's turn at the sweep lock.
 pub fn java_program(source: &Path) -> [std::ffi::OsString; 3] {
+    java_program_on(source, None)
+}
+
+/// [`java_program`] on the jars in `jars` when given, which are also javac's annotation
+/// processors: a framework that writes its beans at compile time (Micronaut) needs them run,
+/// and the source launcher runs none. The class is in the file's `package`, if it has one.
+pub fn java_program_on(source: &Path, jars: Option<&Path>) -> [std::ffi::OsString; 3] {
     static COMPILED: Mutex<Vec<(PathBuf, PathBuf)>> = Mutex::new(Vec::new());
-    let class = source
+    let stem = source
         .file_stem()
         .and_then(|stem| stem.to_str())
-        .expect("a .java file")
-        .to_string();
+        .expect("a .java file");
+    let text =
+        std::fs::read_to_string(source).unwrap_or_else(|err| panic!("{}: {err}", source.display()));
+    let package = text.lines().find_map(|line| {
+        let name = line.strip_prefix("package ")?.trim().strip_suffix(';')?;
+        Some(name.trim().to_string())
+    });
+    let class = match package {
+        Some(package) => format!("{package}.{stem}"),
+        None => stem.to_string(),
+    };
     let mut compiled = COMPILED
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -368,7 +384,18 @@ pub fn java_program(source: &Path) -> [std::ffi::OsString; 3] {
                 .join("java")
                 .join(&class);
             let _ = std::fs::remove_dir_all(&dir);
-            let status = Command::new("javac")
+            let mut javac = Command::new("javac");
+            if let Some(jars) = jars {
+                // `-processorpath` takes no `*`, unlike `-cp`: each jar by name.
+                let processors =
+                    std::env::join_paths(jar_files(jars)).expect("jar paths hold no `:`");
+                javac
+                    .arg("-cp")
+                    .arg(jars.join("*"))
+                    .arg("-processorpath")
+                    .arg(processors);
+            }
+            let status = javac
                 .arg("-d")
                 .arg(&dir)
                 .arg(source)
@@ -383,7 +410,24 @@ pub fn java_program(source: &Path) -> [std::ffi::OsString; 3] {
             dir
         }
     };
-    ["-cp".into(), dir.into_os_string(), class.into()]
+    let mut classpath = dir.into_os_string();
+    if let Some(jars) = jars {
+        classpath.push(":");
+        classpath.push(jars.join("*"));
+    }
+    ["-cp".into(), classpath, class.into()]
+}
+
+/// The `.jar` files in `dir`, sorted.
+fn jar_files(dir: &Path) -> Vec<PathBuf> {
+    let mut jars: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|err| panic!("{}: {err}", dir.display()))
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "jar"))
+        .collect();
+    jars.sort();
+    jars
 }
 
 /// The single-file Java target `file` of `tests/targets/` (run by `java`'s source launcher) on

@@ -31,9 +31,7 @@ fn growing_fact(diagnosis: &Diagnosis) -> (&String, &Vec<u32>, &Vec<f64>, &Kind)
 
 #[test]
 fn a_cached_thread_pool_is_named_a_growing_pool_with_its_threads_per_step() {
-    if !toolchain_present("java", "-version") {
-        return;
-    }
+    require_java();
     let _one = one_at_a_time();
     let mock = mock_with_delay();
     let target = launch_java_pools(&mock);
@@ -94,9 +92,7 @@ fn a_cached_thread_pool_is_named_a_growing_pool_with_its_threads_per_step() {
 /// that the pool has no bound to raise.
 #[test]
 fn rxjavas_io_scheduler_is_named_a_growing_pool_with_the_catalogues_word() {
-    if !toolchain_present("java", "-version") {
-        return;
-    }
+    require_java();
     let jars = crate::place::cached_jars("rxjava", "rxjava-3.1.12.jar", "RxJava 3");
     let _one = one_at_a_time();
     let mock = mock_with_delay();
@@ -130,4 +126,67 @@ fn rxjavas_io_scheduler_is_named_a_growing_pool_with_the_catalogues_word() {
         .setting_for("RxCachedThreadScheduler-1")
         .expect("the catalogue knows RxJava's io scheduler");
     assert_eq!(place.setting.as_ref(), Some(&entry), "java-rxjava");
+}
+
+/// Held out (session 26, the catalogue's entry written from Micronaut's source before the
+/// target's first run): seed 004's framework, Micronaut 4 at its defaults
+/// (`tests/targets/java-micronaut`), a controller whose blocking call to the mock runs where
+/// Micronaut's guide puts blocking work, `@ExecuteOn(TaskExecutors.BLOCKING)`. On Java 17 that is
+/// the io executor, a cached pool: the finding is `growing-pool`, placed in
+/// `io-executor-thread` with the catalogue's word that it has no bound to raise.
+#[test]
+fn micronauts_blocking_executor_on_java_17_is_named_a_growing_pool_with_the_catalogues_word() {
+    require_java();
+    let jars = crate::place::cached_jars(
+        "micronaut",
+        "micronaut-http-server-netty-4.10.15.jar",
+        "Micronaut 4",
+    );
+    let _one = one_at_a_time();
+    let mock = mock_with_delay();
+    let mut command = std::process::Command::new("java");
+    command
+        .args(java_program_on(
+            &targets_dir().join("java-micronaut/MicronautServer.java"),
+            Some(&jars),
+        ))
+        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())])
+        .args(["--work-us", "2000"]);
+    let target = Target::launch("java-micronaut", command);
+    let config = chokepoint_experiment::SweepConfig::new(&target.url())
+        .expect("a valid target URL")
+        .with_target_pid(target.pid());
+    let result = sweep_with(
+        "java-micronaut",
+        config,
+        None,
+        ADAPTIVE_STEP,
+        256,
+        Some(&mock),
+    );
+    drop(target);
+    let diagnosis = assert_kind("java-micronaut", &result, Kind::GrowingPool);
+    let (pool, clients, threads, _) = growing_fact(diagnosis);
+    println!("{pool}: {threads:?} threads at {clients:?} clients");
+    // /proc keeps 15 bytes of `io-executor-thread-N`.
+    assert_eq!(pool, "io-executor-thr");
+    for (c, t) in clients.iter().zip(threads) {
+        assert!(*t >= f64::from(*c) * 0.8, "{c} clients: {t} threads");
+    }
+    let place = diagnosis
+        .place
+        .as_ref()
+        .expect("the growing pool is the place");
+    assert_eq!(place.kind, Some(PlaceKind::GrowingPool));
+    assert_eq!(place.pool.as_deref(), Some("io-executor-thread"));
+    let entry = chokepoint_diagnose::catalogue::Catalogue::built_in()
+        .setting_for("io-executor-thread-1")
+        .expect("the catalogue knows Micronaut's io executor");
+    assert_eq!(place.setting.as_ref(), Some(&entry), "java-micronaut");
+}
+
+/// `java` and `jcmd`, which the JVM tests need (`.ci/run` installs them): missing, the test fails.
+fn require_java() {
+    crate::frameworks::require_tool("java", "-version");
+    crate::frameworks::require_tool("jcmd", "-h");
 }

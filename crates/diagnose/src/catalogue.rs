@@ -484,6 +484,8 @@ mod tests {
             ("boundedElastic", Some("Project Reactor")),
             ("RxComputationTh", Some("RxJava 3's Schedulers.computation")),
             ("RxCachedThreadS", Some("RxJava 3's Schedulers.io")),
+            ("io-executor-thr", Some("Micronaut's io executor")),
+            ("io-executor-thread", Some("Micronaut's io executor")),
             ("task", Some("Spring Boot")),
             ("ThreadPoolExecutor-0", Some("Python's concurrent.futures")),
             ("asyncio", Some("asyncio's default executor")),
