@@ -25,7 +25,9 @@
 //! - `tests/targets/java-rxjava --scheduler computation`: RxJava 3's computation scheduler
 //!   given blocking calls, one thread per core (`RxComputationThreadPool-N`); held out;
 //! - `tests/targets/java-scala-global`: Scala 2.13's global `ExecutionContext` given blocking
-//!   calls, one thread per core (`scala-execution-context-global-N`); held out.
+//!   calls, one thread per core (`scala-execution-context-global-N`); held out;
+//! - `tests/targets/java-micronaut` `/loop`: a Micronaut 4 controller without `@ExecuteOn`, run
+//!   on Micronaut's Netty event loops, one per core (`default-eventLoopGroup-N-M`); held out.
 //!
 //! Truths by hand are in `tests/targets/README.md`. The jars come from Maven Central
 //! (`scripts/install-test-deps.sh`); a missing one, or java or jcmd, fails the test.
@@ -562,4 +564,53 @@ fn scalas_global_context_with_num_and_max_threads_of_6_is_a_pool_of_6() {
         Duration::from_millis(200),
     );
     assert_scala_global(name, &result, 6);
+}
+
+/// Held out (session 26, the catalogue's entry written before this test's first run): the
+/// Micronaut target's `/loop`, the blocking call in a controller without `@ExecuteOn`, as code
+/// written for Micronaut 3's automatic thread selection is. Micronaut 4 runs it on the Netty
+/// event loop that read the request (thread-selection MANUAL), one loop per core
+/// (thread-core-ratio 1.0), each holding its connections. Truth by hand at 100 ms: the mock's 2
+/// in flight (mean 1.95) at 8, 16 and 32 clients on 2 cores, with the two
+/// `default-eventLoopGroup-2-N` threads in `SocketDispatcher.read0`. The loops are the place,
+/// named with Micronaut's property and the better fix.
+#[test]
+fn a_micronaut_controller_without_execute_on_is_held_by_its_event_loops() {
+    require_tool("java", "-version");
+    require_tool("jcmd", "-h");
+    let jars = crate::place::cached_jars(
+        "micronaut",
+        "micronaut-http-server-netty-4.10.15.jar",
+        "Micronaut 4",
+    );
+    let _turn = beside_one_other();
+    let mock = mock_with_delay_of(Duration::from_millis(200));
+    let mut command = std::process::Command::new("java");
+    command
+        .args(java_program_on(
+            &targets_dir().join("java-micronaut/MicronautServer.java"),
+            Some(&jars),
+        ))
+        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())]);
+    let name = "java-micronaut /loop";
+    let target = Target::launch(name, command);
+    let size = cores();
+    // Twice the loops: every loop holds connections.
+    let result = sweep_framework(
+        name,
+        &target.url_of("/loop"),
+        target.pid(),
+        vec![1, size, 2 * size],
+        &mock,
+    );
+    drop(target);
+    let place = assert_thread_pool(
+        name,
+        &result,
+        size,
+        "micronaut.netty.event-loops.default.num-threads=N; better, move the blocking call off \
+         the loop: @ExecuteOn(TaskExecutors.BLOCKING)",
+    );
+    let pool = place.pool.as_deref().unwrap_or_default();
+    assert!(pool.starts_with("default-eventLo"), "{name}: {pool}");
 }

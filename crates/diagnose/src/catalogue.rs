@@ -486,6 +486,11 @@ mod tests {
             ("RxCachedThreadS", Some("RxJava 3's Schedulers.io")),
             ("io-executor-thr", Some("Micronaut's io executor")),
             ("io-executor-thread", Some("Micronaut's io executor")),
+            ("default-eventLo", Some("Micronaut's Netty event loops")),
+            (
+                "default-eventLoopGroup-2",
+                Some("Micronaut's Netty event loops"),
+            ),
             ("task", Some("Spring Boot")),
             ("ThreadPoolExecutor-0", Some("Python's concurrent.futures")),
             ("asyncio", Some("asyncio's default executor")),
