@@ -99,28 +99,69 @@ public class MicronautServer {
         int port = 0;
         long workUs = 0;
         String downstream = null;
-        for (int i = 0; i + 1 < args.length; i += 2) {
+        for (int i = 0; i < args.length; i += 2) {
+            if (i + 1 >= args.length) {
+                usage("a value is missing after " + args[i]);
+            }
             switch (args[i]) {
-                case "--port": port = Integer.parseInt(args[i + 1]); break;
+                case "--port": port = (int) numberOf("--port", args[i + 1], 65535); break;
                 case "--downstream": downstream = args[i + 1]; break;
-                case "--work-us": workUs = Long.parseLong(args[i + 1]); break;
-                default:
-                    System.err.println("MicronautServer: unknown argument " + args[i]
-                            + " (usage: --port N --downstream URL [--work-us N])");
-                    System.exit(2);
+                case "--work-us": workUs = numberOf("--work-us", args[i + 1], 10_000_000); break;
+                default: usage("unknown argument " + args[i]);
             }
         }
         if (downstream == null) {
-            System.err.println("MicronautServer: --downstream URL is needed");
-            System.exit(2);
+            usage("--downstream URL is needed");
+        }
+        if (!isHttpUrl(downstream)) {
+            usage("--downstream must be an http:// or https:// URL, not " + downstream);
         }
         // Port 0 is Micronaut's -1: a free port chosen at start.
-        EmbeddedServer server = ApplicationContext.run(EmbeddedServer.class, Map.of(
-                "micronaut.server.port", port == 0 ? -1 : port,
-                "micronaut.server.host", "127.0.0.1",
-                "chokepoint.downstream", downstream,
-                "chokepoint.work-us", workUs));
+        EmbeddedServer server = null;
+        try {
+            server = ApplicationContext.run(EmbeddedServer.class, Map.of(
+                    "micronaut.server.port", port == 0 ? -1 : port,
+                    "micronaut.server.host", "127.0.0.1",
+                    "chokepoint.downstream", downstream,
+                    "chokepoint.work-us", workUs));
+        } catch (RuntimeException e) {
+            Throwable cause = e;
+            while (cause.getCause() != null) {
+                cause = cause.getCause();
+            }
+            usage("cannot listen on 127.0.0.1:" + port + ": " + cause.getMessage());
+        }
         System.out.println("listening on 127.0.0.1:" + server.getPort());
         System.out.flush();
+    }
+
+    static boolean isHttpUrl(String value) {
+        try {
+            URI uri = new URI(value);
+            return ("http".equals(uri.getScheme()) || "https".equals(uri.getScheme()))
+                    && uri.getHost() != null;
+        } catch (java.net.URISyntaxException e) {
+            return false;
+        }
+    }
+
+    /** `value` of `flag` as a whole number from 0 to `most`, or the usage and exit 2. */
+    static long numberOf(String flag, String value, long most) {
+        try {
+            long number = Long.parseLong(value);
+            if (number >= 0 && number <= most) {
+                return number;
+            }
+        } catch (NumberFormatException e) {
+            // Said below.
+        }
+        usage(flag + " " + value + " is not a whole number from 0 to " + most);
+        return 0;
+    }
+
+    static void usage(String what) {
+        System.err.println("MicronautServer: " + what
+                + " (usage: --port N --downstream URL [--work-us N])");
+        System.exit(2);
     }
 }
