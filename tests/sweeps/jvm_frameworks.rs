@@ -567,9 +567,8 @@ fn scalas_global_context_with_num_and_max_threads_of_6_is_a_pool_of_6() {
 }
 
 /// Held out (session 26, the catalogue's entry written before this test's first run): the
-/// Micronaut target's `/loop`, the blocking call in a controller without `@ExecuteOn`, as code
-/// written for Micronaut 3's automatic thread selection is. Micronaut 4 runs it on the Netty
-/// event loop that read the request (thread-selection MANUAL), one loop per core
+/// Micronaut target's `/loop`, the blocking call in a controller without `@ExecuteOn`, the
+/// commonest Micronaut mistake. Micronaut 4 runs it on the Netty event loop that read the request (thread-selection MANUAL), one loop per core
 /// (thread-core-ratio 1.0), each holding its connections. Truth by hand at 100 ms: the mock's 2
 /// in flight (mean 1.95) at 8, 16 and 32 clients on 2 cores, with the two
 /// `default-eventLoopGroup-2-N` threads in `SocketDispatcher.read0`. The loops are the place,
