@@ -361,6 +361,18 @@ fn accepted_at_once(past: &[(&Step, &chokepoint_result::Connections)]) -> Option
     chokepoint_result::median(past.iter().map(|(_, c)| held_at_once(&c.client_side)))
 }
 
+/// The most calls the downstream (the mock) had in flight at once over the steps past `limit`
+/// ([`past_the_limit`], those the connections accepted at once are read over): the median of
+/// the steps' counts.
+pub(super) fn calls_at_once(plateau: &[&Step], limit: f64) -> Option<f64> {
+    chokepoint_result::median(
+        past_the_limit(plateau, limit)
+            .iter()
+            .filter_map(|(step, _)| step.downstream_inflight)
+            .map(|calls| calls.max as f64),
+    )
+}
+
 /// The connections a cap held at once: the median over a step's samples of those served, or
 /// the most one sample saw in steps recorded before the median was counted.
 fn held_at_once(counts: &chokepoint_result::ConnectionCounts) -> f64 {

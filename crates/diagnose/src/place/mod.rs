@@ -54,7 +54,7 @@ use chokepoint_result::{
     PoolStacks, Setting, SharedStack, StackSource, Stated, Step, UpstreamCap, WaitKind,
 };
 use connections::{
-    accept_cap_seen, accept_cap_shed, configured_front_cap, configured_upstream_cap,
+    accept_cap_seen, accept_cap_shed, calls_at_once, configured_front_cap, configured_upstream_cap,
     connection_pool, known_connection_pool, most_downstream_connections,
 };
 
@@ -309,7 +309,6 @@ fn in_place_of_unclear(told: Vec<Fact>, place: Place) -> Vec<Fact> {
 fn had_an_idle_thread(place: &Place, accepted: f64, plateau: &[&Step], limit: f64) -> bool {
     let held = place.held.unwrap_or(0.0);
     let spare = place.size.unwrap_or(0.0) - held >= IDLE_THREAD;
-    let calls_held = calls_at_once(plateau, limit).map_or(held, |calls| calls.max(held));
     match place.source {
         Some(PlaceSource::Stacks(
             StackSource::JcmdThreadPrint
@@ -318,6 +317,7 @@ fn had_an_idle_thread(place: &Place, accepted: f64, plateau: &[&Step], limit: f6
             | StackSource::Pprof,
         )) => spare,
         Some(PlaceSource::Proc) => {
+            let calls_held = calls_at_once(plateau, limit).map_or(held, |calls| calls.max(held));
             spare
                 && accepted < calls_held + IDLE_THREAD
                 && place
@@ -327,18 +327,6 @@ fn had_an_idle_thread(place: &Place, accepted: f64, plateau: &[&Step], limit: f6
         }
         _ => false,
     }
-}
-
-/// The most calls the downstream (the mock) had in flight at once, over the plateau steps that
-/// asked for more than `limit` (by the match share): the median of the steps' counts.
-fn calls_at_once(plateau: &[&Step], limit: f64) -> Option<f64> {
-    chokepoint_result::median(
-        plateau
-            .iter()
-            .filter(|step| f64::from(step.clients) > limit * (1.0 + MATCH_SHARE))
-            .filter_map(|step| step.downstream_inflight)
-            .map(|calls| calls.max as f64),
-    )
 }
 
 /// Whether `/proc`'s pool `name` was threads, none of them a process's main thread, at every
