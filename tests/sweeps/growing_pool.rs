@@ -151,23 +151,10 @@ fn assert_named_growing_pool(name: &str, result: &chokepoint_result::SweepResult
 /// and 257 threads at 256 clients).
 #[test]
 fn micronauts_blocking_executor_on_java_17_is_named_a_growing_pool_with_the_catalogues_word() {
-    require_java();
-    let jars = crate::place::cached_jars(
-        "micronaut",
-        "micronaut-http-server-netty-4.10.15.jar",
-        "Micronaut 4",
-    );
     let _one = one_at_a_time();
     let mock = mock_with_delay();
-    let mut command = std::process::Command::new("java");
-    command
-        .args(java_program_on(
-            &targets_dir().join("java-micronaut/MicronautServer.java"),
-            Some(&jars),
-        ))
-        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())])
-        .args(["--work-us", "2000"]);
-    let target = Target::launch("java-micronaut", command);
+    let target =
+        crate::jvm_frameworks::launch_micronaut("java-micronaut", &mock, &["--work-us", "2000"]);
     let config = chokepoint_experiment::SweepConfig::new(&target.url())
         .expect("a valid target URL")
         .with_target_pid(target.pid());

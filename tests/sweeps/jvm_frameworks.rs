@@ -575,24 +575,10 @@ fn scalas_global_context_with_num_and_max_threads_of_6_is_a_pool_of_6() {
 /// named with Micronaut's property and the better fix.
 #[test]
 fn a_micronaut_controller_without_execute_on_is_held_by_its_event_loops() {
-    require_tool("java", "-version");
-    require_tool("jcmd", "-h");
-    let jars = crate::place::cached_jars(
-        "micronaut",
-        "micronaut-http-server-netty-4.10.15.jar",
-        "Micronaut 4",
-    );
     let _turn = beside_one_other();
     let mock = mock_with_delay_of(Duration::from_millis(200));
-    let mut command = std::process::Command::new("java");
-    command
-        .args(java_program_on(
-            &targets_dir().join("java-micronaut/MicronautServer.java"),
-            Some(&jars),
-        ))
-        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())]);
     let name = "java-micronaut /loop";
-    let target = Target::launch(name, command);
+    let target = launch_micronaut(name, &mock, &[]);
     let size = cores();
     // Twice the loops: every loop holds connections.
     let result = sweep_framework(
@@ -612,4 +598,29 @@ fn a_micronaut_controller_without_execute_on_is_held_by_its_event_loops() {
     );
     let pool = place.pool.as_deref().unwrap_or_default();
     assert!(pool.starts_with("default-eventLo"), "{name}: {pool}");
+}
+
+/// tests/targets/java-micronaut, compiled with Micronaut's annotation processor, on a free port
+/// calling `mock`, with `extra` arguments; java, jcmd or Micronaut's jars missing fail the test.
+pub(crate) fn launch_micronaut(
+    name: &'static str,
+    mock: &chokepoint_mock::RunningMock,
+    extra: &[&str],
+) -> Target {
+    require_tool("java", "-version");
+    require_tool("jcmd", "-h");
+    let jars = crate::place::cached_jars(
+        "micronaut",
+        "micronaut-http-server-netty-4.10.15.jar",
+        "Micronaut 4",
+    );
+    let mut command = std::process::Command::new("java");
+    command
+        .args(java_program_on(
+            &targets_dir().join("java-micronaut/MicronautServer.java"),
+            Some(&jars),
+        ))
+        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())])
+        .args(extra);
+    Target::launch(name, command)
 }

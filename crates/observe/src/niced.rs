@@ -20,10 +20,10 @@
 //!
 //! A niced process in another group born and ended inside the window is not seen.
 //!
-//! CI runs the tests in session 0, whose processes the kernel places in no autogroup of their
-//! own and for which `/proc/PID/autogroup` is empty. Until that line was read as the root
-//! group, every window there lost the target's group, left the niced share untold, and
-//! counted CI's niced build as others holding the machine: two CI runs failed on it.
+//! The processes of session 0 are in no autogroup of their own, and `/proc/PID/autogroup` is
+//! empty for them. CI, by what it printed, runs the tests there: until the empty line was read
+//! as the root group, every window there lost the target's group, left the niced share untold,
+//! and counted CI's niced build as others holding the machine (two CI runs failed so).
 use crate::cgroup::cpu_group;
 use procfs::process::{all_processes, Process};
 
@@ -77,7 +77,7 @@ impl SchedGroup {
 /// name, then its own nice value. The kernel prints nothing for a task in no session's
 /// autogroup but the root task group (`proc_sched_autogroup_show_task` in
 /// `kernel/sched/autogroup.c`): the processes of session 0, such as a VM's first process and
-/// whatever it starts without `setsid`, which is how CI runs the tests. They share that one
+/// whatever it starts without `setsid` (most likely CI's test runner). They share that one
 /// group, so the empty line names it too.
 fn autogroup_name(line: &str) -> String {
     line.split_whitespace()
