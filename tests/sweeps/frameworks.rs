@@ -49,7 +49,7 @@ pub(crate) fn require_tool(tool: &str, version_arg: &str) {
 }
 
 /// Fails the test when this `python3` cannot import `modules` (`"fastapi, uvicorn"`).
-fn require_python_modules(modules: &str) {
+pub(crate) fn require_python_modules(modules: &str) {
     require_tool("python3", "--version");
     let status = Command::new("python3")
         .args(["-c", &format!("import {modules}")])

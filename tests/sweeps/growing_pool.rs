@@ -175,3 +175,53 @@ fn require_java() {
     crate::frameworks::require_tool("java", "-version");
     crate::frameworks::require_tool("jcmd", "-h");
 }
+
+/// Held out (session 27, built after the growing-pool rule read what the pool works on from
+/// half the largest step on): FastAPI's `def` endpoint (`tests/targets/py-fastapi-sync`) with
+/// AnyIO's thread limiter raised from 40 to 1000 (`--thread-limit 1000`), as a user does once
+/// they find the 40. AnyIO then starts a worker thread per request in the call, and the GIL
+/// stops them. By hand against a 100 ms mock (`chokepoint load`, 4 s a step): 16 → 256
+/// clients, 17 → 257 threads of the process, the mock's mean 11 → 117 in flight and its most
+/// 16 → 236 (about 110 → 1,170 req/s, 0.44 of ideal at 256). Python names no thread for
+/// `/proc` (all `python3`), so that is the pool it sees grow.
+#[test]
+fn fastapi_with_its_thread_limiter_raised_past_the_clients_is_a_growing_pool() {
+    crate::frameworks::require_python_modules("fastapi, uvicorn, anyio");
+    let _one = one_at_a_time();
+    let mock = mock_with_delay();
+    let mut command = std::process::Command::new("python3");
+    command
+        .arg(targets_dir().join("py-fastapi-sync/server.py"))
+        .args(["--port", "0", "--downstream", &format!("{}/", mock.url())])
+        .args(["--thread-limit", "1000"]);
+    let target = Target::launch("py-fastapi-sync", command);
+    let config = chokepoint_experiment::SweepConfig::new(&target.url())
+        .expect("a valid target URL")
+        .with_target_pid(target.pid());
+    let result = sweep_with(
+        "py-fastapi-raised",
+        config,
+        None,
+        ADAPTIVE_STEP,
+        256,
+        Some(&mock),
+    );
+    drop(target);
+    let diagnosis = assert_kind("py-fastapi-raised", &result, Kind::GrowingPool);
+    let (pool, clients, threads, _) = growing_fact(diagnosis);
+    println!("py-fastapi-raised: {pool}: {threads:?} threads at {clients:?} clients");
+    assert_eq!(pool, "python3");
+    assert_eq!(clients.last(), Some(&256), "swept to 256 clients");
+    assert!(
+        threads.last().is_some_and(|&t| t >= 0.8 * 256.0),
+        "a thread per client at 256: {threads:?}"
+    );
+    let place = diagnosis
+        .place
+        .as_ref()
+        .expect("the growing pool is the place");
+    assert_eq!(place.kind, Some(PlaceKind::GrowingPool));
+    // AnyIO's limiter defaults to 40 tokens and 257 threads were seen: naming that setting at
+    // its default would be the wrong knob, and nothing here reads the raised value.
+    assert_eq!(place.setting, None, "{place:?}");
+}
