@@ -236,7 +236,15 @@ fn fastapi_def_endpoints_are_placed_in_anyios_worker_threads_by_py_spy() {
         "{entry:?}"
     );
     assert_eq!(entry.default, "40");
-    assert_eq!(place.setting.as_ref(), Some(&entry), "py-fastapi-sync");
+    // As the target has it: the catalogue's default cap of 40 with it.
+    let here = Catalogue::built_in()
+        .entry_for("AnyIO worker thread")
+        .map(|e| e.setting_on(None, &[]));
+    assert_eq!(
+        here.as_ref().and_then(|s| s.default_here).map(|d| d.size),
+        Some(40)
+    );
+    assert_eq!(place.setting, here, "py-fastapi-sync");
 }
 
 /// One shared `httpx.AsyncClient()` at its defaults (`max_connections=100`) in an asyncio

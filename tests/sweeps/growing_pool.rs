@@ -183,7 +183,8 @@ fn require_java() {
 /// stops them. By hand against a 100 ms mock (`chokepoint load`, 4 s a step): 16 → 256
 /// clients, 17 → 257 threads of the process, the mock's mean 11 → 117 in flight and its most
 /// 16 → 236 (about 110 → 1,170 req/s, 0.44 of ideal at 256). Python names no thread for
-/// `/proc` (all `python3`), so that is the pool it sees grow.
+/// `/proc` (all `python3`), so that is the pool it sees grow; py-spy names it, and the place
+/// takes that name and says AnyIO's default of 40 was raised.
 #[test]
 fn fastapi_with_its_thread_limiter_raised_past_the_clients_is_a_growing_pool() {
     crate::frameworks::require_python_modules("fastapi, uvicorn, anyio");
@@ -221,7 +222,24 @@ fn fastapi_with_its_thread_limiter_raised_past_the_clients_is_a_growing_pool() {
         .as_ref()
         .expect("the growing pool is the place");
     assert_eq!(place.kind, Some(PlaceKind::GrowingPool));
-    // AnyIO's limiter defaults to 40 tokens and 257 threads were seen: naming that setting at
-    // its default would be the wrong knob, and nothing here reads the raised value.
-    assert_eq!(place.setting, None, "{place:?}");
+    // `/proc` sees one pool, the process; py-spy names the threads that grew.
+    assert_eq!(
+        place.pool.as_deref(),
+        Some("AnyIO worker thread"),
+        "{place:?}"
+    );
+    let setting = place
+        .setting
+        .as_ref()
+        .expect("the catalogue knows AnyIO's limiter");
+    assert!(setting
+        .framework
+        .starts_with("AnyIO's default thread limiter"));
+    // Its default is 40 and the pool grew to about 256: the finding says it was raised, not
+    // that it is 40.
+    let evidence = diagnosis.evidence.join(" ");
+    assert!(
+        evidence.contains("the default is fewer, so the service raised it itself"),
+        "{evidence}"
+    );
 }

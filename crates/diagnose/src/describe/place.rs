@@ -75,8 +75,22 @@ fn default_told(setting: &Setting) -> String {
 }
 
 /// When a connection pool's default here is not the cap seen: " — not the 4 seen here, so it was
-/// set (`pool_max_conns=N ...`)"; empty when it agrees, or nothing gives it.
+/// set (`pool_max_conns=N ...`)"; when a growing pool grew past its default cap, that the
+/// service raised it; empty when it agrees, or nothing gives it.
 fn default_disagrees(place: &Place, setting: &Setting) -> String {
+    if let (Some(PlaceKind::GrowingPool), Some(here), Some(threads)) =
+        (place.kind, setting.default_here, place.size)
+    {
+        let cap = f64::from(here.size);
+        return if threads > cap && !crate::place::matches_limit(threads, cap) {
+            format!(
+                "; the default is fewer, so the service raised it itself, to {} or more",
+                count(threads)
+            )
+        } else {
+            String::new()
+        };
+    }
     let seen = match place.source {
         Some(PlaceSource::Connections) => place.size,
         _ => place.held,

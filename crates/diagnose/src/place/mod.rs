@@ -1006,7 +1006,9 @@ fn unclear(plateau: &[&Step], limit: f64, why: PlaceUnclearWhy, held: Vec<Held>)
 
 /// The pool that grew instead of queueing, at its largest step, as the growing-pool rule read
 /// it from `/proc`; named as the runtime's stacks name it when they show the same pool (Linux
-/// cuts `RxCachedThreadScheduler-7` to `RxCachedThreadS`).
+/// cuts `RxCachedThreadScheduler-7` to `RxCachedThreadS`), or, where the runtime names no OS
+/// thread and `/proc` sees the whole process as one pool (CPython: every thread `python3`),
+/// the one dumped pool that holds the threads the load added ([`grown_in_dump`]).
 fn growing_pool(finding: &Finding, plateau: &[&Step], known: &Known<'_>) -> Option<Place> {
     finding.facts.iter().find_map(|fact| match fact {
         Fact::GrowingPool {
@@ -1015,10 +1017,21 @@ fn growing_pool(finding: &Finding, plateau: &[&Step], known: &Known<'_>) -> Opti
             threads,
             ..
         } => {
+            let grown = |step: &Step| {
+                let at = clients.iter().position(|&c| c == step.clients)?;
+                let (&fewest, &at_fewest) = (clients.first()?, threads.first()?);
+                // What stood at the fewest clients beside a thread per client: the process's
+                // own threads (the main thread, an event loop).
+                let own = (at_fewest - f64::from(fewest)).max(0.0);
+                Some(threads[at] - own)
+            };
             let name = plateau
                 .iter()
                 .rev()
-                .find_map(|step| same_pool_in_dump(step, pool))
+                .find_map(|step| {
+                    same_pool_in_dump(step, pool)
+                        .or_else(|| grown_in_dump(step, pool, grown(step)?))
+                })
                 .map_or_else(|| pool.clone(), |dumped| dumped.pool.clone());
             Some(Place {
                 kind: Some(PlaceKind::GrowingPool),
@@ -1032,6 +1045,28 @@ fn growing_pool(finding: &Finding, plateau: &[&Step], known: &Known<'_>) -> Opti
         }
         _ => None,
     })
+}
+
+/// The one pool of `step`'s dump that holds the `grown` threads the load added to `/proc`'s
+/// pool `name` (within [`matches_limit`]), when `/proc`'s pool holds its process's main thread
+/// and no dumped pool is `name`: the runtime gave its threads no OS name of their own, so
+/// `/proc` cannot tell them apart, and the dumped pool with the threads that grew is the pool
+/// that grew. A JVM names its threads: there `/proc`'s pool is never the main thread's, and a
+/// dumped pool of another name is another pool. Another dumped pool as large leaves it unnamed.
+fn grown_in_dump<'s>(step: &'s Step, name: &str, grown: f64) -> Option<&'s PoolStacks> {
+    let holds_the_main_thread = step.threads_by_pool.as_ref().is_some_and(|observed| {
+        observed
+            .pools
+            .iter()
+            .any(|p| p.pool == name && p.main_threads.is_some_and(|main| main >= 1.0))
+    });
+    let pools = &step.stacks.as_ref()?.pools;
+    if !holds_the_main_thread || pools.iter().any(|p| p.pool == name) {
+        return None;
+    }
+    let mut holding = pools.iter().filter(|p| matches_limit(p.threads, grown));
+    let one = holding.next()?;
+    holding.next().is_none().then_some(one)
 }
 
 /// The CPU at the plateau, as the diagnosis read it.

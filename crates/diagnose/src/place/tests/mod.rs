@@ -738,6 +738,100 @@ fn a_growing_pool_cut_by_proc_is_named_as_the_runtimes_stacks_name_it() {
     }
 }
 
+#[test]
+fn a_growing_pool_of_threads_proc_cannot_tell_apart_is_named_by_the_dumped_pool_that_grew() {
+    // FastAPI with AnyIO's limiter raised to 1000 (py-fastapi-sync --thread-limit 1000, session
+    // 27): CPython names no OS thread, so /proc's pool `python3` is the whole process (its main
+    // thread among them), 2 threads at 1 client, 257 at 256; py-spy names 256 `AnyIO worker
+    // thread` and the `MainThread`.
+    let python_step = |clients: u32, main: Option<f64>, dumped: &[(&str, f64)]| {
+        let mut proc = proc_pool("python3", f64::from(clients) + 1.0, 40.0, 200.0, 4.0);
+        proc.main_threads = main;
+        let pools = dumped
+            .iter()
+            .map(|&(name, threads)| stack_pool(name, &[(WaitKind::Idle, threads, &[])]))
+            .collect();
+        step(
+            clients,
+            vec![proc],
+            Some(stacks(StackSource::PySpy, pools)),
+            None,
+        )
+    };
+    let mut growing = finding(Kind::GrowingPool, 98.0, 128);
+    growing.facts.push(Fact::GrowingPool {
+        pool: "python3".to_string(),
+        clients: vec![1, 32, 128, 256],
+        threads: vec![2.0, 33.0, 129.0, 257.0],
+        knee_clients: 128,
+        busy_share: 0.25,
+        instead_of: Kind::BlockingPool,
+    });
+    // (why, main threads in /proc's pool, the dump at 256 clients, the place's name)
+    let anyio = [("AnyIO worker thread", 256.0), ("MainThread", 1.0)];
+    let table: [(&str, Option<f64>, &[(&str, f64)], &str); 5] = [
+        (
+            "the dump's pool holds the 256 the load added",
+            Some(1.0),
+            &anyio,
+            "AnyIO worker thread",
+        ),
+        (
+            "a JVM's /proc pool holds no main thread: a dumped pool of another name is another",
+            Some(0.0),
+            &anyio,
+            "python3",
+        ),
+        (
+            "the dumped pool holds a third of them: not the one that grew",
+            Some(1.0),
+            &[
+                ("AnyIO worker thread", 85.0),
+                ("ThreadPoolExecutor-0", 171.0),
+            ],
+            "python3",
+        ),
+        (
+            "two dumped pools as large: neither is named",
+            Some(1.0),
+            &[
+                ("AnyIO worker thread", 256.0),
+                ("ThreadPoolExecutor-0", 250.0),
+            ],
+            "python3",
+        ),
+        (
+            "steps recorded before main threads were counted",
+            None,
+            &anyio,
+            "python3",
+        ),
+    ];
+    for (why, main, dumped, named) in table {
+        let steps = [python_step(256, main, dumped)];
+        let place = place_of(&steps, &growing);
+        assert_eq!(place.pool.as_deref(), Some(named), "{why}");
+        assert_eq!(place.kind, Some(PlaceKind::GrowingPool), "{why}");
+        if named == "AnyIO worker thread" {
+            let text = crate::describe::place::sentence(
+                &Fact::Place {
+                    place: Box::new(place.clone()),
+                },
+                &growing,
+            )
+            .expect("a sentence");
+            assert!(
+                text.contains("sized by `anyio.to_thread.current_default_thread_limiter()")
+                    && text.contains("(default 40;")
+                    && text.contains(
+                        "the default is fewer, so the service raised it itself, to 257 or more"
+                    ),
+                "{text}"
+            );
+        }
+    }
+}
+
 /// Spring Boot's Tomcat calling the downstream through a client pool of 5 connections: 10
 /// `http-nio` threads alive past the knee, 5 in the call, 5 waiting for a connection.
 fn tomcat_behind_a_client_pool(clients: u32, with_stacks: bool) -> Step {
