@@ -273,9 +273,13 @@ fn with_growing_pool(finding: &Finding, steps: &[Step], context: &SweepContext) 
     Some(growing)
 }
 
-/// What stopped the growing pool, from the kind the plateau alone gave and its limit.
-fn stopped_by(instead_of: Kind, limit: Option<f64>) -> String {
+/// What stopped the growing pool, from the kind the plateau alone gave and its limit, and
+/// whether the interpreter lock decided that kind.
+fn stopped_by(instead_of: Kind, limit: Option<f64>, interpreter_lock: bool) -> String {
     match (instead_of, limit) {
+        (Kind::CpuBound, _) if interpreter_lock => {
+            "CPython's interpreter lock (the GIL): one thread runs Python at a time".to_string()
+        }
         (Kind::CpuBound, Some(cores)) => format!("the CPU, about {} cores busy", count(cores)),
         (Kind::CpuBound, None) => "the CPU".to_string(),
         (Kind::MachineSaturated, _) => "the machine's CPU".to_string(),
@@ -326,7 +330,14 @@ pub fn summary(finding: &Finding) -> String {
         "{stops} while pool `{pool}` grows a thread per client instead of queueing ({} threads at \
          {largest} clients); what stops it is {}.",
         count(*top),
-        stopped_by(instead_of, finding.limit),
+        stopped_by(
+            instead_of,
+            finding.limit,
+            finding
+                .facts
+                .iter()
+                .any(|fact| matches!(fact, Fact::InterpreterLock { .. }))
+        ),
     )
 }
 
@@ -818,6 +829,27 @@ mod tests {
             text.key_evidence[0].contains("9 → 33 → 129 threads"),
             "{:?}",
             text.key_evidence
+        );
+
+        // The CPU of one core by CPython's interpreter lock: the lock is named.
+        let mut locked = Finding::bare(Kind::CpuBound, Vec::new());
+        locked.knee_clients = Some(32);
+        locked.limit = Some(1.0);
+        locked.facts.push(Fact::InterpreterLock {
+            clients: vec![32, 128],
+            waiting: 12.0,
+            cores_busy: Some(0.9),
+            machine_cores: 2,
+            mock_max_in_flight: None,
+        });
+        let finding = reconsider(locked, &sweep, || unreachable!("no step was all in flight"));
+        let text = crate::describe(&finding);
+        assert!(
+            text.summary.contains(
+                "what stops it is CPython's interpreter lock (the GIL): one thread runs Python at a time"
+            ),
+            "{}",
+            text.summary
         );
 
         // A finding without a plateau is left alone.

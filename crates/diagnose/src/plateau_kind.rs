@@ -100,6 +100,8 @@ impl Analysis<'_, '_> {
             limit = match whole.evidence {
                 Evidence::CoresBusy => whole.cores_busy.unwrap_or(cpu_limit),
                 Evidence::ThreadsRunning => whole.threads_running.unwrap_or(cpu_limit),
+                // One thread runs Python at a time: the lock's size is one core.
+                Evidence::InterpreterLock => 1.0,
             };
             self.whole_cores_fact(k, whole);
         }
@@ -213,6 +215,13 @@ impl Analysis<'_, '_> {
                 cores_busy: whole.cores_busy,
                 machine_cores,
                 machine_cpu_pct,
+                mock_max_in_flight,
+            },
+            Evidence::InterpreterLock => Fact::InterpreterLock {
+                clients,
+                waiting: whole.lock_waiting.unwrap_or(0.0),
+                cores_busy: whole.cores_busy,
+                machine_cores,
                 mock_max_in_flight,
             },
         });

@@ -135,6 +135,10 @@ pub(crate) fn summary(f: &Finding) -> String {
                     "{start} with the target's threads wanting {} all the time: the limit is its CPU, not the downstream.",
                     cores_words(*cores)
                 )),
+                Fact::InterpreterLock { .. } => Some(format!(
+                    "{start} with the target's threads queued for CPython's interpreter lock (the GIL): the limit is \
+                     one core of Python at a time, not the downstream."
+                )),
                 Fact::ThreadsRunning { running, .. } => Some(format!(
                     "{start} with the target's threads running ({running:.1} on a CPU or waiting for one at once): the limit is its CPU work, \
                      about {} requests in service at once.",

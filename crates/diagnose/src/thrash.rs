@@ -76,6 +76,7 @@ pub(crate) fn reconsider(
             Fact::CoresBusy { .. }
                 | Fact::WholeCores { .. }
                 | Fact::WholeThreadsRunning { .. }
+                | Fact::InterpreterLock { .. }
                 | Fact::ThreadsRunning { .. }
         )
     });

@@ -18,6 +18,18 @@
 //!    the machine had cores idle for them ([`runnable_beside_idle`]: a runnable thread runs
 //!    when a core is free, so the readings disagree).
 //!
+//! 3. **The interpreter lock.** CPython runs Python in one thread at a time, behind its lock
+//!    (the GIL), so a process can keep one core busy with it, whatever the machine has. When
+//!    py-spy saw threads queued for that lock at every step from the knee on (at least
+//!    [`GIL_QUEUE`] at once on average: a lock with a queue at every look has no idle time to
+//!    give, it is the bottleneck), and the process kept no more than about one core busy (a
+//!    C call that lets go of the lock may run beside it; past one core and [`WHOLE`], the lock
+//!    is not all that bounds it), it is CPU-bound on one core ([`interpreter_lock`]). Its
+//!    threads back from a call wait there, in the call's frame: they are no pool blocked on
+//!    the network, and its CPU falls short of a whole core by the lock's hand-offs (FastAPI
+//!    with AnyIO's limiter raised to 1000, session 27: 45 of 256 workers waiting for the lock
+//!    at 256 clients, 0.66 to 0.96 of a core from the knee on).
+//!
 //! The cores busy are not taken when /proc saw threads waiting on the network while the target
 //! held connections out (a pool blocked on calls: 200 threads that burn 26 of 64 cores are a
 //! pool), nor alone when the mock saw a pool's ceiling: the very same most
@@ -39,7 +51,7 @@
 use crate::place::matches_limit;
 use crate::points::{median, Point};
 use crate::saturation::{idle_cores, runnable_beside_idle};
-use chokepoint_result::WaitKind;
+use chokepoint_result::{StackSource, WaitKind};
 
 /// How near a whole number the median reading must be, in cores. Absolute, not a share of the
 /// number: within 10% of k, every reading from 5 cores up is near some whole number (±0.5),
@@ -58,6 +70,12 @@ const MOST_STEPS: f64 = 2.0 / 3.0;
 const SOCKET_WAITING: f64 = 1.0;
 /// The mock's mean calls in flight at or above this share of its most: every slot held.
 pub(crate) const FLAT: f64 = 0.9;
+/// Threads waiting for CPython's interpreter lock at once, on average, from which it has a
+/// queue: at least one waiting at the average look.
+const GIL_QUEUE: f64 = 1.0;
+/// The frame py-spy's reading gives a thread back from a socket call, parked on the futex of
+/// the interpreter lock (crates/observe `stacks::pyspy`).
+const GIL_FRAME: &str = "the GIL";
 
 /// Which evidence showed the whole cores.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -67,6 +85,9 @@ pub(crate) enum Evidence {
     /// The target's threads running or runnable were a whole number, none waiting on the
     /// network.
     ThreadsRunning,
+    /// py-spy saw threads queued for CPython's interpreter lock at every step, the process on
+    /// about one core at most.
+    InterpreterLock,
 }
 
 /// What the rule found: the cores, which evidence decided, and both readings (medians over the
@@ -80,6 +101,9 @@ pub(crate) struct WholeCores {
     pub cores_busy: Option<f64>,
     /// The target's threads running or runnable at once.
     pub threads_running: Option<f64>,
+    /// Threads waiting for the interpreter lock at once, the least over the steps, when py-spy
+    /// saw them.
+    pub lock_waiting: Option<f64>,
 }
 
 /// The target's CPU as cores busy: percent of all `cores` turned into cores.
@@ -272,6 +296,40 @@ pub(crate) fn pool_ceiling(past_knee: &[Point<'_>]) -> bool {
         })
 }
 
+/// Threads waiting for CPython's interpreter lock at once at a point: the median over its
+/// steps dumped by py-spy of the threads in [`GIL_FRAME`], summed over the pools; `None` when
+/// py-spy dumped none of its steps.
+fn waiting_for_the_gil(p: &Point<'_>) -> Option<f64> {
+    let waiting: Vec<f64> = p
+        .steps
+        .iter()
+        .filter_map(|step| step.stacks.as_ref())
+        .filter(|stacks| stacks.source == Some(StackSource::PySpy))
+        .map(|stacks| {
+            stacks
+                .pools
+                .iter()
+                .flat_map(|pool| &pool.stacks)
+                .filter(|stack| {
+                    stack.waiting == Some(WaitKind::Lock)
+                        && stack.frames.first().is_some_and(|f| f == GIL_FRAME)
+                })
+                .map(|stack| stack.threads)
+                .sum()
+        })
+        .collect();
+    (!waiting.is_empty()).then(|| median(waiting))
+}
+
+/// The third reading: the least threads waiting for the interpreter lock over the points, when
+/// py-spy saw at least [`GIL_QUEUE`] at every point and the target kept at most one core and
+/// [`WHOLE`] busy (`busy`, the median of the cores busy; unknown, the lock decides nothing).
+fn interpreter_lock(past_knee: &[Point<'_>], busy: Option<f64>) -> Option<f64> {
+    let waiting: Option<Vec<f64>> = past_knee.iter().map(waiting_for_the_gil).collect();
+    let least = waiting?.into_iter().reduce(f64::min)?;
+    (least >= GIL_QUEUE && busy? <= 1.0 + WHOLE).then_some(least)
+}
+
 /// The rule over the points from the knee on (see the module documentation); `cores` is the
 /// machine's core count. Needs two points or more.
 pub(crate) fn whole_cores(past_knee: &[Point<'_>], cores: u32) -> Option<WholeCores> {
@@ -303,22 +361,28 @@ pub(crate) fn whole_cores(past_knee: &[Point<'_>], cores: u32) -> Option<WholeCo
         let known: Vec<f64> = running.iter().flatten().copied().collect();
         (!known.is_empty()).then(|| median(known))
     });
-    let (k, evidence) = match (by_cpu, by_threads) {
-        (Some((k, _)), _) => (k, Evidence::CoresBusy),
-        (None, Some((k, _))) => (k, Evidence::ThreadsRunning),
-        (None, None) => return None,
+    // The lock's queue is direct evidence of its own: it holds beside threads on the network
+    // (back from their calls), but not beside a pool's ceiling the mock saw.
+    let by_lock = interpreter_lock(past_knee, busy_median).filter(|_| !ceiling);
+    let (k, evidence) = match (by_cpu, by_threads, by_lock) {
+        (Some((k, _)), _, _) => (k, Evidence::CoresBusy),
+        (None, Some((k, _)), _) => (k, Evidence::ThreadsRunning),
+        (None, None, Some(_)) => (1, Evidence::InterpreterLock),
+        (None, None, None) => return None,
     };
     Some(WholeCores {
         cores: k,
         evidence,
         cores_busy: busy_median,
         threads_running: running_median,
+        lock_waiting: by_lock,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chokepoint_result::Step;
 
     #[test]
     fn whole_numbers_within_a_tenth_of_a_core() {
@@ -370,6 +434,171 @@ mod tests {
         ];
         for (readings, expected) in table {
             assert_eq!(held(readings).map(|h| h.0), expected, "{readings:?}");
+        }
+    }
+
+    /// A step of a CPython process with one unnamed `/proc` pool, `network` of its threads on
+    /// the network with calls out, and py-spy's dump: `gil` threads in `lock_frame` (the GIL,
+    /// back from a socket call), 4 in the call.
+    fn python_step(clients: u32, network: f64, gil: f64, lock_frame: &str) -> Step {
+        use chokepoint_result::{
+            ConnectionCounts, Connections, LoadReport, PeerConnections, PoolStacks, PoolThreads,
+            SharedStack, SocketCounts, StackEvidence, ThreadCounts, ThreadsByPool,
+        };
+        let stack = |waiting, threads: f64, frames: &[&str]| SharedStack {
+            waiting: Some(waiting),
+            frames: frames.iter().map(|f| f.to_string()).collect(),
+            threads,
+            seconds: None,
+        };
+        Step {
+            load: LoadReport {
+                clients,
+                ..LoadReport::default()
+            },
+            threads_by_pool: Some(ThreadsByPool {
+                interval_ms: 250,
+                samples: 12,
+                pools: vec![PoolThreads {
+                    pool: "python3".into(),
+                    mean: ThreadCounts {
+                        threads: f64::from(clients) + 1.0,
+                        socket_wait: network,
+                        running: 3.0,
+                        ..ThreadCounts::default()
+                    },
+                    ..PoolThreads::default()
+                }],
+            }),
+            connections: Some(Connections {
+                downstream: vec![PeerConnections {
+                    peer_port: 9090,
+                    mock: true,
+                    counts: ConnectionCounts {
+                        most: SocketCounts {
+                            established: 80,
+                            ..SocketCounts::default()
+                        },
+                        ..ConnectionCounts::default()
+                    },
+                    ..PeerConnections::default()
+                }],
+                ..Connections::default()
+            }),
+            stacks: Some(StackEvidence {
+                source: Some(StackSource::PySpy),
+                snapshots: 5,
+                recording_s: None,
+                pools: vec![PoolStacks {
+                    pool: "AnyIO worker thread".into(),
+                    threads: f64::from(clients),
+                    stacks: vec![
+                        stack(
+                            WaitKind::Lock,
+                            gil,
+                            &[lock_frame, "SocketIO.readinto (socket.py)"],
+                        ),
+                        stack(
+                            WaitKind::Downstream,
+                            4.0,
+                            &["SocketIO.readinto (socket.py)"],
+                        ),
+                    ],
+                    ..PoolStacks::default()
+                }],
+            }),
+            ..Step::default()
+        }
+    }
+
+    fn point<'a>(step: &'a Step, cores_busy: f64, cores: u32, calls: (f64, f64)) -> Point<'a> {
+        Point {
+            clients: step.clients,
+            ok_x: 1000.0,
+            x: 1000.0,
+            ok_mean_ms: 120.0,
+            ok_p50_ms: 110.0,
+            mean_ms: 120.0,
+            error_rate: 0.0,
+            requests: 4000.0,
+            generator_cpu: 1.0,
+            target_cpu: Some(cores_busy * 100.0 / f64::from(cores)),
+            machine_cpu: Some((cores_busy + 0.1) * 100.0 / f64::from(cores)),
+            inflight_max: Some(calls.0),
+            inflight_mean: Some(calls.1),
+            ds_requests: Some(4000.0),
+            ds_max_connections: None,
+            steps: vec![step],
+        }
+    }
+
+    #[test]
+    fn threads_queued_for_the_gil_at_every_step_are_one_core_on_any_machine() {
+        // FastAPI with AnyIO's limiter raised to 1000 (py-fastapi-sync --thread-limit 1000,
+        // session 27) from its knee on: (clients, threads on the network, waiting for the GIL,
+        // cores busy, the mock's most and mean calls in flight).
+        let fastapi = [
+            (92, 30.0, 12.0, 0.66, (81.0, 40.0)),
+            (104, 32.0, 18.0, 0.72, (101.0, 42.0)),
+            (128, 40.0, 40.0, 0.84, (121.0, 48.0)),
+            (162, 50.0, 45.0, 0.90, (152.0, 53.0)),
+            (256, 60.0, 58.0, 0.96, (198.0, 57.0)),
+        ];
+        type Row = (u32, f64, f64, f64, (f64, f64));
+        let read = |rows: &[Row], frame: &str, cores: u32| {
+            let steps: Vec<Step> = rows
+                .iter()
+                .map(|&(c, network, gil, ..)| python_step(c, network, gil, frame))
+                .collect();
+            let points: Vec<Point<'_>> = steps
+                .iter()
+                .zip(rows)
+                .map(|(step, &(.., busy, calls))| point(step, busy, cores, calls))
+                .collect();
+            whole_cores(&points, cores).map(|w| (w.cores, w.evidence, w.lock_waiting))
+        };
+        let mut starved_step = fastapi;
+        starved_step[2].2 = 0.6;
+        let mut with_c_beside = fastapi;
+        for row in &mut with_c_beside {
+            row.3 += 0.6;
+        }
+        let mut behind_a_pool_of_40 = fastapi;
+        for row in &mut behind_a_pool_of_40 {
+            row.4 = (40.0, 39.0);
+        }
+        for cores in [2, 16, 64] {
+            assert_eq!(
+                read(&fastapi, GIL_FRAME, cores),
+                Some((1, Evidence::InterpreterLock, Some(12.0))),
+                "the lock's queue at every step, on {cores} cores"
+            );
+            // (why, rows, frame)
+            let refused: [(&str, &[Row], &str); 4] = [
+                (
+                    "one step with no queue at the lock",
+                    &starved_step,
+                    GIL_FRAME,
+                ),
+                (
+                    "1.3 to 1.6 cores: C code beside the lock",
+                    &with_c_beside,
+                    GIL_FRAME,
+                ),
+                (
+                    "the mock's ceiling of 40, every slot held",
+                    &behind_a_pool_of_40,
+                    GIL_FRAME,
+                ),
+                (
+                    "a lock py-spy cannot tell from the GIL",
+                    &fastapi,
+                    "Lock.acquire or the GIL",
+                ),
+            ];
+            for (why, rows, frame) in refused {
+                assert_eq!(read(rows, frame, cores), None, "{why}, on {cores} cores");
+            }
         }
     }
 }

@@ -609,6 +609,23 @@ pub enum Fact {
         /// The mock's most calls in flight (median), when it saw the calls: a consequence.
         mock_max_in_flight: Option<f64>,
     },
+    /// CPython's interpreter lock (the GIL) held the target: from the knee on, py-spy saw its
+    /// threads queued for the lock at every step (back from a call, waiting to take it again)
+    /// while the process used at most about one core. One thread runs Python at a time, so it
+    /// is CPU-bound on one core whatever the machine has.
+    InterpreterLock {
+        /// The steps from the knee on.
+        clients: Vec<u32>,
+        /// Threads waiting for the lock at once (py-spy's mean per dump), the least over the
+        /// steps.
+        waiting: f64,
+        /// Cores the target kept busy, target CPU × the machine's cores (median), when measured.
+        cores_busy: Option<f64>,
+        /// The machine's cores.
+        machine_cores: u32,
+        /// The mock's most calls in flight (median), when it saw the calls: a consequence.
+        mock_max_in_flight: Option<f64>,
+    },
     /// The target's threads (read from /proc) were running or runnable a whole number at once at
     /// every step from the knee on, none waiting on the network, while its CPU was a fraction
     /// of that many cores (a busy machine gave it less): CPU-bound on that many cores.

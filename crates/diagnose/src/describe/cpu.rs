@@ -175,7 +175,9 @@ fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
             steps.iter().map(u32::to_string).collect::<Vec<_>>().join(", "),
             client_side_reading(*suggested, *suggested_limit)
         ),
-        Fact::WholeCores { .. } | Fact::WholeThreadsRunning { .. } => whole_cores_sentence(fact)?,
+        Fact::WholeCores { .. }
+        | Fact::WholeThreadsRunning { .. }
+        | Fact::InterpreterLock { .. } => whole_cores_sentence(fact)?,
         Fact::ThreadsRunning {
             running, threads, ..
         } => format!(
@@ -273,6 +275,31 @@ fn whole_cores_sentence(fact: &Fact) -> Option<String> {
             ),
             *cores,
             mock_max_in_flight,
+        ),
+        Fact::InterpreterLock {
+            clients: c,
+            waiting,
+            cores_busy,
+            machine_cores,
+            ..
+        } => (
+            format!(
+                "The interpreter lock decided: from {} on py-spy saw {} or more of the target's threads waiting for \
+                 CPython's GIL at once at every step (back from a call, waiting to take it again){}, so it is \
+                 CPU-bound on one core: one thread runs Python at a time, whatever the machine has.",
+                clients(*c.first()?),
+                count(*waiting),
+                cores_busy
+                    .map(|got| format!(
+                        ", while the process kept {} of the machine's {machine_cores} cores busy",
+                        count(got)
+                    ))
+                    .unwrap_or_default()
+            ),
+            1,
+            // The mock's calls follow the lock's pace, but no ceiling of them is told: they
+            // come in bursts as the lock hands off.
+            &None,
         ),
         _ => return None,
     };
@@ -417,6 +444,17 @@ fn short(fact: &Fact, _: &Finding) -> Option<String> {
                 .map(|c| format!(", {} cores got", count(c)))
                 .unwrap_or_default()
         ),
+        Fact::InterpreterLock {
+            waiting,
+            cores_busy,
+            ..
+        } => format!(
+            "{} threads waiting for the GIL at every step from the knee on{}.",
+            count(*waiting),
+            cores_busy
+                .map(|c| format!(", {} cores busy", count(c)))
+                .unwrap_or_default()
+        ),
         _ => return None,
     };
     Some(line)
@@ -431,7 +469,12 @@ fn rank(kind: Kind, fact: &Fact) -> Option<u8> {
         (Kind::CpuBound, Fact::CpuQuota { .. }) => Some(0),
         (Kind::CpuBound, Fact::ThreadsRunning { .. }) => Some(1),
         (_, Fact::ThreadsRunningBesideIdleCores { .. }) => Some(3),
-        (Kind::CpuBound, Fact::WholeCores { .. } | Fact::WholeThreadsRunning { .. }) => Some(1),
+        (
+            Kind::CpuBound,
+            Fact::WholeCores { .. }
+            | Fact::WholeThreadsRunning { .. }
+            | Fact::InterpreterLock { .. },
+        ) => Some(1),
         (Kind::CpuBound | Kind::GrowingPool, Fact::CpuSaturated { .. }) => Some(2),
         (Kind::CpuBound, Fact::CpuPerRequest { .. }) => Some(2),
         (Kind::BlockingPool, Fact::CeilingOverCpu { .. }) => Some(1),

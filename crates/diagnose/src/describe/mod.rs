@@ -161,7 +161,8 @@ fn teller(fact: &Fact) -> &'static Teller {
         | Fact::ThreadsRunning { .. }
         | Fact::ThreadsRunningBesideIdleCores { .. }
         | Fact::WholeCores { .. }
-        | Fact::WholeThreadsRunning { .. } => &cpu::TELLER,
+        | Fact::WholeThreadsRunning { .. }
+        | Fact::InterpreterLock { .. } => &cpu::TELLER,
         Fact::MockConnectionCap { .. }
         | Fact::NoMockConnectionCap
         | Fact::DownstreamIdle { .. }

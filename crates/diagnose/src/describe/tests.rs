@@ -357,6 +357,13 @@ fn samples() -> Vec<Fact> {
             machine_cpu_pct: None,
             mock_max_in_flight: None,
         },
+        Fact::InterpreterLock {
+            clients: steps(),
+            waiting: 45.0,
+            cores_busy: Some(0.9),
+            machine_cores: 2,
+            mock_max_in_flight: Some(200.0),
+        },
         Fact::WholeThreadsRunning {
             clients: steps(),
             cores: 1,
