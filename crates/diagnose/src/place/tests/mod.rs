@@ -769,7 +769,8 @@ fn a_growing_pool_of_threads_proc_cannot_tell_apart_is_named_by_the_dumped_pool_
     });
     // (why, main threads in /proc's pool, the dump at 256 clients, the place's name)
     let anyio = [("AnyIO worker thread", 256.0), ("MainThread", 1.0)];
-    let table: [(&str, Option<f64>, &[(&str, f64)], &str); 5] = [
+    type Row<'a> = (&'a str, Option<f64>, &'a [(&'a str, f64)], &'a str);
+    let table: [Row; 5] = [
         (
             "the dump's pool holds the 256 the load added",
             Some(1.0),
