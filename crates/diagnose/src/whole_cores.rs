@@ -22,9 +22,11 @@
 //!    (the GIL), so a process can keep one core busy with it, whatever the machine has. When
 //!    py-spy saw threads queued for that lock at every step from the knee on (at least
 //!    [`GIL_QUEUE`] at once on average: a lock with a queue at every look has no idle time to
-//!    give, it is the bottleneck), and the process kept no more than about one core busy (a
-//!    C call that lets go of the lock may run beside it; past one core and [`WHOLE`], the lock
-//!    is not all that bounds it), it is CPU-bound on one core ([`interpreter_lock`]). Its
+//!    give, it is the bottleneck), the process kept from half a core to about one busy (a
+//!    lock free more than half the time is not the bottleneck; a C call that lets go of the
+//!    lock may run beside it, and past one core and [`WHOLE`] the lock is not all that bounds
+//!    it), and no thread waited behind another limit (a pool's connection, a semaphore: direct
+//!    evidence of it), it is CPU-bound on one core ([`interpreter_lock`]). Its
 //!    threads back from a call wait there, in the call's frame: they are no pool blocked on
 //!    the network, and its CPU falls short of a whole core by the lock's hand-offs (FastAPI
 //!    with AnyIO's limiter raised to 1000, session 27: 45 of 256 workers waiting for the lock
@@ -321,13 +323,46 @@ fn waiting_for_the_gil(p: &Point<'_>) -> Option<f64> {
     (!waiting.is_empty()).then(|| median(waiting))
 }
 
+/// Threads waiting at a point for something else than the interpreter lock that holds a
+/// limit of its own: a pool's resource (a connection, a slot) or another lock or semaphore
+/// (`Lock.acquire or the GIL` among them: py-spy cannot tell it from the lock). The most over
+/// its steps dumped by py-spy.
+fn waiting_behind_another_limit(p: &Point<'_>) -> f64 {
+    p.steps
+        .iter()
+        .filter_map(|step| step.stacks.as_ref())
+        .filter(|stacks| stacks.source == Some(StackSource::PySpy))
+        .map(|stacks| {
+            stacks
+                .pools
+                .iter()
+                .flat_map(|pool| &pool.stacks)
+                .filter(|stack| match stack.waiting {
+                    Some(WaitKind::PoolAcquire) => true,
+                    Some(WaitKind::Lock) => stack.frames.first().is_none_or(|f| f != GIL_FRAME),
+                    _ => false,
+                })
+                .map(|stack| stack.threads)
+                .sum::<f64>()
+        })
+        .fold(0.0, f64::max)
+}
+
 /// The third reading: the least threads waiting for the interpreter lock over the points, when
-/// py-spy saw at least [`GIL_QUEUE`] at every point and the target kept at most one core and
-/// [`WHOLE`] busy (`busy`, the median of the cores busy; unknown, the lock decides nothing).
+/// py-spy saw at least [`GIL_QUEUE`] at every point and `busy` (the median of the cores the
+/// target kept busy; unknown, the lock decides nothing) is from half a core to one core and
+/// [`WHOLE`]: a lock free more than half the time is not the bottleneck, whatever waits on it
+/// (CPython's holder keeps it up to 5 ms before it hands it on, so threads queue for it at a
+/// fifth of a core). Threads seen waiting behind another limit (a pool's connection, a
+/// semaphore) at some point are direct evidence of it: the lock decides nothing then.
 fn interpreter_lock(past_knee: &[Point<'_>], busy: Option<f64>) -> Option<f64> {
     let waiting: Option<Vec<f64>> = past_knee.iter().map(waiting_for_the_gil).collect();
     let least = waiting?.into_iter().reduce(f64::min)?;
-    (least >= GIL_QUEUE && busy? <= 1.0 + WHOLE).then_some(least)
+    let busy = busy?;
+    let behind_another = past_knee
+        .iter()
+        .any(|p| waiting_behind_another_limit(p) >= GIL_QUEUE);
+    (least >= GIL_QUEUE && (0.5..=1.0 + WHOLE).contains(&busy) && !behind_another).then_some(least)
 }
 
 /// The rule over the points from the knee on (see the module documentation); `cores` is the
@@ -545,10 +580,24 @@ mod tests {
             (256, 60.0, 58.0, 0.96, (198.0, 57.0)),
         ];
         type Row = (u32, f64, f64, f64, (f64, f64));
-        let read = |rows: &[Row], frame: &str, cores: u32| {
+        // `pool_waits`: threads also waiting for a client pool's connection (urllib3's
+        // `_get_conn`) at each step.
+        let read_with = |rows: &[Row], frame: &str, cores: u32, pool_waits: f64| {
             let steps: Vec<Step> = rows
                 .iter()
-                .map(|&(c, network, gil, ..)| python_step(c, network, gil, frame))
+                .map(|&(c, network, gil, ..)| {
+                    let mut step = python_step(c, network, gil, frame);
+                    if pool_waits > 0.0 {
+                        let pools = &mut step.stacks.as_mut().unwrap().pools;
+                        pools[0].stacks.push(chokepoint_result::SharedStack {
+                            waiting: Some(WaitKind::PoolAcquire),
+                            frames: vec!["HTTPConnectionPool._get_conn".into()],
+                            threads: pool_waits,
+                            seconds: None,
+                        });
+                    }
+                    step
+                })
                 .collect();
             let points: Vec<Point<'_>> = steps
                 .iter()
@@ -557,6 +606,7 @@ mod tests {
                 .collect();
             whole_cores(&points, cores).map(|w| (w.cores, w.evidence, w.lock_waiting))
         };
+        let read = |rows: &[Row], frame: &str, cores: u32| read_with(rows, frame, cores, 0.0);
         let mut starved_step = fastapi;
         starved_step[2].2 = 0.6;
         let mut with_c_beside = fastapi;
@@ -567,6 +617,10 @@ mod tests {
         for row in &mut behind_a_pool_of_40 {
             row.4 = (40.0, 39.0);
         }
+        let mut a_fifth_of_a_core = fastapi;
+        for row in &mut a_fifth_of_a_core {
+            row.3 = 0.2;
+        }
         for cores in [2, 16, 64] {
             assert_eq!(
                 read(&fastapi, GIL_FRAME, cores),
@@ -574,7 +628,7 @@ mod tests {
                 "the lock's queue at every step, on {cores} cores"
             );
             // (why, rows, frame)
-            let refused: [(&str, &[Row], &str); 4] = [
+            let refused: [(&str, &[Row], &str); 5] = [
                 (
                     "one step with no queue at the lock",
                     &starved_step,
@@ -595,10 +649,20 @@ mod tests {
                     &fastapi,
                     "Lock.acquire or the GIL",
                 ),
+                (
+                    "a lock free four fifths of the time",
+                    &a_fifth_of_a_core,
+                    GIL_FRAME,
+                ),
             ];
             for (why, rows, frame) in refused {
                 assert_eq!(read(rows, frame, cores), None, "{why}, on {cores} cores");
             }
+            assert_eq!(
+                read_with(&fastapi, GIL_FRAME, cores, 6.0),
+                None,
+                "threads waiting for a client pool's connection, on {cores} cores"
+            );
         }
     }
 }
