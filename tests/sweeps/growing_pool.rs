@@ -103,10 +103,7 @@ fn rxjavas_io_scheduler_is_named_a_growing_pool_with_the_catalogues_word() {
         &mock,
         &[],
     );
-    let config = chokepoint_experiment::SweepConfig::new(&target.url())
-        .expect("a valid target URL")
-        .with_target_pid(target.pid());
-    let result = sweep_with("java-rxjava", config, None, ADAPTIVE_STEP, 256, Some(&mock));
+    let result = sweep_to_256("java-rxjava", &target, &mock);
     drop(target);
     assert_named_growing_pool("java-rxjava", &result, "RxCachedThreadScheduler");
 }
@@ -155,17 +152,7 @@ fn micronauts_blocking_executor_on_java_17_is_named_a_growing_pool_with_the_cata
     let mock = mock_with_delay();
     let target =
         crate::jvm_frameworks::launch_micronaut("java-micronaut", &mock, &["--work-us", "2000"]);
-    let config = chokepoint_experiment::SweepConfig::new(&target.url())
-        .expect("a valid target URL")
-        .with_target_pid(target.pid());
-    let result = sweep_with(
-        "java-micronaut",
-        config,
-        None,
-        ADAPTIVE_STEP,
-        256,
-        Some(&mock),
-    );
+    let result = sweep_to_256("java-micronaut", &target, &mock);
     drop(target);
     assert_named_growing_pool("java-micronaut", &result, "io-executor-thread");
 }
@@ -203,17 +190,7 @@ fn fastapi_with_its_thread_limiter_raised_is_stopped_by_the_gil_its_pool_grown_w
         .args(["--port", "0", "--downstream", &format!("{}/", mock.url())])
         .args(["--thread-limit", "1000"]);
     let target = Target::launch("py-fastapi-sync", command);
-    let config = chokepoint_experiment::SweepConfig::new(&target.url())
-        .expect("a valid target URL")
-        .with_target_pid(target.pid());
-    let result = sweep_with(
-        "py-fastapi-raised",
-        config,
-        None,
-        ADAPTIVE_STEP,
-        256,
-        Some(&mock),
-    );
+    let result = sweep_to_256("py-fastapi-raised", &target, &mock);
     drop(target);
     let name = "py-fastapi-raised";
     let diagnosis = printed_diagnosis(name, &result);
@@ -264,4 +241,17 @@ fn fastapi_with_its_thread_limiter_raised_is_stopped_by_the_gil_its_pool_grown_w
         Kind::CpuBound => println!("{name}: cpu-bound on the lock: {summary}"),
         other => panic!("{name}: {other:?}: {summary}"),
     }
+}
+
+/// The adaptive sweep to 256 clients of `target`, observed, calling `mock`, as a user sweeps a
+/// service whose pool may grow.
+fn sweep_to_256(
+    name: &str,
+    target: &Target,
+    mock: &chokepoint_mock::RunningMock,
+) -> chokepoint_result::SweepResult {
+    let config = chokepoint_experiment::SweepConfig::new(&target.url())
+        .expect("a valid target URL")
+        .with_target_pid(target.pid());
+    sweep_with(name, config, None, ADAPTIVE_STEP, 256, Some(mock))
 }

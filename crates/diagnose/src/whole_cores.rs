@@ -53,7 +53,7 @@
 use crate::place::matches_limit;
 use crate::points::{median, Point};
 use crate::saturation::{idle_cores, runnable_beside_idle};
-use chokepoint_result::{StackSource, WaitKind};
+use chokepoint_result::{SharedStack, StackSource, WaitKind};
 
 /// How near a whole number the median reading must be, in cores. Absolute, not a share of the
 /// number: within 10% of k, every reading from 5 cores up is near some whole number (±0.5),
@@ -298,36 +298,9 @@ pub(crate) fn pool_ceiling(past_knee: &[Point<'_>]) -> bool {
         })
 }
 
-/// Threads waiting for CPython's interpreter lock at once at a point: the median over its
-/// steps dumped by py-spy of the threads in [`GIL_FRAME`], summed over the pools; `None` when
-/// py-spy dumped none of its steps.
-fn waiting_for_the_gil(p: &Point<'_>) -> Option<f64> {
-    let waiting: Vec<f64> = p
-        .steps
-        .iter()
-        .filter_map(|step| step.stacks.as_ref())
-        .filter(|stacks| stacks.source == Some(StackSource::PySpy))
-        .map(|stacks| {
-            stacks
-                .pools
-                .iter()
-                .flat_map(|pool| &pool.stacks)
-                .filter(|stack| {
-                    stack.waiting == Some(WaitKind::Lock)
-                        && stack.frames.first().is_some_and(|f| f == GIL_FRAME)
-                })
-                .map(|stack| stack.threads)
-                .sum()
-        })
-        .collect();
-    (!waiting.is_empty()).then(|| median(waiting))
-}
-
-/// Threads waiting at a point for something else than the interpreter lock that holds a
-/// limit of its own: a pool's resource (a connection, a slot) or another lock or semaphore
-/// (`Lock.acquire or the GIL` among them: py-spy cannot tell it from the lock). The most over
-/// its steps dumped by py-spy.
-fn waiting_behind_another_limit(p: &Point<'_>) -> f64 {
+/// Threads of `stack`s that `which` picks at a point, in each of its steps py-spy dumped
+/// (summed over the pools); empty when py-spy dumped none.
+fn py_spy_threads(p: &Point<'_>, which: impl Fn(&SharedStack) -> bool) -> Vec<f64> {
     p.steps
         .iter()
         .filter_map(|step| step.stacks.as_ref())
@@ -337,15 +310,36 @@ fn waiting_behind_another_limit(p: &Point<'_>) -> f64 {
                 .pools
                 .iter()
                 .flat_map(|pool| &pool.stacks)
-                .filter(|stack| match stack.waiting {
-                    Some(WaitKind::PoolAcquire) => true,
-                    Some(WaitKind::Lock) => stack.frames.first().is_none_or(|f| f != GIL_FRAME),
-                    _ => false,
-                })
+                .filter(|stack| which(stack))
                 .map(|stack| stack.threads)
-                .sum::<f64>()
+                .sum()
         })
-        .fold(0.0, f64::max)
+        .collect()
+}
+
+/// Whether `stack` waits for CPython's interpreter lock ([`GIL_FRAME`]).
+fn waits_for_the_gil(stack: &SharedStack) -> bool {
+    stack.waiting == Some(WaitKind::Lock) && stack.frames.first().is_some_and(|f| f == GIL_FRAME)
+}
+
+/// Threads waiting for CPython's interpreter lock at once at a point: the median over its
+/// steps py-spy dumped; `None` when it dumped none.
+fn waiting_for_the_gil(p: &Point<'_>) -> Option<f64> {
+    let waiting = py_spy_threads(p, waits_for_the_gil);
+    (!waiting.is_empty()).then(|| median(waiting))
+}
+
+/// Threads waiting at a point for something else than the interpreter lock that holds a
+/// limit of its own: a pool's resource (a connection, a slot) or another lock or semaphore
+/// (`Lock.acquire or the GIL` among them: py-spy cannot tell it from the lock). The most over
+/// its steps py-spy dumped.
+fn waiting_behind_another_limit(p: &Point<'_>) -> f64 {
+    let behind = |stack: &SharedStack| match stack.waiting {
+        Some(WaitKind::PoolAcquire) => true,
+        Some(WaitKind::Lock) => !waits_for_the_gil(stack),
+        _ => false,
+    };
+    py_spy_threads(p, behind).into_iter().fold(0.0, f64::max)
 }
 
 /// The third reading: the least threads waiting for the interpreter lock over the points, when
