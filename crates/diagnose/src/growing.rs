@@ -122,6 +122,10 @@ fn grew_beyond_noise((earlier, n_earlier): (f64, u32), (later, n_later): (f64, u
 /// The pool that grew instead of queueing over `steps`, with the knee at `knee_clients`; the
 /// one with the most threads at the largest step when several did.
 pub fn growing_pool(steps: &[Step], knee_clients: u32) -> Option<Growth> {
+    let calls = calls_grew(steps);
+    if calls == Some(false) {
+        return None;
+    }
     // pool → clients → what was seen; repeats of a step keep the most threads.
     let mut pools: BTreeMap<&str, BTreeMap<u32, Seen>> = BTreeMap::new();
     for step in steps {
@@ -144,10 +148,6 @@ pub fn growing_pool(steps: &[Step], knee_clients: u32) -> Option<Growth> {
                 *entry = seen;
             }
         }
-    }
-    let calls_grew = calls_grew(steps);
-    if calls_grew == Some(false) {
-        return None;
     }
     let every_client: Vec<u32> = {
         let mut all: Vec<u32> = steps.iter().map(|s| s.clients).collect();
@@ -174,7 +174,7 @@ pub fn growing_pool(steps: &[Step], knee_clients: u32) -> Option<Growth> {
                 && f64::from(largest) >= PAST_THE_KNEE * f64::from(knee_clients)
                 && last.threads >= GROWTH * below_knee
                 && most_blocked - blocked_at_fewest >= BLOCKED_THREADS
-                && calls_grew.unwrap_or_else(|| {
+                && calls.unwrap_or_else(|| {
                     grew_beyond_noise(
                         (at_half.at_work, at_half.samples),
                         (last.at_work, last.samples),
