@@ -718,6 +718,11 @@ pub enum Fact {
         /// The most connections to the downstream (the mock) at once at the steps read, when
         /// observed.
         downstream_connections: Option<u32>,
+        /// The most calls the mock saw in flight at once at the steps read, when a mock was
+        /// given. An exact count, where `downstream_connections` is the most of samples: past
+        /// the limit, it says nothing in front of the downstream stopped at the limit.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        downstream_calls: Option<u32>,
         /// The runtime's tool whose stacks the steps read, when they were read: then they saw
         /// no pool held either (an event loop holds its calls without a thread each).
         #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -171,6 +171,7 @@ pub(crate) fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
             why,
             seen,
             downstream_connections,
+            downstream_calls,
             stacks,
             setting,
         } => Some(unclear(
@@ -178,7 +179,7 @@ pub(crate) fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
             *limit,
             *why,
             seen,
-            *downstream_connections,
+            (*downstream_connections, *downstream_calls),
             *stacks,
             setting.as_deref(),
         )),
@@ -709,7 +710,7 @@ fn unclear(
     limit: f64,
     why: PlaceUnclearWhy,
     seen: &[PoolSeen],
-    downstream_connections: Option<u32>,
+    (downstream_connections, downstream_calls): (Option<u32>, Option<u32>),
     stacks: Option<StackSource>,
     setting: Option<&Setting>,
 ) -> String {
@@ -760,14 +761,20 @@ fn unclear(
         ),
     };
     if let Some(n) = downstream_connections.filter(|n| *n > 0) {
+        let stopped = crate::place::downstream_stopped_at(n, downstream_calls, limit);
         let near = crate::place::matches_limit(f64::from(n), limit);
         s.push_str(&format!(
             " The target held at most {n} connections to the downstream at once{}.",
-            if near {
-                ", about the limit: something in it lets only that many calls out at a time \
+            match (stopped, near, downstream_calls) {
+                (true, _, _) =>
+                    ", about the limit: something in it lets only that many calls out at a time \
                  (a connection pool, a semaphore), which this evidence cannot name"
-            } else {
-                ""
+                        .to_string(),
+                (false, true, Some(calls)) => format!(
+                    " in the samples, but the mock saw {calls} calls at once: nothing in front of \
+                     the downstream stopped at the limit"
+                ),
+                _ => String::new(),
             }
         ));
     }

@@ -414,10 +414,68 @@ fn samples() -> Vec<Fact> {
             why: PlaceUnclearWhy::NoneMatch,
             seen: vec![PoolSeen::default()],
             downstream_connections: None,
+            downstream_calls: None,
             stacks: None,
             setting: None,
         },
     ]
+}
+
+/// The connections sentence of an unclear place, on a table: connections seen (the most of
+/// samples), the mock's most calls at once (exact), against a limit of 100.
+#[test]
+fn connections_at_the_limit_are_a_cap_only_when_the_mocks_calls_did_not_pass_it() {
+    let table: [(u32, Option<u32>, &str); 5] = [
+        (
+            100,
+            None,
+            "about the limit: something in it lets only that many",
+        ),
+        (
+            100,
+            Some(100),
+            "about the limit: something in it lets only that many",
+        ),
+        (
+            93,
+            Some(108),
+            "about the limit: something in it lets only that many",
+        ),
+        (
+            93,
+            Some(200),
+            "but the mock saw 200 calls at once: nothing in front of the downstream",
+        ),
+        (
+            40,
+            Some(40),
+            "at most 40 connections to the downstream at once.",
+        ),
+    ];
+    for (connections, calls, says) in table {
+        let fact = Fact::PlaceUnclear {
+            clients: 256,
+            limit: 100.0,
+            why: PlaceUnclearWhy::NoneMatch,
+            seen: vec![],
+            downstream_connections: Some(connections),
+            downstream_calls: calls,
+            stacks: None,
+            setting: None,
+        };
+        let finding = Finding::bare(Kind::BlockingPool, vec![fact.clone()]);
+        let sentence = fact_sentences(&fact, &finding).join(" ");
+        assert!(
+            sentence.contains(says),
+            "{connections} connections, {calls:?} calls: {sentence}"
+        );
+        let claims_a_cap = sentence.contains("lets only that many");
+        assert_eq!(
+            claims_a_cap,
+            says.contains("lets only"),
+            "{connections} connections, {calls:?} calls: {sentence}"
+        );
+    }
 }
 
 #[test]

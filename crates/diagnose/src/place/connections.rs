@@ -413,6 +413,25 @@ pub(super) fn most_downstream_connections(steps: &[&Step]) -> Option<(u32, u16, 
         .max_by(|a, b| a.2.cmp(&b.2).then(b.0.cmp(&a.0)))
 }
 
+/// The most calls the mock saw in flight at once over `steps`.
+pub(super) fn most_downstream_calls(steps: &[&Step]) -> Option<u32> {
+    steps
+        .iter()
+        .filter_map(|step| step.downstream_inflight.as_ref())
+        .map(|calls| u32::try_from(calls.max).unwrap_or(u32::MAX))
+        .max()
+}
+
+/// Whether what the target sent the downstream stopped at `limit`: its most connections seen
+/// are about the limit, and the mock, when there, never saw more calls at once than the limit
+/// allows. The mock's count is exact where connections are sampled and can miss a peak
+/// (FastAPI's grown workers, session 27: 93 connections in the samples, about 200 calls at the
+/// mock), so more calls than the limit contradict any cap in front of the downstream.
+pub(crate) fn downstream_stopped_at(connections: u32, calls: Option<u32>, limit: f64) -> bool {
+    let past_limit = |n: u32| f64::from(n) > limit && !super::matches_limit(f64::from(n), limit);
+    super::matches_limit(f64::from(connections), limit) && !calls.is_some_and(past_limit)
+}
+
 /// The connections to the downstream, never more than N while clients grew past N.
 pub(super) fn connection_pool(plateau: &[&Step]) -> Option<Place> {
     let (clients, peer_port, most) = most_downstream_connections(plateau)?;

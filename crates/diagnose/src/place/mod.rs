@@ -44,6 +44,7 @@
 //! the target's connections (a known connection pool, connection-limit's place) are in
 //! [`connections`].
 mod connections;
+pub(crate) use connections::downstream_stopped_at;
 
 use crate::catalogue::Catalogue;
 use crate::evidence::Evidence;
@@ -55,7 +56,7 @@ use chokepoint_result::{
 };
 use connections::{
     accept_cap_seen, accept_cap_shed, calls_at_once, configured_front_cap, configured_upstream_cap,
-    connection_pool, known_connection_pool, most_downstream_connections,
+    connection_pool, known_connection_pool, most_downstream_calls, most_downstream_connections,
 };
 
 /// A held count matches the limit within this share of it...
@@ -387,6 +388,7 @@ fn with_streams(plateau: &[&Step], before: &[&Step], limit: f64, known: &Known<'
         why: PlaceUnclearWhy::SeveralMatch,
         seen: matching.iter().map(seen_of).collect(),
         downstream_connections: most_downstream_connections(plateau).map(|(_, _, n)| n),
+        downstream_calls: most_downstream_calls(plateau),
         stacks: plateau
             .iter()
             .find_map(|s| s.stacks.as_ref().and_then(|st| st.source)),
@@ -997,6 +999,7 @@ fn unclear(plateau: &[&Step], limit: f64, why: PlaceUnclearWhy, held: Vec<Held>)
         why,
         seen: held.into_iter().map(|h| h.seen).collect(),
         downstream_connections: most_downstream_connections(plateau).map(|(_, _, n)| n),
+        downstream_calls: most_downstream_calls(plateau),
         stacks: plateau
             .iter()
             .find_map(|s| s.stacks.as_ref().and_then(|st| st.source)),
