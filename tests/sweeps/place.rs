@@ -219,7 +219,7 @@ fn go_goroutines_behind_a_channel_are_placed_as_a_semaphore_by_pprof() {
 /// The sweep's steps without the runtime's stacks, diagnosed again: what `/proc` alone tells
 /// (`--stacks off`). The diagnosis is a pure function of the steps, and `/proc`'s samples are
 /// taken whether the stacks are or not, so one sweep serves both readings.
-fn from_proc_alone(result: &SweepResult) -> SweepResult {
+pub(crate) fn from_proc_alone(result: &SweepResult) -> SweepResult {
     let mut alone = result.clone();
     for step in &mut alone.steps {
         step.stacks = None;
