@@ -224,6 +224,12 @@ if ! python3 -c 'import requests' >/dev/null 2>&1; then
   PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet requests==2.34.2 urllib3==2.7.0 \
     charset-normalizer==3.4.7 certifi==2026.5.20 idna==3.13
 fi
+# Flask (PyPI) with Werkzeug, whose own threaded server serves tests/targets/py-flask-dev (it
+# calls the mock with requests, above) in tests/sweeps/flask.rs, which fails without them.
+if ! python3 -c 'import flask' >/dev/null 2>&1; then
+  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet flask==3.1.3 werkzeug==3.1.8 \
+    blinker==1.9.0 click==8.4.0 itsdangerous==2.2.0 jinja2==3.1.6 markupsafe==3.0.3
+fi
 # grpcio (PyPI, with its C core): the gRPC channel that calls the mock's gRPC stubs in
 # crates/mock/tests/suite/h2.rs, which fails without it.
 if ! python3 -c 'import grpc' >/dev/null 2>&1; then

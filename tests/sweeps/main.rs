@@ -9,6 +9,7 @@ mod common;
 mod connection_caps;
 mod connection_pools;
 mod database_pools;
+mod flask;
 mod forwarders;
 mod frameworks;
 mod growing_pool;
