@@ -223,6 +223,14 @@ fn fastapi_with_its_thread_limiter_raised_is_stopped_by_the_gil_its_pool_grown_w
                 Some("AnyIO worker thread"),
                 "{place:?}"
             );
+            // Its size is py-spy's count of those threads, not the process's with its own.
+            assert_eq!(
+                place.source,
+                Some(chokepoint_result::PlaceSource::Stacks(
+                    chokepoint_result::StackSource::PySpy
+                )),
+                "{place:?}"
+            );
             let setting = place
                 .setting
                 .as_ref()

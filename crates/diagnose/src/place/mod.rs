@@ -1028,23 +1028,37 @@ fn growing_pool(finding: &Finding, plateau: &[&Step], known: &Known<'_>) -> Opti
                 let own = (at_fewest - f64::from(fewest)).max(0.0);
                 Some(threads[at] - own)
             };
-            let name = plateau
-                .iter()
-                .rev()
-                .find_map(|step| {
-                    same_pool_in_dump(step, pool)
-                        .or_else(|| grown_in_dump(step, pool, grown(step)?))
-                })
-                .map_or_else(|| pool.clone(), |dumped| dumped.pool.clone());
-            Some(Place {
+            let mut place = Place {
                 kind: Some(PlaceKind::GrowingPool),
-                setting: known.setting_for(&name).or_else(|| known.setting_for(pool)),
-                pool: Some(name),
+                pool: Some(pool.clone()),
                 size: threads.last().copied(),
                 clients: clients.last().copied().unwrap_or(0),
                 source: Some(PlaceSource::Proc),
                 ..Place::default()
-            })
+            };
+            for step in plateau.iter().rev() {
+                if let Some(same) = same_pool_in_dump(step, pool) {
+                    // The same threads under their full name: `/proc` counted them all.
+                    place.pool = Some(same.pool.clone());
+                    break;
+                }
+                let Some(dumped) = grown(step).and_then(|g| grown_in_dump(step, pool, g)) else {
+                    continue;
+                };
+                // Only the dump tells these threads from the process's others: its count and
+                // step are the pool's (256 `AnyIO worker thread`s, not /proc's 257 `python3`).
+                place.pool = Some(dumped.pool.clone());
+                place.size = Some(dumped.threads);
+                place.clients = step.clients;
+                if let Some(stacks) = &step.stacks {
+                    place.source = stacks.source.map(PlaceSource::Stacks);
+                    place.snapshots = Some(stacks.snapshots);
+                }
+                break;
+            }
+            let name = place.pool.clone().unwrap_or_default();
+            place.setting = known.setting_for(&name).or_else(|| known.setting_for(pool));
+            Some(place)
         }
         _ => None,
     })

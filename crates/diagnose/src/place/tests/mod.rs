@@ -825,10 +825,23 @@ fn a_growing_pool_of_threads_proc_cannot_tell_apart_is_named_by_the_dumped_pool_
                 text.contains("sized by `anyio.to_thread.current_default_thread_limiter()")
                     && text.contains("(default 40;")
                     && text.contains(
-                        "the default is fewer, so the service raised it itself, to 257 or more"
+                        "the default is fewer, so the service raised it itself, to 256 or more"
                     ),
                 "{text}"
             );
+            assert_eq!(
+                place.size,
+                Some(256.0),
+                "{why}: the dump's threads, not the process's"
+            );
+            assert_eq!(
+                place.source,
+                Some(PlaceSource::Stacks(StackSource::PySpy)),
+                "{why}"
+            );
+        } else {
+            assert_eq!(place.size, Some(257.0), "{why}: /proc's threads");
+            assert_eq!(place.source, Some(PlaceSource::Proc), "{why}");
         }
     }
 }
