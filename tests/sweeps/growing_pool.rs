@@ -209,7 +209,8 @@ fn fastapi_with_its_thread_limiter_raised_is_stopped_by_the_gil_its_pool_grown_w
             println!("{name}: {pool}: {threads:?} threads at {clients:?} clients");
             assert_eq!(*instead_of, Kind::CpuBound, "{name}");
             assert!(
-                summary.contains("what stops it is CPython's interpreter lock"),
+                summary.contains("what stops it is CPython's interpreter lock")
+                    && summary.contains("pool `AnyIO worker thread` grows"),
                 "{summary}"
             );
             let place = diagnosis

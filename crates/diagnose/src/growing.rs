@@ -312,8 +312,23 @@ pub fn summary(finding: &Finding) -> String {
         return String::new();
     };
     let (knee, instead_of) = (*knee_clients, *instead_of);
-    let (Some(largest), Some(top)) = (clients.last(), threads.last()) else {
+    let (Some(&largest), Some(&top)) = (clients.last(), threads.last()) else {
         return String::new();
+    };
+    // The place names the pool as the runtime's stacks do, with their count, where `/proc`
+    // saw only the process (CPython): the summary says what the place says.
+    let (pool, top, largest) = match finding.facts.iter().find_map(|fact| match fact {
+        Fact::Place { place } if place.kind == Some(chokepoint_result::PlaceKind::GrowingPool) => {
+            Some(place)
+        }
+        _ => None,
+    }) {
+        Some(place) => (
+            place.pool.as_deref().unwrap_or(pool),
+            place.size.unwrap_or(top),
+            place.clients,
+        ),
+        None => (pool.as_str(), top, largest),
     };
     let stops = match &finding.plateau {
         Some(plateau) => format!(
@@ -329,7 +344,7 @@ pub fn summary(finding: &Finding) -> String {
     format!(
         "{stops} while pool `{pool}` grows a thread per client instead of queueing ({} threads at \
          {largest} clients); what stops it is {}.",
-        count(*top),
+        count(top),
         stopped_by(
             instead_of,
             finding.limit,

@@ -834,6 +834,18 @@ fn a_growing_pool_of_threads_proc_cannot_tell_apart_is_named_by_the_dumped_pool_
                 Some(256.0),
                 "{why}: the dump's threads, not the process's"
             );
+            let mut placed = growing.clone();
+            placed.facts.push(Fact::Place {
+                place: Box::new(place.clone()),
+            });
+            let summary = crate::growing::summary(&placed);
+            assert!(
+                summary.contains(
+                    "pool `AnyIO worker thread` grows a thread per client instead of queueing \
+                     (256 threads at 256 clients)"
+                ),
+                "{summary}"
+            );
             assert_eq!(
                 place.source,
                 Some(PlaceSource::Stacks(StackSource::PySpy)),
