@@ -122,10 +122,41 @@ fn grew_beyond_noise((earlier, n_earlier): (f64, u32), (later, n_later): (f64, u
 /// The pool that grew instead of queueing over `steps`, with the knee at `knee_clients`; the
 /// one with the most threads at the largest step when several did.
 pub fn growing_pool(steps: &[Step], knee_clients: u32) -> Option<Growth> {
-    let calls = calls_grew(steps);
-    if calls == Some(false) {
+    largest(
+        grown_pools(steps, knee_clients)
+            .into_iter()
+            .filter_map(|(growth, work_grew)| work_grew.then_some(growth)),
+    )
+}
+
+/// The pool that gave each request a thread (rules 1 to 3) while what it worked on stayed
+/// held (rule 4 refused it), when no pool's work grew: it queued in front of a limit behind it,
+/// in threads. A request waiting in a bounded pool's queue holds a few bytes; one waiting in a
+/// thread of its own holds the thread and its stack (a JVM's `-Xss`, 1 MiB by default on
+/// 64-bit Linux; glibc's 8 MiB of address space), and nothing bounds how many: the service's
+/// threads and memory grow with its callers, in front of a limit that serves no more. The
+/// demo's `/blocking` (an elastic pool in front of 25 connections), a thread per connection
+/// in front of a `ThreadPoolExecutor(6)`.
+pub fn pool_grown_in_front(steps: &[Step], knee_clients: u32) -> Option<Growth> {
+    let pools = grown_pools(steps, knee_clients);
+    if pools.iter().any(|(_, work_grew)| *work_grew) {
         return None;
     }
+    largest(pools.into_iter().map(|(growth, _)| growth))
+}
+
+/// The one with the most threads at its largest step.
+fn largest(pools: impl Iterator<Item = Growth>) -> Option<Growth> {
+    pools.max_by(|a, b| {
+        let last = |g: &Growth| g.threads.last().copied().unwrap_or(0.0);
+        last(a).total_cmp(&last(b))
+    })
+}
+
+/// Each pool that gave a thread per client past the knee (rules 1 to 3), with whether what it
+/// works on kept growing (rule 4).
+fn grown_pools(steps: &[Step], knee_clients: u32) -> Vec<(Growth, bool)> {
+    let calls = calls_grew(steps);
     // pool → clients → what was seen; repeats of a step keep the most threads.
     let mut pools: BTreeMap<&str, BTreeMap<u32, Seen>> = BTreeMap::new();
     for step in steps {
@@ -168,33 +199,33 @@ pub fn growing_pool(steps: &[Step], knee_clients: u32) -> Option<Growth> {
             let blocked_at_fewest = by.first_key_value().map_or(0.0, |(_, seen)| seen.blocked);
             let below_knee = by.range(..knee_clients).next_back()?.1.threads;
             let at_half = by.range(..=largest / 2).next_back()?.1;
-            let grew = by
+            let thread_per_client = by
                 .iter()
                 .all(|(&c, seen)| seen.threads >= THREADS_PER_CLIENT * f64::from(c))
                 && f64::from(largest) >= PAST_THE_KNEE * f64::from(knee_clients)
                 && last.threads >= GROWTH * below_knee
-                && most_blocked - blocked_at_fewest >= BLOCKED_THREADS
-                && calls.unwrap_or_else(|| {
-                    grew_beyond_noise(
-                        (at_half.at_work, at_half.samples),
-                        (last.at_work, last.samples),
-                    )
-                });
-            grew.then(|| Growth {
-                pool: pool.to_string(),
-                clients: by.keys().copied().collect(),
-                threads: by.values().map(|seen| seen.threads).collect(),
-                busy_share: if last.threads > 0.0 {
-                    last.at_work / last.threads
-                } else {
-                    0.0
-                },
+                && most_blocked - blocked_at_fewest >= BLOCKED_THREADS;
+            let work_grew = calls.unwrap_or_else(|| {
+                grew_beyond_noise(
+                    (at_half.at_work, at_half.samples),
+                    (last.at_work, last.samples),
+                )
+            });
+            thread_per_client.then(|| {
+                let growth = Growth {
+                    pool: pool.to_string(),
+                    clients: by.keys().copied().collect(),
+                    threads: by.values().map(|seen| seen.threads).collect(),
+                    busy_share: if last.threads > 0.0 {
+                        last.at_work / last.threads
+                    } else {
+                        0.0
+                    },
+                };
+                (growth, work_grew)
             })
         })
-        .max_by(|a, b| {
-            let last = |g: &Growth| g.threads.last().copied().unwrap_or(0.0);
-            last(a).total_cmp(&last(b))
-        })
+        .collect()
 }
 
 /// Whether the calls the mock counted kept growing past the knee: its most in flight at once
@@ -244,6 +275,32 @@ pub(crate) fn reconsider(
             return growing;
         }
     }
+    with_pool_grown_in_front(finding, steps)
+}
+
+/// `finding` with [`Fact::PoolGrewInFront`] when its limit is one the requests wait behind (a
+/// pool, a connection limit) and a pool gave each of them a thread in front of it.
+fn with_pool_grown_in_front(mut finding: Finding, steps: &[Step]) -> Finding {
+    let behind_a_limit = matches!(finding.kind, Kind::BlockingPool | Kind::ConnectionLimit);
+    let Some(knee) = finding.knee_clients.filter(|_| behind_a_limit) else {
+        return finding;
+    };
+    let Some(growth) = pool_grown_in_front(steps, knee) else {
+        return finding;
+    };
+    let largest = growth.clients.last().copied();
+    let calls_at_largest = steps
+        .iter()
+        .filter(|step| Some(step.clients) == largest)
+        .filter_map(|step| step.downstream_inflight.map(|d| d.max))
+        .max();
+    finding.facts.push(Fact::PoolGrewInFront {
+        pool: growth.pool,
+        clients: growth.clients,
+        threads: growth.threads,
+        knee_clients: knee,
+        calls_at_largest,
+    });
     finding
 }
 
@@ -564,7 +621,15 @@ mod tests {
                 one(1024, at_half),
                 one(2048, at_largest),
             ];
-            growing_pool(&steps, 512).is_some()
+            // Named growing, or grown in front of a limit: one or the other, never both.
+            match (growing_pool(&steps, 512), pool_grown_in_front(&steps, 512)) {
+                (Some(_), None) => true,
+                (None, Some(front)) => {
+                    assert_eq!(front.threads.last(), Some(&2049.0));
+                    false
+                }
+                other => panic!("{other:?}"),
+            }
         };
         for mock in [true, false] {
             assert!(
@@ -579,6 +644,61 @@ mod tests {
         // The calls decide over the threads at work when the mock counted them.
         assert!(!scaled((900.0, 1000), (1400.0, 1000), true));
         assert!(scaled((1000.0, 1024), (1000.0, 2048), true));
+    }
+
+    #[test]
+    fn a_pool_of_a_thread_per_client_in_front_of_a_limit_is_told_on_any_machine() {
+        // (why, threads per step at 1 → 4 → 16 → 64 clients, the mock's most at once at each,
+        // told in front). The knee at 16; the pool's threads at work are the calls it holds.
+        let table: [(&str, [f64; 4], [u64; 4], bool); 4] = [
+            (
+                "a thread per connection in front of 6 workers (2 cores)",
+                [3.0, 6.0, 18.0, 66.0],
+                [1, 4, 6, 6],
+                true,
+            ),
+            (
+                "Tomcat's 200 at 64 clients of 256: a bounded pool, not one per client",
+                [10.0, 10.0, 16.0, 40.0],
+                [1, 4, 16, 40],
+                false,
+            ),
+            (
+                "the calls grew with the threads: a growing pool, not one in front",
+                [2.0, 5.0, 17.0, 65.0],
+                [1, 4, 16, 64],
+                false,
+            ),
+            (
+                "a pool fixed at its size from the start: no growth past the knee",
+                [65.0, 65.0, 65.0, 65.0],
+                [1, 4, 16, 16],
+                false,
+            ),
+        ];
+        for (why, threads, calls, told) in table {
+            for scale in [1, 8, 32] {
+                let steps: Vec<Step> = [1u32, 4, 16, 64]
+                    .iter()
+                    .zip(threads.iter().zip(calls))
+                    .map(|(&clients, (&t, c))| {
+                        let clients = clients * scale;
+                        let (t, c) = (t * f64::from(scale), c * u64::from(scale));
+                        let mut step = step(clients, &[("pool-1-thread", t, c as f64)]);
+                        step.downstream_inflight = Some(chokepoint_result::DownstreamInFlight {
+                            mean: c as f64 * 0.9,
+                            max: c,
+                        });
+                        step
+                    })
+                    .collect();
+                assert_eq!(
+                    pool_grown_in_front(&steps, 16 * scale).is_some(),
+                    told,
+                    "{why}, ×{scale}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -682,6 +682,24 @@ pub enum Fact {
         /// The kind the plateau alone gave (what stops the pool's threads: the CPU, ...).
         instead_of: Kind,
     },
+    /// A pool that gave each request a thread while what it worked on stayed held behind the
+    /// finding's limit: it queued in threads, each waiting request holding one, where a bounded
+    /// pool would queue them and hold none. The limit is still the finding's; this says the
+    /// service puts no bound in front of it.
+    PoolGrewInFront {
+        /// The pool's name (from /proc).
+        pool: String,
+        /// The steps, fewest clients first.
+        clients: Vec<u32>,
+        /// The pool's threads at each step (the most one sample saw).
+        threads: Vec<f64>,
+        /// The step where throughput stopped following clients.
+        knee_clients: u32,
+        /// The mock's most calls at once at the largest step, when it counted them: held where
+        /// the threads grew.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        calls_at_largest: Option<u64>,
+    },
     /// The target's connections to the mock, step by step (read from /proc).
     DownstreamConnections {
         /// The steps.

@@ -174,7 +174,7 @@ fn teller(fact: &Fact) -> &'static Teller {
         Fact::StreamCap { .. } => &streams::TELLER,
         Fact::Overload { .. } => &overload::TELLER,
         Fact::Place { .. } | Fact::PlaceUnclear { .. } => &place::TELLER,
-        Fact::GrowingPool { .. } => &growing::TELLER,
+        Fact::GrowingPool { .. } | Fact::PoolGrewInFront { .. } => &growing::TELLER,
         // Told after the facts, in the models' sentences (`models::model_sentences`).
         Fact::BetterModel { .. } | Fact::Retrograde { .. } => &models::TELLER,
     }

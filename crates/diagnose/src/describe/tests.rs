@@ -390,6 +390,13 @@ fn samples() -> Vec<Fact> {
             busy_share: 0.9,
             instead_of: Kind::CpuBound,
         },
+        Fact::PoolGrewInFront {
+            pool: "pool-1-thread".to_string(),
+            clients: steps(),
+            threads: vec![21.0, 41.0],
+            knee_clients: 20,
+            calls_at_largest: Some(25),
+        },
         Fact::DownstreamConnections {
             clients: steps(),
             peer_port: 9000,
