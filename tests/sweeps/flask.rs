@@ -98,17 +98,27 @@ fn flask_calling_through_a_blocking_pool_of_10_is_that_pool_with_a_thread_per_re
     let setting = place.setting.as_ref().expect("urllib3's entry");
     assert!(setting.setting.contains("pool_block=True"), "{setting:?}");
     let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
-    let (clients, threads) = diagnosis
+    let (clients, threads, named) = diagnosis
         .facts()
         .iter()
         .find_map(|fact| match fact {
             Fact::PoolGrewInFront {
-                clients, threads, ..
-            } => Some((clients.clone(), threads.clone())),
+                clients,
+                threads,
+                named_in_stacks,
+                ..
+            } => Some((clients.clone(), threads.clone(), named_in_stacks.clone())),
             _ => None,
         })
         .unwrap_or_else(|| panic!("{name}: no pool grown in front: {:?}", diagnosis.evidence));
-    println!("{name}: {threads:?} threads at {clients:?} clients, in front");
+    println!("{name}: {threads:?} threads at {clients:?} clients, in front, as {named:?}");
+    // `/proc` sees the process (`python3`); py-spy names Werkzeug's connection threads.
+    assert!(
+        named
+            .as_deref()
+            .is_some_and(|n| n.contains("process_request_thread")),
+        "{name}: {named:?}"
+    );
     let (Some(&largest), Some(&most)) = (clients.last(), threads.last()) else {
         panic!("{name}: no steps in the fact");
     };

@@ -289,17 +289,21 @@ fn with_pool_grown_in_front(mut finding: Finding, steps: &[Step]) -> Finding {
         return finding;
     };
     let largest = growth.clients.last().copied();
-    let calls_at_largest = steps
-        .iter()
-        .filter(|step| Some(step.clients) == largest)
+    let at_largest = || steps.iter().filter(|step| Some(step.clients) == largest);
+    let calls_at_largest = at_largest()
         .filter_map(|step| step.downstream_inflight.map(|d| d.max))
         .max();
+    let named_in_stacks = at_largest().find_map(|step| {
+        crate::place::dumped_pool_that_grew(step, &growth.pool, &growth.clients, &growth.threads)
+            .map(|dumped| dumped.pool.clone())
+    });
     finding.facts.push(Fact::PoolGrewInFront {
         pool: growth.pool,
         clients: growth.clients,
         threads: growth.threads,
         knee_clients: knee,
         calls_at_largest,
+        named_in_stacks,
     });
     finding
 }

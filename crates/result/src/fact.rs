@@ -699,6 +699,10 @@ pub enum Fact {
         /// the threads grew.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         calls_at_largest: Option<u64>,
+        /// The pool the runtime's stacks name for the threads that grew, when `/proc` saw them
+        /// only as the process (CPython names no OS thread: every one is `python3`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        named_in_stacks: Option<String>,
     },
     /// The target's connections to the mock, step by step (read from /proc).
     DownstreamConnections {

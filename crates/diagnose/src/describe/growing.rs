@@ -81,9 +81,14 @@ fn in_front_sentence(fact: &Fact) -> Option<String> {
         threads,
         knee_clients,
         calls_at_largest,
+        named_in_stacks,
     } = fact
     else {
         return None;
+    };
+    let named = match named_in_stacks {
+        Some(dumped) => format!("from /proc; the runtime's stacks name its threads `{dumped}`"),
+        None => "from /proc".to_string(),
     };
     let held = match (calls_at_largest, clients.last()) {
         (Some(calls), Some(largest)) => format!(
@@ -93,7 +98,7 @@ fn in_front_sentence(fact: &Fact) -> Option<String> {
         _ => "while its threads at work stayed flat".to_string(),
     };
     Some(format!(
-        "In front of the limit, pool `{pool}` (from /proc) gave each request a thread of its own: \
+        "In front of the limit, pool `{pool}` ({named}) gave each request a thread of its own: \
          {}, on past {}, {held}. The requests past the limit wait there in threads, not in a \
          queue: the service's threads and their stacks grow with its callers, with nothing to \
          bound them, in front of a limit that serves no more.",

@@ -396,6 +396,7 @@ fn samples() -> Vec<Fact> {
             threads: vec![21.0, 41.0],
             knee_clients: 20,
             calls_at_largest: Some(25),
+            named_in_stacks: None,
         },
         Fact::DownstreamConnections {
             clients: steps(),

@@ -1011,7 +1011,7 @@ fn unclear(plateau: &[&Step], limit: f64, why: PlaceUnclearWhy, held: Vec<Held>)
 /// it from `/proc`; named as the runtime's stacks name it when they show the same pool (Linux
 /// cuts `RxCachedThreadScheduler-7` to `RxCachedThreadS`), or, where the runtime names no OS
 /// thread and `/proc` sees the whole process as one pool (CPython: every thread `python3`),
-/// the one dumped pool that holds the threads the load added ([`grown_in_dump`]).
+/// the one dumped pool that holds the threads the load added ([`dumped_pool_that_grew`]).
 fn growing_pool(finding: &Finding, plateau: &[&Step], known: &Known<'_>) -> Option<Place> {
     finding.facts.iter().find_map(|fact| match fact {
         Fact::GrowingPool {
@@ -1020,14 +1020,6 @@ fn growing_pool(finding: &Finding, plateau: &[&Step], known: &Known<'_>) -> Opti
             threads,
             ..
         } => {
-            let grown = |step: &Step| {
-                let at = clients.iter().position(|&c| c == step.clients)?;
-                let (&fewest, &at_fewest) = (clients.first()?, threads.first()?);
-                // What stood at the fewest clients beside a thread per client: the process's
-                // own threads (the main thread, an event loop).
-                let own = (at_fewest - f64::from(fewest)).max(0.0);
-                Some(threads[at] - own)
-            };
             let mut place = Place {
                 kind: Some(PlaceKind::GrowingPool),
                 pool: Some(pool.clone()),
@@ -1042,7 +1034,7 @@ fn growing_pool(finding: &Finding, plateau: &[&Step], known: &Known<'_>) -> Opti
                     place.pool = Some(same.pool.clone());
                     break;
                 }
-                let Some(dumped) = grown(step).and_then(|g| grown_in_dump(step, pool, g)) else {
+                let Some(dumped) = dumped_pool_that_grew(step, pool, clients, threads) else {
                     continue;
                 };
                 // Only the dump tells these threads from the process's others: its count and
@@ -1062,6 +1054,22 @@ fn growing_pool(finding: &Finding, plateau: &[&Step], known: &Known<'_>) -> Opti
         }
         _ => None,
     })
+}
+
+/// The pool of `step`'s dump that holds the threads the load added to `/proc`'s pool `pool`,
+/// from that pool's threads per step (`clients`, `threads`), as [`grown_in_dump`] reads it.
+pub(crate) fn dumped_pool_that_grew<'s>(
+    step: &'s Step,
+    pool: &str,
+    clients: &[u32],
+    threads: &[f64],
+) -> Option<&'s PoolStacks> {
+    let at = clients.iter().position(|&c| c == step.clients)?;
+    let (&fewest, &at_fewest) = (clients.first()?, threads.first()?);
+    // What stood at the fewest clients beside a thread per client: the process's own threads
+    // (the main thread, an event loop).
+    let own = (at_fewest - f64::from(fewest)).max(0.0);
+    grown_in_dump(step, pool, threads.get(at)? - own)
 }
 
 /// The one pool of `step`'s dump that holds the `grown` threads the load added to `/proc`'s
