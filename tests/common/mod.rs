@@ -32,9 +32,13 @@ pub const DOWNSTREAM_DELAY: Duration = Duration::from_millis(50);
 /// The sweeps' turns. A sweep that measures the machine (its CPU, its timing, a warm-up) runs
 /// alone: [`one_at_a_time`]. A sweep whose figures come from a downstream's delay and the
 /// target's connections and threads, and that leaves the machine mostly idle (the busy shares
-/// of `SWEEP_TIMES`), may run beside one other such sweep: [`beside_one_other`].
-/// `scripts/test.sh` allows pairs (`SWEEPS_MAY_PAIR`) only after its other lane of tests and
-/// lints has ended; a sweeps binary run by hand pairs nothing.
+/// of `SWEEP_TIMES`), may run beside one other such sweep: [`beside_one_other`]. A sweep that
+/// also leaves it nearly idle over its whole turn, bursts included (20 % busy or less, beside
+/// a partner, in session 28's clean-clone run), may run beside two: [`beside_two_others`].
+/// `scripts/test.sh` allows pairs (`SWEEPS_MAY_PAIR`) while its other lane builds and lints at
+/// nice 19, not while that lane's tests run at nice 0; then one sweep runs, with one light
+/// sweep beside it at most. A sweeps binary run by hand pairs only a light sweep with another,
+/// and runs as many at once as its test threads (the cores, unless `--test-threads`).
 static TURNS: Turns = Turns {
     held: Mutex::new(TurnsHeld {
         beside: 0,
@@ -53,7 +57,7 @@ struct Turns {
 }
 
 struct TurnsHeld {
-    /// Turns held beside another.
+    /// Turns held beside another (light ones among them).
     beside: u32,
     /// Whether a turn is held alone.
     alone: bool,
@@ -61,10 +65,19 @@ struct TurnsHeld {
     alone_waiting: u32,
 }
 
+/// How a turn shares the machine.
+#[derive(Clone, Copy, PartialEq)]
+enum Share {
+    Alone,
+    Beside,
+    /// Beside up to two others: one more than a [`Share::Beside`] turn may start beside.
+    Light,
+}
+
 impl Turns {
-    fn take(&self, alone: bool) {
+    fn take(&self, share: Share) {
         let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
-        if alone {
+        if share == Share::Alone {
             held.alone_waiting += 1;
             while held.alone || held.beside > 0 {
                 held = self.changed.wait(held).unwrap_or_else(|p| p.into_inner());
@@ -73,10 +86,11 @@ impl Turns {
             held.alone = true;
         } else {
             loop {
-                let room = if Path::new(SWEEPS_MAY_PAIR).exists() {
-                    2
-                } else {
-                    1
+                let pairs = Path::new(SWEEPS_MAY_PAIR).exists();
+                let room = match (pairs, share) {
+                    (true, Share::Light) => 3,
+                    (true, _) | (false, Share::Light) => 2,
+                    (false, _) => 1,
                 };
                 if !held.alone && held.alone_waiting == 0 && held.beside < room {
                     break;
@@ -92,9 +106,9 @@ impl Turns {
         }
     }
 
-    fn give_back(&self, alone: bool) {
+    fn give_back(&self, share: Share) {
         let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
-        if alone {
+        if share == Share::Alone {
             held.alone = false;
         } else {
             held.beside -= 1;
@@ -109,7 +123,7 @@ impl Turns {
 /// longest, where CI's time goes (issue 25), and the busy shares say which turns leave the
 /// machine idle.
 pub struct Turn {
-    alone: bool,
+    share: Share,
     since: std::time::Instant,
     busy: MachineBusy,
 }
@@ -118,18 +132,23 @@ pub const SWEEP_TIMES: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/sweep-times
 
 /// A turn alone: no other sweep runs until it ends.
 pub fn one_at_a_time() -> Turn {
-    turn(true)
+    turn(Share::Alone)
 }
 
 /// A turn that may run beside one other turn of its kind (see [`TURNS`]).
 pub fn beside_one_other() -> Turn {
-    turn(false)
+    turn(Share::Beside)
 }
 
-fn turn(alone: bool) -> Turn {
-    TURNS.take(alone);
+/// A turn that leaves the machine nearly idle: it may run beside two others (see [`TURNS`]).
+pub fn beside_two_others() -> Turn {
+    turn(Share::Light)
+}
+
+fn turn(share: Share) -> Turn {
+    TURNS.take(share);
     Turn {
-        alone,
+        share,
         since: std::time::Instant::now(),
         busy: MachineBusy::start(),
     }
@@ -141,10 +160,14 @@ impl Drop for Turn {
         let test = std::thread::current().name().unwrap_or("?").to_string();
         let held_s = self.since.elapsed().as_secs_f64();
         let (mean, peak) = self.busy.finish();
-        TURNS.give_back(self.alone);
+        TURNS.give_back(self.share);
         let line = format!(
             "{test}\t{held_s:.1}\t{mean:.0}\t{peak:.0}\t{}\n",
-            if self.alone { "alone" } else { "beside" }
+            match self.share {
+                Share::Alone => "alone",
+                Share::Beside => "beside",
+                Share::Light => "light",
+            }
         );
         if let Ok(mut file) = std::fs::OpenOptions::new()
             .create(true)

@@ -400,7 +400,7 @@ fn php_fpm_says_its_max_children() {
     ) else {
         return;
     };
-    let _turn = beside_one_other();
+    let _turn = beside_two_others();
     let mock = mock_with_delay();
     let scratch = Scratch::new("php-fpm");
     let dir = scratch.0.display().to_string();

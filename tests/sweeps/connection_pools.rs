@@ -477,7 +477,7 @@ fn a_go_transport_capped_by_max_conns_per_host_is_named_by_pprof() {
     );
     // Built before the sweep's turn: a cold build (CI's first) is no measurement.
     let binary = build_go_target("go-transport");
-    let _turn = beside_one_other();
+    let _turn = beside_two_others();
     let mock = mock_with_delay_of(Duration::from_millis(100));
     let mut command = Command::new(binary);
     command

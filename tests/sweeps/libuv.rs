@@ -33,7 +33,7 @@ fn nodes_dns_lookups_on_half_of_libuvs_pool_are_a_pool_the_finding_sees_and_does
     require("node", "--version");
     require("python3", "--version");
     require("unshare", "--version");
-    let _turn = beside_one_other();
+    let _turn = beside_two_others();
     let mock = mock_with_delay_of(Duration::from_millis(50));
     let mut command = Command::new("bash");
     command

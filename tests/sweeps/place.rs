@@ -233,7 +233,7 @@ pub(crate) fn from_proc_alone(result: &SweepResult) -> SweepResult {
 fn the_jvm_twins_routes_are_placed_in_their_pools_by_thread_dumps_and_from_proc_alone() {
     require("java", "-version");
     require("jcmd", "-h");
-    let _turn = beside_one_other();
+    let _turn = beside_two_others();
     let mock = chokepoint_mock::start(
         "127.0.0.1:0".parse().expect("an address"),
         MockConfig {

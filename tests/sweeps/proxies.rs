@@ -100,7 +100,7 @@ fn haproxys_server_maxconn_is_a_queue_of_8_placed_in_its_configuration() {
     };
     // Known only as an upstream cap: a CPU-bound HAProxy's threads name no `maxconn`.
     assert_eq!(Catalogue::built_in().setting_for("haproxy"), None);
-    let _turn = beside_one_other();
+    let _turn = beside_two_others();
     let mock = mock_with_delay_of(MOCK_DELAY);
     let scratch = Scratch::new("haproxy");
     let upstream = mock.url().trim_start_matches("http://").to_string();

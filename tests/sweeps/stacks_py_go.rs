@@ -265,7 +265,7 @@ fn pprof_finds_go_semaphores_handlers_waiting_for_a_slot_or_in_the_downstream_ca
     if !toolchain_present("go", "version") {
         return;
     }
-    let _turn = beside_one_other();
+    let _turn = beside_two_others();
     // Behind a 200 ms call a client spends a small share of its time between requests, even
     // when a busy machine slows the generator (at 50 ms a snapshot caught 6 of 24 clients
     // between requests and only 5 handlers queued for a slot).
@@ -321,7 +321,7 @@ fn a_go_target_without_pprof_or_a_silent_endpoint_is_a_note_not_a_hang() {
     if !toolchain_present("go", "version") {
         return;
     }
-    let _turn = beside_one_other();
+    let _turn = beside_two_others();
     let mock = mock_with_delay();
     let target = launch_go_semaphore_with(&mock, &[]);
     let result = sweep_target(&target, Some(vec![2]), STEP, 2, Some(&mock));

@@ -175,7 +175,7 @@ fn a_go_grpc_clientconn_is_held_at_the_mocks_stream_cap() {
         "go is needed: install it (scripts/install-test-deps.sh)"
     );
     let binary = build_go_target("go-grpc-channel");
-    let _turn = beside_one_other();
+    let _turn = beside_two_others();
     let mock = grpc_mock(Some(CAP));
     let mut command = Command::new(binary);
     command.args(["-port", "0", "-downstream", &mock.addr().to_string()]);

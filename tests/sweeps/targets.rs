@@ -44,7 +44,7 @@ fn go_semaphore_adaptive_sweep_finds_the_pool_of_12() {
     if !toolchain_present("go", "version") {
         return;
     }
-    let _turn = beside_one_other();
+    let _turn = beside_two_others();
     let mock = mock_with_delay();
     let target = launch_go_semaphore(&mock);
     let result = sweep_target(&target, None, ADAPTIVE_STEP, 128, Some(&mock));
