@@ -33,7 +33,7 @@ pub const DOWNSTREAM_DELAY: Duration = Duration::from_millis(50);
 /// alone: [`one_at_a_time`]. A sweep whose figures come from a downstream's delay and the
 /// target's connections and threads, and that leaves the machine mostly idle (the busy shares
 /// of `SWEEP_TIMES`), may run beside one other such sweep: [`beside_one_other`]. A sweep that
-/// also leaves it nearly idle over its whole turn, bursts included (20 % busy or less, beside
+/// also leaves it nearly idle over its turn (20 % busy or less on average, beside
 /// a partner, in session 28's clean-clone run), may run beside two: [`beside_two_others`].
 /// `scripts/test.sh` allows pairs (`SWEEPS_MAY_PAIR`) while its other lane builds and lints at
 /// nice 19, not while that lane's tests run at nice 0; then one sweep runs, with one light
