@@ -33,7 +33,7 @@ pub const DOWNSTREAM_DELAY: Duration = Duration::from_millis(50);
 /// alone: [`one_at_a_time`]. A sweep whose figures come from a downstream's delay and the
 /// target's connections and threads, and that leaves the machine mostly idle (the busy shares
 /// of `SWEEP_TIMES`), may run beside one other such sweep: [`beside_one_other`]. A sweep that
-/// also leaves it nearly idle over its turn (20 % busy or less on average, beside
+/// also leaves it nearly idle over its turn (a quarter of the machine or less on average, beside
 /// a partner, in session 28's clean-clone run), may run beside two: [`beside_two_others`].
 /// `scripts/test.sh` allows pairs (`SWEEPS_MAY_PAIR`) while its other lane builds and lints at
 /// nice 19, not while that lane's tests run at nice 0; then one sweep runs, with one light
@@ -767,6 +767,21 @@ pub fn printed_diagnosis<'r>(name: &str, result: &'r SweepResult) -> &'r Diagnos
     }
     assert!(!result.interrupted, "{name}: the sweep was interrupted");
     diagnosis
+}
+
+/// Asserts `cpu-bound` on one core, decided by CPython's interpreter lock (py-spy's threads
+/// queued for it at every step from the knee on: [`chokepoint_result::Fact::InterpreterLock`]).
+pub fn assert_cpu_bound_on_the_interpreter_lock(name: &str, result: &SweepResult) {
+    assert_finding(name, result, Kind::CpuBound, 1.0);
+    let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
+    assert!(
+        diagnosis
+            .facts()
+            .iter()
+            .any(|fact| matches!(fact, chokepoint_result::Fact::InterpreterLock { .. })),
+        "{name}: the interpreter lock decided nothing: {}",
+        diagnosis.summary
+    );
 }
 
 /// Prints the step table and the finding, then checks kind and limit (± 10%).

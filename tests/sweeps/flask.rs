@@ -55,16 +55,7 @@ fn flasks_own_threaded_server_is_cpu_bound_on_the_gil() {
         most < u64::from(clients),
         "{name}: {most} calls at once at {clients} clients"
     );
-    assert_finding(name, &result, Kind::CpuBound, 1.0);
-    let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
-    assert!(
-        diagnosis
-            .facts()
-            .iter()
-            .any(|fact| matches!(fact, Fact::InterpreterLock { .. })),
-        "{name}: the interpreter lock decided nothing: {}",
-        diagnosis.summary
-    );
+    assert_cpu_bound_on_the_interpreter_lock(name, &result);
 }
 
 /// tests/targets/py-flask-dev `--pool 10`: every request calls through one `requests.Session`

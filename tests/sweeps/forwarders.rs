@@ -60,7 +60,7 @@ fn a_thread_pool_behind_socat_is_found_as_without_it_and_socat_is_named() {
         "socat is needed: apt-get install socat (.ci/run does)"
     );
     assert!(toolchain_present("python3", "--version"));
-    let _turn = beside_one_other();
+    let _turn = beside_two_others();
     // 200 ms calls: /proc counts a worker held only while it sits in the socket read (see
     // place.rs's py-threadpool test); the forwarder's hop adds nothing to that.
     let mock = mock_with_delay_of(Duration::from_millis(200));
@@ -130,7 +130,7 @@ fn a_thread_pool_in_another_network_namespace_behind_socat_on_this_side_is_follo
     assert!(toolchain_present("socat", "-V"), "socat is needed");
     assert!(toolchain_present("ip", "-V"), "ip (iproute2) is needed");
     assert!(toolchain_present("python3", "--version"));
-    let _turn = beside_one_other();
+    let _turn = beside_two_others();
     let netns = Netns::new();
     let mock = chokepoint_mock::start(
         format!("{}:0", netns.here()).parse().expect("an address"),

@@ -130,7 +130,7 @@ pub(crate) fn assert_held(name: &str, place: &Place, size: f64) {
 fn puma_at_its_defaults_is_placed_in_its_thread_pool_with_its_threads_setting() {
     require_tool("puma", "--version");
     require_tool("ruby", "--version");
-    let _turn = beside_one_other();
+    let _turn = beside_two_others();
     let mock = mock_with_delay_of(Duration::from_millis(200));
     let (server, port) = start_quiet("puma", |port| {
         let mut command = Command::new("puma");

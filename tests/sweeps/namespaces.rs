@@ -62,7 +62,7 @@ fn a_namespaced_python_thread_pool_is_placed_by_py_spy_as_on_the_host() {
     require("unshare", "--version");
     require("python3", "--version");
     require("py-spy", "--version");
-    let _turn = beside_one_other();
+    let _turn = beside_two_others();
     // As place.rs's host test: 200 ms calls, so a dump catches the 6 workers in the read.
     let mock = mock_with_delay_of(Duration::from_millis(200));
     let server = targets_dir().join("py-threadpool/server.py");

@@ -78,7 +78,7 @@ fn assert_proc_place(name: &str, result: &SweepResult, pool: &str, held: f64) ->
 #[test]
 fn go_goroutines_are_not_placed_from_proc_and_the_finding_says_what_it_saw() {
     require("go", "version");
-    let _turn = beside_one_other();
+    let _turn = beside_two_others();
     let mock = mock_with_delay();
     let target = launch_go_semaphore(&mock);
     let result = sweep_from_proc("go-semaphore", &target.url(), vec![3, 6, 24, 48], &mock);
@@ -183,7 +183,7 @@ pub(crate) fn assert_py_spy_place_of_py_threadpool(name: &str, result: &SweepRes
 #[test]
 fn go_goroutines_behind_a_channel_are_placed_as_a_semaphore_by_pprof() {
     require("go", "version");
-    let _turn = beside_one_other();
+    let _turn = beside_two_others();
     let mock = mock_with_delay();
     let mut command = Command::new(build_go_target("go-semaphore"));
     command.args(["-port", "0", "-downstream", &mock.url(), "-pprof"]);

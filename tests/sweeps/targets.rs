@@ -25,7 +25,7 @@ fn go_semaphore_of_12_around_a_blocking_downstream_call_is_a_pool_of_12() {
     if !toolchain_present("go", "version") {
         return;
     }
-    let _turn = beside_one_other();
+    let _turn = beside_two_others();
     let mock = mock_with_delay();
     let target = launch_go_semaphore(&mock);
     let result = sweep_target(&target, Some(vec![1, 6, 12, 24, 48]), STEP, 48, Some(&mock));
@@ -67,10 +67,10 @@ fn a_service_warming_up_in_front_of_a_pool_of_12_is_warmed_first_and_a_pool_of_1
         toolchain_present("python3", "--version"),
         "python3 is needed (.ci/run installs it)"
     );
-    // Beside one other: a pool of 12 behind the mock's delay leaves the machine idle (15 %
-    // over its turn, session 27); the warm-up it reads is 80 ms a request, far above a
+    // Beside two others: a pool of 12 behind the mock's delay leaves the machine idle (15 %
+    // over its turn, sessions 27 and 28); the warm-up it reads is 80 ms a request, far above a
     // partner's noise.
-    let _turn = beside_one_other();
+    let _turn = beside_two_others();
     let mock = mock_with_delay();
     let mut command = Command::new("python3");
     command

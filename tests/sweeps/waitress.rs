@@ -127,14 +127,5 @@ fn waitress_with_more_threads_than_one_core_of_python_serves_is_cpu_bound_on_the
         vec![1, 25, 50, 100, 150, 200, 250],
         Duration::from_millis(50),
     );
-    assert_finding(name, &result, Kind::CpuBound, 1.0);
-    let diagnosis = result.diagnosis.as_ref().expect("a diagnosis");
-    assert!(
-        diagnosis
-            .facts()
-            .iter()
-            .any(|fact| matches!(fact, chokepoint_result::Fact::InterpreterLock { .. })),
-        "{name}: the interpreter lock decided nothing: {}",
-        diagnosis.summary
-    );
+    assert_cpu_bound_on_the_interpreter_lock(name, &result);
 }
