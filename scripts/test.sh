@@ -60,8 +60,8 @@ sweeps_may_pair=target/tmp/sweeps-may-pair
 rm -f "$sweep_times" "$sweeps_may_pair"
 sweeps_log=$(mktemp /tmp/chokepoint-sweeps.XXXXXX)
 trap 'wait "$deps_pid" 2>/dev/null || true; rm -f "$deps_log" "$sweeps_log" "$sweeps_may_pair"' EXIT
-# Three test threads: a light sweep (`beside_two_others`) may run beside a pair, or beside
-# the one sweep that runs while the other lane's tests do; two threads would leave it no room.
+# Three test threads: a light sweep (`beside_two_others`) may run beside a pair; two threads
+# would leave it no room.
 RUST_TEST_THREADS=3 cargo test --release -p chokepoint --test sweeps "$@" > "$sweeps_log" 2>&1 &
 sweeps_pid=$!
 # Cargo holds its build lock until it starts the test binary: had the other lane's build taken
