@@ -60,9 +60,37 @@ sweeps_may_pair=target/tmp/sweeps-may-pair
 rm -f "$sweep_times" "$sweeps_may_pair"
 sweeps_log=$(mktemp /tmp/chokepoint-sweeps.XXXXXX)
 trap 'wait "$deps_pid" 2>/dev/null || true; rm -f "$deps_log" "$sweeps_log" "$sweeps_may_pair"' EXIT
-# Three test threads: a light sweep (`beside_two_others`) may run beside a pair; two threads
-# would leave it no room.
-RUST_TEST_THREADS=3 cargo test --release -p chokepoint --test sweeps "$@" > "$sweeps_log" 2>&1 &
+# Two phases: every sweep that may share the machine, then those that take it alone
+# (`tests/sweeps/alone.txt`, which the binary checks in each phase). Spread through the
+# alphabet, each alone turn waited for the shared turns before it to drain; last, they also run
+# after the other lane, on a quiet machine. Three test threads in the first phase: a light sweep
+# (`beside_two_others`) may run beside a pair; two threads would leave it no room. One in the
+# second: its turns are one at a time.
+alone_sweeps=()
+while read -r line; do
+  [[ -z "$line" || "$line" == \#* ]] || alone_sweeps+=("$line")
+done < tests/sweeps/alone.txt
+skip_alone=()
+for test in "${alone_sweeps[@]}"; do skip_alone+=(--skip "$test"); done
+# A name in the list that no sweep has would run nothing, silently (`--exact`).
+listed=$(cargo test --release -p chokepoint --test sweeps "$@" -- --exact --list "${alone_sweeps[@]}" 2>/dev/null \
+  | sed -n 's/: test$//p')
+for test in "${alone_sweeps[@]}"; do
+  grep -qxF "$test" <<< "$listed" || {
+    echo "tests/sweeps/alone.txt names $test, which is no sweep: take it out or correct it" >&2
+    status=1
+  }
+done
+(
+  shared_status=0
+  SWEEPS_PHASE=shared RUST_TEST_THREADS=3 cargo test --release -p chokepoint --test sweeps "$@" \
+    -- --exact "${skip_alone[@]}" || shared_status=$?
+  alone_status=0
+  SWEEPS_PHASE=alone RUST_TEST_THREADS=1 cargo test --release -p chokepoint --test sweeps "$@" \
+    -- --exact "${alone_sweeps[@]}" || alone_status=$?
+  [ "$shared_status" -eq 0 ] && exit "$alone_status"
+  exit "$shared_status"
+) > "$sweeps_log" 2>&1 &
 sweeps_pid=$!
 # Cargo holds its build lock until it starts the test binary: had the other lane's build taken
 # it first, the sweeps would wait for that build (a cold full run started them 300 s late). The

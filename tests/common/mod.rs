@@ -120,12 +120,14 @@ impl Turns {
 
 /// A test's turn to sweep. When the turn ends, how long it was held is appended to
 /// `SWEEP_TIMES` (test name, seconds, the machine's busy share over the turn and its busiest
-/// half second, percent of all cores, and `alone` or `beside`): `scripts/test.sh` prints the
+/// half second, percent of all cores, `alone`, `beside` or `light`, and when the turn began,
+/// seconds since the epoch: the lane's timeline): `scripts/test.sh` prints the
 /// longest, where CI's time goes (issue 25), and the busy shares say which turns leave the
 /// machine idle.
 pub struct Turn {
     share: Share,
     since: std::time::Instant,
+    started_at: std::time::SystemTime,
     busy: MachineBusy,
 }
 
@@ -146,12 +148,33 @@ pub fn beside_two_others() -> Turn {
     turn(Share::Light)
 }
 
+/// The phase of `scripts/test.sh` this binary runs in: `shared` runs every sweep but those of
+/// `tests/sweeps/alone.txt`, `alone` runs only those. Unset (a run by hand), any sweep may run.
+pub const SWEEPS_PHASE: &str = "SWEEPS_PHASE";
+
 fn turn(share: Share) -> Turn {
+    check_phase(share);
     TURNS.take(share);
     Turn {
         share,
         since: std::time::Instant::now(),
+        started_at: std::time::SystemTime::now(),
         busy: MachineBusy::start(),
+    }
+}
+
+/// Keeps `tests/sweeps/alone.txt` true: `scripts/test.sh` orders the sweeps by it.
+fn check_phase(share: Share) {
+    let test = std::thread::current().name().unwrap_or("?").to_string();
+    match (std::env::var(SWEEPS_PHASE).as_deref(), share) {
+        (Ok("shared"), Share::Alone) => panic!(
+            "{test} takes its turn alone but is not in tests/sweeps/alone.txt: add it there \
+             (scripts/test.sh runs the sweeps listed there after every other)"
+        ),
+        (Ok("alone"), Share::Beside | Share::Light) => panic!(
+            "{test} is in tests/sweeps/alone.txt but does not take its turn alone: take it out"
+        ),
+        _ => {}
     }
 }
 
@@ -162,8 +185,12 @@ impl Drop for Turn {
         let held_s = self.since.elapsed().as_secs_f64();
         let (mean, peak) = self.busy.finish();
         TURNS.give_back(self.share);
+        let started_s = self
+            .started_at
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64());
         let line = format!(
-            "{test}\t{held_s:.1}\t{mean:.0}\t{peak:.0}\t{}\n",
+            "{test}\t{held_s:.1}\t{mean:.0}\t{peak:.0}\t{}\t{started_s:.1}\n",
             match self.share {
                 Share::Alone => "alone",
                 Share::Beside => "beside",
