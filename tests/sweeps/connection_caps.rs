@@ -45,6 +45,27 @@ fn a_go_listener_capped_at_16_connections_is_a_connection_limit_in_its_accept_pa
     drop(target);
 
     assert_accept_path(name, &result, 16, Some("n in netutil.LimitListener"));
+    // The queue the others waited in: Go's `net.Listen` asks for the kernel's cap itself
+    // (`maxListenerBacklog` reads /proc/sys/net/core/somaxconn, https://github.com/golang/go/blob/250fccbface5ca3f8e88e054e63ddbdf6edf2ef5/src/net/sock_linux.go), so the
+    // accept queue's size is somaxconn, and the words say so.
+    let somaxconn: u32 = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .expect("somaxconn")
+        .trim()
+        .parse()
+        .expect("a number");
+    let queue = the_place(name, &result).listen_queue;
+    assert_eq!(
+        queue.map(|q| (q.size, q.somaxconn)),
+        Some((somaxconn, Some(somaxconn))),
+        "{name}: {queue:?}"
+    );
+    let evidence = &result.diagnosis.as_ref().expect("a diagnosis").evidence;
+    assert!(
+        evidence.iter().any(|s| s.contains(&format!(
+            "its listen queue of {somaxconn} (`net.core.somaxconn`"
+        ))),
+        "{name}: {evidence:?}"
+    );
 }
 
 /// The truth (the mock's calls in flight at most `cap`), every step past `cap` leaving the

@@ -10,8 +10,9 @@
 //!   worker's task threads (`XNIO-1 task-N`), 8 per I/O thread;
 //! - `tests/targets/java-pekko`: Apache Pekko 1.7's default dispatcher running the calls in
 //!   Futures, 8 threads on up to 8 cores (`svc-pekko.actor.default-dispatcher-N`); with
-//!   `--dispatcher`, on the dispatcher of its own Pekko's docs show (`fixed-pool-size = 16`),
-//!   or on Pekko's built-in blocking-I/O dispatcher (16 too);
+//!   `--dispatcher`, on the dispatcher of its own Pekko's docs show, configured in a jar on
+//!   the classpath (`fixed-pool-size = 12`), or on Pekko's built-in blocking-I/O dispatcher
+//!   (16);
 //! - `tests/targets/java-spring-async`: Spring Boot 3.5's `@Async` on its auto-configured
 //!   `applicationTaskExecutor`, 8 threads (`task-N`);
 //! - `tests/targets/java-reactor-netty/BoundedElasticServer.java`: a Reactor Netty server
@@ -214,41 +215,82 @@ fn assert_placed_by_jcmd(name: &str, place: &Place, pool: &str) {
 }
 
 /// The dispatcher of its own that Pekko's docs tell users to run blocking calls on
-/// (`my-blocking-dispatcher`, a thread-pool-executor of `fixed-pool-size = 16`, in an
-/// `application.conf`), looked up by id. Its threads are `svc-my-blocking-dispatcher-N`: no
-/// catalogue pattern knows the name, the dispatcher's id in it does (crates/diagnose
-/// `actor_dispatcher.rs`, written before this target). Truth by hand at 200 ms: the mock's 16
-/// in flight, 75.7 req/s at 32 and 64 clients on 2 cores.
+/// (`my-blocking-dispatcher`, a thread-pool-executor), configured where a packaged service
+/// has it: an `application.conf` in a jar on the classpath
+/// (`tests/targets/java-pekko/packaged/application.conf`, `fixed-pool-size = 12`, jarred by
+/// the JDK's `jar`), which `ConfigFactory.load()` reads at the system's start. Looked up by id,
+/// its threads are `svc-my-blocking-dispatcher-N`: no catalogue pattern knows the name, the
+/// dispatcher's id in it does (crates/diagnose `actor_dispatcher.rs`, written before this
+/// target), and the size is read from the jar the JVM's classpath names
+/// (crates/observe `actor_config.rs`). Truth by hand at 200 ms with the docs' 16 in a file:
+/// the mock's 16 in flight, 75.7 req/s at 32 and 64 clients on 2 cores.
 #[test]
-fn a_pekko_dispatcher_of_its_own_is_named_with_its_fixed_pool_size() {
-    let jars = pekko_jars();
-    let config = targets_dir().join("java-pekko/application.conf");
-    let config = config.to_str().expect("a UTF-8 path");
+fn a_pekko_dispatcher_of_its_own_is_named_with_the_fixed_pool_size_its_jar_configures() {
+    require_tool("jar", "--version");
+    let jars = packaged_with_its_configuration(&pekko_jars());
     let name = "java-pekko --dispatcher my-blocking-dispatcher";
     let result = sweep_jvm_target(
         name,
         &jars,
         "java-pekko/PekkoServer.java",
-        &["--config", config, "--dispatcher", "my-blocking-dispatcher"],
+        &["--dispatcher", "my-blocking-dispatcher"],
         vec![1, 16, 32],
         Duration::from_millis(200),
     );
-    let place = assert_thread_pool(
-        name,
-        &result,
-        16,
-        "my-blocking-dispatcher.thread-pool-executor.fixed-pool-size",
-    );
+    let setting = "my-blocking-dispatcher.thread-pool-executor.fixed-pool-size";
+    let place = assert_thread_pool(name, &result, 12, setting);
     assert_eq!(
         place.pool.as_deref(),
         Some("svc-my-blocking-dispatcher"),
         "{name}"
     );
-    let framework = place.setting.as_ref().map(|s| s.framework.as_str());
+    let named = place.setting.as_ref().expect("a setting");
     assert!(
-        framework.is_some_and(|f| f.contains("actor system `svc`")),
-        "{name}: {framework:?}"
+        named.framework.contains("actor system `svc`"),
+        "{name}: {}",
+        named.framework
     );
+    let stated = named
+        .stated_here
+        .as_ref()
+        .expect("the size its jar configures");
+    assert_eq!(stated.size, 12, "{name}: {stated:?}");
+    let by = &stated.by[0];
+    assert_eq!(
+        (by.name.as_str(), by.from),
+        (setting, chokepoint_result::StatedIn::Configuration),
+        "{name}"
+    );
+    let file = by.file.as_deref().unwrap_or_default();
+    assert!(
+        file.ends_with("service-config.jar!/application.conf"),
+        "{name}: {file}"
+    );
+}
+
+/// A classpath directory of `jars` (linked) and a jar holding the service's own
+/// `application.conf`, made with the JDK's `jar` as a build would.
+fn packaged_with_its_configuration(jars: &Path) -> std::path::PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pekko-packaged");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("the classpath directory");
+    for entry in std::fs::read_dir(jars).expect("the cached jars") {
+        let path = entry.expect("a jar").path();
+        if path.extension().is_some_and(|x| x == "jar") {
+            std::os::unix::fs::symlink(&path, dir.join(path.file_name().expect("a name")))
+                .expect("a link to the jar");
+        }
+    }
+    let status = std::process::Command::new("jar")
+        .arg("cf")
+        .arg(dir.join("service-config.jar"))
+        .arg("-C")
+        .arg(targets_dir().join("java-pekko/packaged"))
+        .arg("application.conf")
+        .status()
+        .expect("jar runs");
+    assert!(status.success(), "jar cf failed: {status}");
+    dir
 }
 
 /// Pekko's built-in dispatcher for blocking I/O (`pekko.actor.default-blocking-io-dispatcher`,

@@ -11,9 +11,14 @@
 //! where the system's name ends in the thread's name is known only from the system's other
 //! threads. Data flows one way: the pool names and frames of a sweep's runtime stacks in
 //! ([`settings`]), one [`Setting`] per dispatcher pool out; the place stage asks them after the
-//! catalogue ([`crate::place`]). The size stays unread: the configuration is a file in the
-//! application's jar, not a value the process was started with; the place stage names the
-//! setting only where the held threads match the limit, as for any pool.
+//! catalogue ([`crate::place`]). The size is the one the application's configuration gives the
+//! dispatcher, as the sweep read it (`chokepoint_observe::actor_config`: a `-D` property, the
+//! `application.conf` on the JVM's classpath or the file `-Dconfig.file` names), when it gives
+//! one: a thread-pool-executor's `fixed-pool-size`, or a fork-join-executor's `parallelism-max`
+//! when it is at most its `parallelism-min` (the pool is then that maximum whatever the cores;
+//! otherwise it follows the cores times `parallelism-factor`, not read). The place stage checks
+//! it against the threads held, as any size a process states: a dispatcher configured for 16
+//! that held 5 at the limit is not what stops at 5.
 //!
 //! Sources (Pekko at c72b5aedaf9a70be7625e5c18b44450e64b9143f, v1.7.0): thread names
 //! `actor/src/main/scala/org/apache/pekko/dispatch/ThreadPoolBuilder.scala#L123-L127` and
@@ -24,7 +29,12 @@
 //! defaults `actor/src/main/resources/reference.conf#L470-L560`. Akka 2.6 (the code Pekko forked)
 //! names its threads the same way.
 
-use chokepoint_result::{Setting, Step};
+use chokepoint_result::{Setting, Stated, StatedHere, Step};
+
+/// A fork-join dispatcher's `parallelism-min` when its configuration sets none: the default
+/// dispatcher's, which every dispatcher's block falls back to (Pekko's reference.conf, see
+/// [`SOURCE`]).
+const FORK_JOIN_MIN: u32 = 8;
 
 /// The actor-system families whose built-in dispatchers live under a config path of their own:
 /// `(its name in words, the path its built-in dispatcher ids start with)`.
@@ -112,23 +122,65 @@ fn executor_of(pool: &str, steps: &[Step]) -> Option<Executor> {
     None
 }
 
-/// The setting of the dispatcher `id` of `system` on `executor`.
-fn setting(system: &System, id: &str, executor: Option<Executor>) -> Setting {
-    let (executor_words, setting, default) = match executor {
+/// The value of the configuration key `key`, as the sweep read it: a `-D` property wins over
+/// the application's configuration, as Typesafe Config's `load()` merges them.
+fn stated_value<'s>(stated: &'s [Stated], key: &str) -> Option<&'s Stated> {
+    let property = format!("-D{key}");
+    stated
+        .iter()
+        .find(|s| s.name == property)
+        .or_else(|| stated.iter().find(|s| s.name == key))
+}
+
+/// The size the configuration `stated` gives the dispatcher `id` on `executor`, when it gives
+/// one whatever the cores (see the module).
+fn size_stated(id: &str, executor: Option<Executor>, stated: &[Stated]) -> Option<StatedHere> {
+    match executor? {
+        Executor::ThreadPool => {
+            let fixed = stated_value(
+                stated,
+                &format!("{id}.thread-pool-executor.fixed-pool-size"),
+            )?;
+            Some(StatedHere {
+                size: fixed.value,
+                by: vec![fixed.clone()],
+            })
+        }
+        Executor::ForkJoin => {
+            let max = stated_value(stated, &format!("{id}.fork-join-executor.parallelism-max"))?;
+            let min = stated_value(stated, &format!("{id}.fork-join-executor.parallelism-min"));
+            if max.value > min.map_or(FORK_JOIN_MIN, |m| m.value) {
+                return None;
+            }
+            Some(StatedHere {
+                size: max.value,
+                by: min.into_iter().chain([max]).cloned().collect(),
+            })
+        }
+    }
+}
+
+/// Where the default of a dispatcher's size is read, and what it is unset.
+const READ_FROM: &str = "none of its own: the application's configuration sets it, read from `-D` properties, the file `-Dconfig.file` names, or the `application.conf` on the JVM's classpath";
+
+/// The setting of the dispatcher `id` of `system` on `executor`, with the size the
+/// configuration `stated` gives it.
+fn setting(system: &System, id: &str, executor: Option<Executor>, stated: &[Stated]) -> Setting {
+    let (executor_words, setting, unset) = match executor {
         Some(Executor::ThreadPool) => (
             "thread-pool-executor",
             format!("{id}.thread-pool-executor.fixed-pool-size"),
-            "none: the application's configuration sets it, and chokepoint does not read it; unset, ceil(cores × 3.0) threads, at least 8, at most 64 (core-pool-size-*)",
+            "; unset, ceil(cores × 3.0) threads, at least 8, at most 64 (core-pool-size-*)",
         ),
         Some(Executor::ForkJoin) => (
             "fork-join-executor",
             format!("{id}.fork-join-executor.parallelism-max (with parallelism-factor, parallelism-min)"),
-            "none: the application's configuration sets it, and chokepoint does not read it; unset, ceil(cores × 1.0) threads, at least 8, at most 64",
+            "; unset, ceil(cores × 1.0) threads, at least 8, at most 64",
         ),
         None => (
             "executor not seen",
             format!("{id}.thread-pool-executor.fixed-pool-size, or on a fork-join-executor {id}.fork-join-executor.parallelism-max"),
-            "none: the application's configuration sets it, and chokepoint does not read it",
+            "",
         ),
     };
     Setting {
@@ -137,17 +189,17 @@ fn setting(system: &System, id: &str, executor: Option<Executor>) -> Setting {
             system.family, system.name
         ),
         setting,
-        default: default.to_string(),
+        default: format!("{READ_FROM}{unset}"),
         source: SOURCE.to_string(),
         size_rule: None,
         default_here: None,
-        stated_here: None,
+        stated_here: size_stated(id, executor, stated),
     }
 }
 
 /// The setting of every pool of `steps`' runtime stacks that is an actor system's own
-/// dispatcher, by pool name.
-pub(crate) fn settings(steps: &[Step]) -> Vec<(String, Setting)> {
+/// dispatcher, by pool name, with the size the configuration `stated` gives it.
+pub(crate) fn settings(steps: &[Step], stated: &[Stated]) -> Vec<(String, Setting)> {
     let mut pools: Vec<&str> = steps
         .iter()
         .filter_map(|step| step.stacks.as_ref())
@@ -163,7 +215,7 @@ pub(crate) fn settings(steps: &[Step]) -> Vec<(String, Setting)> {
             let (system, id) = dispatcher_of(pool, &systems)?;
             Some((
                 pool.to_string(),
-                setting(system, &id, executor_of(pool, steps)),
+                setting(system, &id, executor_of(pool, steps), stated),
             ))
         })
         .collect()
@@ -172,7 +224,7 @@ pub(crate) fn settings(steps: &[Step]) -> Vec<(String, Setting)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chokepoint_result::{PoolStacks, SharedStack, StackEvidence, WaitKind};
+    use chokepoint_result::{PoolStacks, SharedStack, StackEvidence, StatedIn, WaitKind};
 
     fn pool(name: &str, idle_frame: Option<&str>) -> PoolStacks {
         PoolStacks {
@@ -262,7 +314,7 @@ mod tests {
         ];
         for (pools, asked, expected) in table {
             let names: Vec<String> = pools.iter().map(|p| p.pool.clone()).collect();
-            let found = settings(&[step_with(pools)]);
+            let found = settings(&[step_with(pools)], &[]);
             let setting = found
                 .iter()
                 .find(|(pool, _)| pool == asked)
@@ -277,12 +329,81 @@ mod tests {
             pool("svc-pekko.actor.default-dispatcher", FJ),
             pool("svc-my-blocking-dispatcher", TPE),
         ])];
-        let (_, setting) = &settings(&steps)[0];
+        let (_, setting) = &settings(&steps, &[])[0];
         assert_eq!(
             setting.framework,
             "Apache Pekko dispatcher `my-blocking-dispatcher` of the actor system `svc` (thread-pool-executor)"
         );
-        assert!(setting.default.contains("does not read it"));
+        assert!(setting.default.contains("application.conf"));
         assert_eq!(setting.default_here, None);
+        assert_eq!(setting.stated_here, None);
+    }
+
+    fn config(name: &str, value: u32) -> Stated {
+        Stated {
+            name: name.into(),
+            value,
+            from: StatedIn::Configuration,
+            file: Some("/srv/app.jar!/application.conf".into()),
+        }
+    }
+
+    #[test]
+    fn the_size_is_the_configurations_when_it_holds_whatever_the_cores() {
+        let fixed = "io.thread-pool-executor.fixed-pool-size";
+        let (fj_min, fj_max) = (
+            "io.fork-join-executor.parallelism-min",
+            "io.fork-join-executor.parallelism-max",
+        );
+        let property = Stated {
+            name: format!("-D{fixed}"),
+            value: 6,
+            from: StatedIn::CommandLine,
+            file: None,
+        };
+        // (the executor its frames show, what the sweep read, the size stated)
+        let table: [(Option<Executor>, Vec<Stated>, Option<u32>); 8] = [
+            (
+                Some(Executor::ThreadPool),
+                vec![config(fixed, 16)],
+                Some(16),
+            ),
+            // A -D property wins over the file, as Typesafe Config merges them.
+            (
+                Some(Executor::ThreadPool),
+                vec![config(fixed, 16), property.clone()],
+                Some(6),
+            ),
+            // Another dispatcher's size is not this one's.
+            (
+                Some(Executor::ThreadPool),
+                vec![config("db.thread-pool-executor.fixed-pool-size", 16)],
+                None,
+            ),
+            // A fork-join pool's maximum at or below its minimum (8 unset) is its size on any
+            // machine; above it, the size follows the cores, which is not read here.
+            (Some(Executor::ForkJoin), vec![config(fj_max, 4)], Some(4)),
+            (
+                Some(Executor::ForkJoin),
+                vec![config(fj_min, 24), config(fj_max, 24)],
+                Some(24),
+            ),
+            (Some(Executor::ForkJoin), vec![config(fj_max, 32)], None),
+            // A fixed-pool-size on a fork-join dispatcher sizes nothing: Pekko ignores it.
+            (Some(Executor::ForkJoin), vec![config(fixed, 16)], None),
+            // The executor not seen: which key counts is not known.
+            (None, vec![config(fixed, 16)], None),
+        ];
+        for (executor, stated, size) in table {
+            let here = size_stated("io", executor, &stated);
+            assert_eq!(
+                here.as_ref().map(|h| h.size),
+                size,
+                "{executor:?} {stated:?}"
+            );
+            if let Some(here) = here {
+                assert!(here.by.iter().all(|s| stated.contains(s)));
+            }
+        }
     }
 }

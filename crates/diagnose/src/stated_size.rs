@@ -92,6 +92,7 @@ mod tests {
             name: name.into(),
             value,
             from,
+            file: None,
         }
     }
 

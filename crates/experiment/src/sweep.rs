@@ -194,14 +194,18 @@ impl SweepConfig {
     }
 
     /// The values the target's processes were started with that size a pool the catalogue
-    /// knows (`--workers 2`): read once, as a sweep ends. Not through an observer beside the
-    /// target: it serves no process's command line or environment.
+    /// knows (`--workers 2`), and the sizes a JVM's application configuration gives its actor
+    /// dispatchers: read once, as a sweep ends. Not through an observer beside the target: it
+    /// serves no process's command line, environment or files.
     fn target_stated(&self) -> Vec<chokepoint_result::Stated> {
         if self.observer.is_some() {
             return Vec::new();
         }
+        let pids = self.target_pids();
         let (flags, variables) = self.catalogue.stated_names();
-        chokepoint_observe::stated::stated_values(&self.target_pids(), &flags, &variables)
+        let mut stated = chokepoint_observe::stated::stated_values(&pids, &flags, &variables);
+        stated.extend(chokepoint_observe::actor_config::dispatcher_sizes(&pids));
+        stated
     }
 
     /// The caps its proxies (HAProxy, nginx) are configured with on their upstream servers:
@@ -221,6 +225,27 @@ impl SweepConfig {
             return Vec::new();
         }
         chokepoint_observe::proxy_config::front_caps(&self.target_pids())
+    }
+
+    /// The accept queue of the target's listener on the URL's port (its `listen()` backlog),
+    /// read once as a sweep ends from the kernel's socket dump; not through an observer beside
+    /// the target, whose network namespace may be another.
+    fn target_listen_queue(&self) -> Option<chokepoint_result::ListenQueue> {
+        if self.observer.is_some() {
+            return None;
+        }
+        let port = host_and_port(&self.base.url).map(|(_, port)| port)?;
+        let inodes: std::collections::HashSet<u64> = self
+            .target_pids()
+            .into_iter()
+            .filter_map(|pid| chokepoint_observe::sockets::socket_inodes(pid).ok())
+            .flatten()
+            .collect();
+        Some(chokepoint_result::ListenQueue {
+            port,
+            size: chokepoint_observe::inet_diag::accept_queue_size(port, &inodes)?,
+            somaxconn: chokepoint_observe::inet_diag::somaxconn(),
+        })
     }
 
     /// The target's processes on this machine now: its roots' trees.
@@ -379,6 +404,7 @@ pub fn sweep(
     result.context.stated = config.target_stated();
     result.context.upstream_caps = config.target_upstream_caps();
     result.context.front_caps = config.target_front_caps();
+    result.context.listen_queue = config.target_listen_queue();
     let mut finding =
         chokepoint_diagnose::diagnose_with(&result.steps, &result.context, &config.catalogue);
     if !result.interrupted {
@@ -710,6 +736,7 @@ fn context_from(stats: Option<&MockStats>, config: &SweepConfig) -> SweepContext
         stated: Vec::new(),
         upstream_caps: Vec::new(),
         front_caps: Vec::new(),
+        listen_queue: None,
         warmup: None,
         observer: config
             .observer

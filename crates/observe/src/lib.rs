@@ -14,9 +14,14 @@
 //!   it passes connections on to.
 //! - [`sockets`]: the target's TCP connections, client side and downstream side, by state.
 //! - [`unix_diag`]: the machine's unix stream sockets and their peers (`sock_diag`), to follow a
-//!   forwarder to a server on a unix socket.
+//!   forwarder to a server on a unix socket; [`inet_diag`]: its listening TCP sockets, with
+//!   each accept queue's length and size (the `listen` backlog); [`sock_diag`] the netlink
+//!   dump both use.
 //! - [`stacks`]: where the threads wait, from the runtime's own tools (`jcmd`, JFR, `py-spy`,
 //!   `pprof`), when the target's runtime has one.
+//! - [`stated`], [`actor_config`], [`proxy_config`]: the sizes the target's processes were
+//!   started with (flags, `-D` properties, variables), an actor system's dispatcher sizes in its
+//!   application's configuration, and a proxy's caps in its configuration file.
 //! - [`runtime_cores`]: the core count the target's runtime sized itself for (a JVM's, Go's
 //!   GOMAXPROCS).
 //! - [`sampler`]: an [`Observer`] thread that samples all of it while a step runs and folds the
@@ -28,16 +33,19 @@
 //! sweep meters the target's tree and the machine.
 #![deny(missing_docs)]
 
+pub mod actor_config;
 pub mod cgroup;
 pub mod cpu;
 pub mod files;
 pub mod forward;
+pub mod inet_diag;
 pub mod namespace;
 pub mod niced;
 pub mod polled;
 pub mod proxy_config;
 pub mod runtime_cores;
 pub mod sampler;
+pub mod sock_diag;
 pub mod sockets;
 pub mod stacks;
 pub mod stated;

@@ -39,6 +39,7 @@ pub fn stated_values(pids: &[i32], flags: &[String], variables: &[String]) -> Ve
                 name: name.to_string(),
                 value,
                 from,
+                file: None,
             });
         }
     };
@@ -210,12 +211,14 @@ mod tests {
                 Stated {
                     name: "--threads".into(),
                     value: 4,
-                    from: StatedIn::CommandLine
+                    from: StatedIn::CommandLine,
+                    file: None,
                 },
                 Stated {
                     name: "UV_THREADPOOL_SIZE".into(),
                     value: 8,
-                    from: StatedIn::Environment
+                    from: StatedIn::Environment,
+                    file: None,
                 },
             ]
         );

@@ -5,15 +5,15 @@
 //! holds the client end (no name), the peer end is the one the server accepted, and it carries
 //! the listener's path as its name.
 //!
-//! Written by hand on purpose, on `libc` (already a dependency): the request is 40 bytes of two
-//! fixed structs and the reply needs three of its attributes (name, peer, nothing else). The
-//! `netlink-packet-*` crates would bring a family of crates to the build for that. The parsing
-//! ([`parse_replies`]) is pure and tested on bytes laid out as the kernel's headers say
-//! (`include/uapi/linux/unix_diag.h`, `netlink.h`); the dump is tested on sockets a test
-//! connects.
+//! Written by hand on purpose (see [`crate::sock_diag`], which sends the request and splits the
+//! replies): the request is a 24-byte `unix_diag_req` and the reply needs three of its
+//! attributes (name, peer, nothing else). The parsing ([`parse_replies`]) is pure and tested on
+//! bytes laid out as the kernel's headers say (`include/uapi/linux/unix_diag.h`); the dump is
+//! tested on sockets a test connects.
 //!
 //! The dump sees the network namespace chokepoint runs in: a forwarder and its upstream in
 //! another one are not followed over a unix socket.
+use crate::sock_diag::{self, align, Replies};
 use std::io;
 
 /// One unix stream socket of the machine (this network namespace).
@@ -32,12 +32,6 @@ pub struct UnixSocket {
     pub name: Option<String>,
 }
 
-const NETLINK_SOCK_DIAG: libc::c_int = 4;
-const SOCK_DIAG_BY_FAMILY: u16 = 20;
-const NLM_F_REQUEST: u16 = 0x1;
-const NLM_F_DUMP: u16 = 0x300;
-const NLMSG_ERROR: u16 = 2;
-const NLMSG_DONE: u16 = 3;
 const UDIAG_SHOW_NAME: u32 = 0x1;
 const UDIAG_SHOW_PEER: u32 = 0x4;
 const UNIX_DIAG_NAME: u16 = 0;
@@ -46,118 +40,30 @@ const UNIX_DIAG_PEER: u16 = 2;
 const STATE_ESTABLISHED: u8 = 1;
 const STATE_LISTEN: u8 = 10;
 const SOCK_STREAM: u8 = 1;
-const NLMSG_HEADER: usize = 16;
 const UNIX_DIAG_MSG: usize = 16;
-/// Replies are read a buffer at a time; a dump of thousands of sockets takes several reads.
-const READ_BUFFER: usize = 64 * 1024;
-/// A dump that never ends (it cannot, but a read must not loop for ever on a broken socket).
-const MOST_READS: usize = 100_000;
 
 /// Every unix stream socket of this network namespace, with its peer and name.
 pub fn unix_stream_sockets() -> io::Result<Vec<UnixSocket>> {
-    // SAFETY: plain system calls on a descriptor this function owns and closes; the buffers
-    // passed are valid for the lengths given.
-    let fd = unsafe {
-        libc::socket(
-            libc::AF_NETLINK,
-            libc::SOCK_DGRAM | libc::SOCK_CLOEXEC,
-            NETLINK_SOCK_DIAG,
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let result = dump(fd);
-    unsafe { libc::close(fd) };
-    result
+    sock_diag::dump(&sock_diag::request(&request_body()), parse_socket)
 }
 
-fn dump(fd: libc::c_int) -> io::Result<Vec<UnixSocket>> {
-    let request = dump_request();
-    // SAFETY: `request` is a live buffer of its length; an unconnected netlink socket sends
-    // to the kernel (port 0).
-    let sent = unsafe { libc::send(fd, request.as_ptr().cast(), request.len(), 0) };
-    if sent < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let mut sockets = Vec::new();
-    let mut buffer = vec![0u8; READ_BUFFER];
-    for _ in 0..MOST_READS {
-        // SAFETY: `buffer` is a live buffer of its length.
-        let read = unsafe { libc::recv(fd, buffer.as_mut_ptr().cast(), buffer.len(), 0) };
-        if read < 0 {
-            let err = io::Error::last_os_error();
-            if err.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(err);
-        }
-        match parse_replies(&buffer[..read as usize], &mut sockets)? {
-            Replies::More => {}
-            Replies::Done => return Ok(sockets),
-        }
-    }
-    Err(io::Error::other("the unix socket dump did not end"))
-}
-
-/// A `nlmsghdr` and a `unix_diag_req` asking for every unix stream socket, any state, with its
-/// name and peer.
-fn dump_request() -> Vec<u8> {
-    let length = (NLMSG_HEADER + 24) as u32;
-    let mut request = Vec::with_capacity(length as usize);
-    request.extend(length.to_ne_bytes());
-    request.extend(SOCK_DIAG_BY_FAMILY.to_ne_bytes());
-    request.extend((NLM_F_REQUEST | NLM_F_DUMP).to_ne_bytes());
-    request.extend(1u32.to_ne_bytes()); // sequence
-    request.extend(0u32.to_ne_bytes()); // port: the kernel fills it in
-    request.push(libc::AF_UNIX as u8); // sdiag_family
-    request.push(0); // sdiag_protocol
-    request.extend(0u16.to_ne_bytes()); // pad
-    request.extend(u32::MAX.to_ne_bytes()); // udiag_states: all
-    request.extend(0u32.to_ne_bytes()); // udiag_ino: any
-    request.extend((UDIAG_SHOW_NAME | UDIAG_SHOW_PEER).to_ne_bytes());
-    request.extend([0xffu8; 8]); // udiag_cookie: none
-    request
-}
-
-/// Whether the dump goes on after one read.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Replies {
-    /// More replies follow.
-    More,
-    /// `NLMSG_DONE` was read.
-    Done,
+/// A `unix_diag_req` asking for every unix stream socket, any state, with its name and peer.
+fn request_body() -> Vec<u8> {
+    let mut body = Vec::with_capacity(24);
+    body.push(libc::AF_UNIX as u8); // sdiag_family
+    body.push(0); // sdiag_protocol
+    body.extend(0u16.to_ne_bytes()); // pad
+    body.extend(u32::MAX.to_ne_bytes()); // udiag_states: all
+    body.extend(0u32.to_ne_bytes()); // udiag_ino: any
+    body.extend((UDIAG_SHOW_NAME | UDIAG_SHOW_PEER).to_ne_bytes());
+    body.extend([0xffu8; 8]); // udiag_cookie: none
+    body
 }
 
 /// Adds the stream sockets of one read's replies to `sockets`; an error for an `NLMSG_ERROR`
 /// reply or a message that does not fit its read.
-pub fn parse_replies(mut bytes: &[u8], sockets: &mut Vec<UnixSocket>) -> io::Result<Replies> {
-    let malformed = || io::Error::other("a malformed sock_diag reply");
-    while bytes.len() >= NLMSG_HEADER {
-        let length = u32::from_ne_bytes(bytes[0..4].try_into().unwrap()) as usize;
-        let kind = u16::from_ne_bytes(bytes[4..6].try_into().unwrap());
-        if length < NLMSG_HEADER || length > bytes.len() {
-            return Err(malformed());
-        }
-        let body = &bytes[NLMSG_HEADER..length];
-        match kind {
-            NLMSG_DONE => return Ok(Replies::Done),
-            NLMSG_ERROR => {
-                let code = body
-                    .get(0..4)
-                    .map_or(0, |b| i32::from_ne_bytes(b.try_into().unwrap()));
-                return Err(io::Error::from_raw_os_error(-code));
-            }
-            SOCK_DIAG_BY_FAMILY => {
-                if let Some(socket) = parse_socket(body).ok_or_else(malformed)? {
-                    sockets.push(socket);
-                }
-            }
-            _ => {}
-        }
-        bytes = &bytes[align(length).min(bytes.len())..];
-    }
-    Ok(Replies::More)
+pub fn parse_replies(bytes: &[u8], sockets: &mut Vec<UnixSocket>) -> io::Result<Replies> {
+    sock_diag::parse_replies(bytes, parse_socket, sockets)
 }
 
 /// One `unix_diag_msg` and its attributes: `None` (inside `Some`) for a socket that is not a
@@ -209,27 +115,11 @@ fn socket_name(payload: &[u8]) -> String {
     }
 }
 
-/// Netlink messages and attributes start on 4-byte boundaries.
-fn align(length: usize) -> usize {
-    (length + 3) & !3
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sock_diag::{message, NLMSG_DONE, NLMSG_ERROR, SOCK_DIAG_BY_FAMILY};
     use std::os::unix::net::{UnixListener, UnixStream};
-
-    fn message(kind: u16, body: &[u8]) -> Vec<u8> {
-        let mut bytes = Vec::new();
-        bytes.extend(((NLMSG_HEADER + body.len()) as u32).to_ne_bytes());
-        bytes.extend(kind.to_ne_bytes());
-        bytes.extend(0u16.to_ne_bytes());
-        bytes.extend(1u32.to_ne_bytes());
-        bytes.extend(0u32.to_ne_bytes());
-        bytes.extend(body);
-        bytes.resize(align(bytes.len()), 0);
-        bytes
-    }
 
     fn attribute(kind: u16, payload: &[u8]) -> Vec<u8> {
         let mut bytes = Vec::new();

@@ -30,8 +30,8 @@ pub use observed::{
 mod overload;
 mod place;
 pub use place::{
-    CoreCount, DefaultHere, FrontCap, Place, PlaceKind, PlaceSource, PlaceUnclearWhy, PoolSeen,
-    Setting, Stated, StatedHere, StatedIn, UpstreamCap,
+    CoreCount, DefaultHere, FrontCap, ListenQueue, Place, PlaceKind, PlaceSource, PlaceUnclearWhy,
+    PoolSeen, Setting, Stated, StatedHere, StatedIn, UpstreamCap,
 };
 mod stacks;
 mod stats;

@@ -143,6 +143,10 @@ pub struct Place {
     /// the mean over the step read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub half_open: Option<f64>,
+    /// For an accept cap read from the connections: the size of the listen queue they waited
+    /// in (the `listen()` backlog), when the sweep read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listen_queue: Option<ListenQueue>,
     /// For an accept path in front of a pool: the pool whose threads held the limit with others
     /// idle beside them while connections waited unaccepted (its `setting`, if known, is then
     /// `not_sized_by`).
@@ -224,8 +228,10 @@ pub struct StatedHere {
 
 /// One whole-number value a target's process was started with: a command-line flag
 /// (`--workers 2`, `--threads=4`, `-w 2`), a JVM system property (`-Dname=4`), an environment
-/// variable (`UV_THREADPOOL_SIZE=8`). A sweep keeps only the names the catalogue reads, and
-/// only whole numbers: a command line or an environment may hold secrets.
+/// variable (`UV_THREADPOOL_SIZE=8`), or a size its application's configuration gives an actor
+/// dispatcher (`io.thread-pool-executor.fixed-pool-size = 16`). A sweep keeps only the names
+/// the catalogue reads and the dispatchers' sizing keys, and only whole numbers: a command
+/// line, an environment or a configuration may hold secrets.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stated {
     /// The flag, property or variable as the catalogue names it (`--workers`, `-Dname`,
@@ -235,6 +241,10 @@ pub struct Stated {
     pub value: u32,
     /// Where it was read.
     pub from: StatedIn,
+    /// The configuration file it was read from (`/srv/app.jar!/application.conf`), for
+    /// [`StatedIn::Configuration`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
 }
 
 /// A proxy's configured cap on one upstream server: HAProxy's `maxconn` on a `server` line,
@@ -270,6 +280,20 @@ pub struct FrontCap {
     pub directive: String,
 }
 
+/// The accept queue of the target's listener on the swept port, as the sweep read it when it
+/// ended (`sock_diag`): the connections the kernel holds, handshake done, until the server
+/// accepts them. Past its size the kernel drops the handshake's last step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListenQueue {
+    /// The port the listener is bound to.
+    pub port: u16,
+    /// The queue's size: the backlog the server's `listen()` asked for, at most somaxconn.
+    pub size: u32,
+    /// The most any `listen()` backlog gets on the target's machine (`net.core.somaxconn`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub somaxconn: Option<u32>,
+}
+
 /// Where a process states a value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -278,6 +302,9 @@ pub enum StatedIn {
     CommandLine,
     /// Its environment as it started (`/proc/PID/environ`).
     Environment,
+    /// Its application's configuration, read where its runtime reads it (a JVM's
+    /// `application.conf` on its classpath, or the file `-Dconfig.file` names).
+    Configuration,
 }
 
 /// A default cap as it comes out on the target.

@@ -208,6 +208,10 @@ pub struct SweepContext {
     /// ends. Empty when none or not observed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub front_caps: Vec<crate::FrontCap>,
+    /// The accept queue of the target's listener on the swept port (its `listen()` backlog),
+    /// read as the sweep ends; `None` when not found or not observed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listen_queue: Option<crate::ListenQueue>,
     /// The warm-up check: whether the first step found the service warm, and when it did not,
     /// the unmeasured run until its latency stopped falling (a JIT, caches, pools started on
     /// demand); `None` when there was none (`--warmup 0`, shards on a schedule, an older result).

@@ -216,22 +216,42 @@ pub(crate) fn short(fact: &Fact) -> Option<String> {
 fn unserved_clients(place: &Place) -> String {
     let told = |n: Option<f64>| n.filter(|&n| n >= 0.5);
     let mut parts = Vec::new();
+    let mut queue = Some(listen_queue(place));
     if let Some(n) = told(place.unaccepted) {
         parts.push(format!(
-            "{} waiting unaccepted in its listen queue",
-            count(n)
+            "{} waiting unaccepted in {}",
+            count(n),
+            queue.take().unwrap_or_default()
         ));
     }
     if let Some(n) = told(place.half_open) {
         parts.push(format!(
             "{} half-open (established at the client's end, with no socket at the target's: the \
-             handshake's last step dropped with its listen queue full)",
-            count(n)
+             handshake's last step dropped with {} full)",
+            count(n),
+            queue.unwrap_or_else(|| "it".to_string())
         ));
     }
     match parts.as_slice() {
         [] => "none seen".to_string(),
         _ => parts.join(" and "),
+    }
+}
+
+/// "its listen queue of 5 (the backlog its `listen()` asked for)", with the size when the
+/// sweep read it, and the kernel's cap when that is what the size is.
+fn listen_queue(place: &Place) -> String {
+    match place.listen_queue {
+        Some(queue) if queue.somaxconn == Some(queue.size) => format!(
+            "its listen queue of {} (`net.core.somaxconn`, the most any `listen()` backlog gets on \
+             its machine)",
+            queue.size
+        ),
+        Some(queue) => format!(
+            "its listen queue of {} (the backlog its `listen()` asked for)",
+            queue.size
+        ),
+        None => "its listen queue".to_string(),
     }
 }
 
@@ -561,16 +581,21 @@ fn stated_agrees(setting: &Setting) -> String {
 /// The values a process stated, as written where they were read: "`--workers 2` and
 /// `--threads 4` on their command line, `UV_THREADPOOL_SIZE=8` in their environment".
 fn stated_list(here: &StatedHere) -> String {
-    let written = |s: &Stated| {
-        if s.name.starts_with("-D") || s.from == StatedIn::Environment {
+    let written = |s: &Stated| match (s.from, s.file.as_deref()) {
+        (StatedIn::Configuration, Some(file)) => format!("`{} = {}` (`{file}`)", s.name, s.value),
+        (StatedIn::Configuration, None) => format!("`{} = {}`", s.name, s.value),
+        _ if s.name.starts_with("-D") || s.from == StatedIn::Environment => {
             format!("`{}={}`", s.name, s.value)
-        } else {
-            format!("`{} {}`", s.name, s.value)
         }
+        _ => format!("`{} {}`", s.name, s.value),
     };
     [
         (StatedIn::CommandLine, "on their command line"),
         (StatedIn::Environment, "in their environment"),
+        (
+            StatedIn::Configuration,
+            "in their application's configuration",
+        ),
     ]
     .iter()
     .filter_map(|(from, where_read)| {

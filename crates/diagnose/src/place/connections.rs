@@ -225,6 +225,7 @@ pub(super) fn accept_cap_seen(
         unaccepted: Some(at_largest.client_side.mean_unserved),
         listen_overflows: overflows,
         half_open: (at_largest.half_open_clients > 0.0).then_some(at_largest.half_open_clients),
+        listen_queue: known.listen_queue,
         ..accept_path(accepted, largest, at_largest)
     })
 }

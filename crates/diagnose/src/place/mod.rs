@@ -51,8 +51,8 @@ use crate::evidence::Evidence;
 use crate::finding::Finding;
 use crate::size_rule::UsableCores;
 use chokepoint_result::{
-    Fact, FrontCap, H2Peer, Kind, Place, PlaceKind, PlaceSource, PlaceUnclearWhy, PoolSeen,
-    PoolStacks, Setting, SharedStack, StackSource, Stated, Step, UpstreamCap, WaitKind,
+    Fact, FrontCap, H2Peer, Kind, ListenQueue, Place, PlaceKind, PlaceSource, PlaceUnclearWhy,
+    PoolSeen, PoolStacks, Setting, SharedStack, StackSource, Stated, Step, UpstreamCap, WaitKind,
 };
 use connections::{
     accept_cap_seen, accept_cap_shed, calls_at_once, configured_front_cap, configured_upstream_cap,
@@ -87,7 +87,7 @@ pub(crate) fn matches_limit(held: f64, limit: f64) -> bool {
 
 /// `finding` with its place fact after its own facts.
 pub(crate) fn with_place(mut finding: Finding, evidence: &Evidence<'_>) -> Finding {
-    let dispatchers = crate::actor_dispatcher::settings(evidence.steps);
+    let dispatchers = crate::actor_dispatcher::settings(evidence.steps, &evidence.context.stated);
     let known = Known {
         catalogue: evidence.catalogue,
         dispatchers: &dispatchers,
@@ -97,6 +97,7 @@ pub(crate) fn with_place(mut finding: Finding, evidence: &Evidence<'_>) -> Findi
         stated: &evidence.context.stated,
         upstream_caps: &evidence.context.upstream_caps,
         front_caps: &evidence.context.front_caps,
+        listen_queue: evidence.context.listen_queue,
     };
     let place = facts(evidence.steps, &finding, &known);
     finding.facts.extend(place);
@@ -119,6 +120,8 @@ pub(crate) struct Known<'a> {
     pub(crate) upstream_caps: &'a [UpstreamCap],
     /// Its proxies' caps on the client connections a frontend accepts, by port.
     pub(crate) front_caps: &'a [FrontCap],
+    /// The accept queue of its listener on the swept port.
+    pub(crate) listen_queue: Option<ListenQueue>,
 }
 
 impl Known<'_> {

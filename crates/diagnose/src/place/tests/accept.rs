@@ -6,7 +6,7 @@
 use super::shapes::*;
 use super::*;
 use chokepoint_result::{
-    ConnectionCounts, Connections, DownstreamInFlight, SocketCounts, ThreadsByPool,
+    ConnectionCounts, Connections, DownstreamInFlight, ListenQueue, SocketCounts, ThreadsByPool,
 };
 
 /// The target at `clients`, `accepted` of its client connections accepted at once, `waiting`
@@ -147,6 +147,57 @@ fn an_accept_loop_that_falls_behind_a_small_backlog_is_the_place_with_its_drops(
             && said.contains("the kernel dropped 12 handshakes with a listen queue full"),
         "{said}"
     );
+}
+
+#[test]
+fn the_listen_queue_the_sweep_read_is_told_with_its_size_and_whose_size_it_is() {
+    // py-warmup's shape again, with the listener's accept queue read as the sweep ended: the
+    // backlog of 5 CPython's socketserver asks for, under a somaxconn of 4096; and a server
+    // that asked for more than the kernel's cap of 128 grants.
+    let steps = vec![
+        accepting(32, 32, 0.0, 0),
+        half_open(80, 55, 0.0, 25.0, 0),
+        half_open(128, 60, 3.0, 68.0, 12),
+        half_open(244, 77, 5.0, 167.0, 0),
+    ];
+    let found = unanswered(59.5, 68, &[80, 128, 244]);
+    // (the queue read, the words, the words for the half-open clients after them)
+    let table = [
+        (
+            Some((5, Some(4096))),
+            "5 waiting unaccepted in its listen queue of 5 (the backlog its `listen()` asked for)",
+            "dropped with it full",
+        ),
+        (
+            Some((128, Some(128))),
+            "waiting unaccepted in its listen queue of 128 (`net.core.somaxconn`, the most any `listen()` backlog gets on its machine)",
+            "dropped with it full",
+        ),
+        (None, "5 waiting unaccepted in its listen queue and", "dropped with it full"),
+    ];
+    for (queue, told, after) in table {
+        let listen_queue = queue.map(|(size, somaxconn)| ListenQueue {
+            port: 8080,
+            size,
+            somaxconn,
+        });
+        let known = Known {
+            dispatchers: &[],
+            catalogue: Catalogue::built_in(),
+            libraries: &[],
+            cores: Some(TWO_CPUS),
+            h2_peers: &[],
+            stated: &[],
+            upstream_caps: &[],
+            front_caps: &[],
+            listen_queue,
+        };
+        let facts = super::super::facts(&steps, &found, &known);
+        let place = accept_place(&facts).unwrap_or_else(|| panic!("{facts:?}"));
+        assert_eq!(place.listen_queue, listen_queue);
+        let said = crate::describe::place::sentence(&facts[0], &found).unwrap();
+        assert!(said.contains(told) && said.contains(after), "{said}");
+    }
 }
 
 #[test]

@@ -36,6 +36,7 @@ fn facts_with(steps: &[Step], finding: &Finding, libraries: &[String]) -> Vec<Fa
         stated: &[],
         upstream_caps: &[],
         front_caps: &[],
+        listen_queue: None,
     };
     super::facts(steps, finding, &known)
 }
@@ -65,6 +66,7 @@ fn pgxpools_queue_names_pool_max_conns_with_its_default_on_the_targets_cpus() {
             stated: &[],
             upstream_caps: &[],
             front_caps: &[],
+            listen_queue: None,
         };
         let place = match super::facts(&steps, &found, &known).as_slice() {
             [Fact::Place { place }] => place.as_ref().clone(),
@@ -1110,6 +1112,7 @@ fn connection_facts(steps: &[Step], finding: &Finding, libraries: &[&str]) -> Ve
         stated: &[],
         upstream_caps: &[],
         front_caps: &[],
+        listen_queue: None,
     };
     super::facts(steps, finding, &known)
 }

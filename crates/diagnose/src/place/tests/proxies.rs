@@ -23,6 +23,7 @@ fn facts_with(
         stated: &[],
         upstream_caps: upstream,
         front_caps: front,
+        listen_queue: None,
     };
     super::super::facts(steps, finding, &known)
 }

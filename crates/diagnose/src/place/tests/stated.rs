@@ -17,6 +17,7 @@ fn facts_stated(steps: &[Step], finding: &Finding, stated: &[Stated]) -> Vec<Fac
         stated,
         upstream_caps: &[],
         front_caps: &[],
+        listen_queue: None,
     };
     super::super::facts(steps, finding, &known)
 }
@@ -27,6 +28,7 @@ fn started_with(workers: u32, threads: u32) -> Vec<Stated> {
             name: name.into(),
             value,
             from: StatedIn::CommandLine,
+            file: None,
         })
         .to_vec()
 }
