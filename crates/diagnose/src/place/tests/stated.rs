@@ -180,3 +180,101 @@ fn gthread_executors_held_at_what_the_workers_state_name_gunicorns_flags_on_2_16
         );
     }
 }
+
+/// A Pekko system `svc` whose dispatcher `io` (a thread-pool-executor of `threads`) holds
+/// `held` calls at `clients`, its other threads idle in the executor's queue; the default
+/// dispatcher beside it, as jcmd shows every system's.
+fn pekko_io_at(clients: u32, threads: u32, held: f64) -> Step {
+    let held = held.min(f64::from(clients));
+    let jcmd = stacks(
+        StackSource::JcmdThreadPrint,
+        vec![
+            stack_pool(
+                "svc-io",
+                &[
+                    (
+                        WaitKind::Downstream,
+                        held,
+                        &[
+                            "sun.net.www.protocol.http.HttpURLConnection.getInputStream",
+                            "java.util.concurrent.ThreadPoolExecutor.runWorker",
+                        ],
+                    ),
+                    (
+                        WaitKind::Idle,
+                        f64::from(threads) - held,
+                        &["java.util.concurrent.ThreadPoolExecutor.getTask"],
+                    ),
+                ],
+            ),
+            stack_pool(
+                "svc-pekko.actor.default-dispatcher",
+                &[(
+                    WaitKind::Idle,
+                    8.0,
+                    &["java.util.concurrent.ForkJoinPool.awaitWork"],
+                )],
+            ),
+        ],
+    );
+    step(clients, Vec::new(), Some(jcmd), Some(held as u32))
+}
+
+#[test]
+fn a_dispatcher_held_at_the_size_its_configuration_gives_is_named_with_it_and_not_otherwise() {
+    // (the fixed-pool-size configured, the calls its threads held) on pools sized for 2, 16 and
+    // 64 cores: the docs' recipe sizes a blocking dispatcher by the calls it must hold.
+    let key = "io.thread-pool-executor.fixed-pool-size";
+    for (configured, held) in [
+        (16, 16.0),
+        (64, 64.0),
+        (256, 256.0),
+        (16, 5.0),
+        (256, 100.0),
+    ] {
+        let steps: Vec<Step> = [held / 2.0, held, 2.0 * held, 4.0 * held]
+            .map(|c| pekko_io_at(c as u32, configured, held))
+            .to_vec();
+        let found = finding(Kind::BlockingPool, held, held as u32);
+        let stated = [Stated {
+            name: key.into(),
+            value: configured,
+            from: StatedIn::Configuration,
+            file: Some("/srv/svc.jar!/application.conf".into()),
+        }];
+        let dispatchers = crate::actor_dispatcher::settings(&steps, &stated);
+        let known = Known {
+            dispatchers: &dispatchers,
+            catalogue: Catalogue::built_in(),
+            libraries: &[],
+            cores: None,
+            h2_peers: &[],
+            stated: &stated,
+            upstream_caps: &[],
+            front_caps: &[],
+            listen_queue: None,
+        };
+        let facts = super::super::facts(&steps, &found, &known);
+        let said = crate::describe::place::sentence(&facts[0], &found).unwrap();
+        if f64::from(configured) == held {
+            let [Fact::Place { place }] = facts.as_slice() else {
+                panic!("{configured} held {held}: expected a place, got {facts:?}");
+            };
+            assert_eq!(place.pool.as_deref(), Some("svc-io"));
+            let here = place.setting.as_ref().and_then(|s| s.stated_here.as_ref());
+            assert_eq!(here.map(|h| h.size), Some(configured));
+            assert!(
+                said.contains(&format!(
+                    "`{key} = {configured}` (`/srv/svc.jar!/application.conf`) in their application's configuration: {configured} at once, as held"
+                )),
+                "{said}"
+            );
+        } else {
+            let [Fact::PlaceUnclear { why, .. }] = facts.as_slice() else {
+                panic!("{configured} held {held}: expected no place, got {facts:?}");
+            };
+            assert_eq!(*why, PlaceUnclearWhy::SettingDisagrees);
+            assert!(said.contains(&format!("`{key}` is not the knob")), "{said}");
+        }
+    }
+}
