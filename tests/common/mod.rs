@@ -610,11 +610,25 @@ pub fn runs_a_jit(config: &SweepConfig) -> bool {
 /// [`sweep_with`] with the configuration's own warm-up, whatever the target.
 pub fn sweep_as_configured(
     name: &str,
+    config: SweepConfig,
+    clients: Option<Vec<u32>>,
+    step: Duration,
+    max_clients: u32,
+    mock: Option<&RunningMock>,
+) -> SweepResult {
+    sweep_watching(name, config, clients, step, max_clients, mock, &mut |_| {})
+}
+
+/// [`sweep_as_configured`], calling `on_step` with each step as it ends (a test that changes
+/// the machine between steps).
+pub fn sweep_watching(
+    name: &str,
     mut config: SweepConfig,
     clients: Option<Vec<u32>>,
     step: Duration,
     max_clients: u32,
     mock: Option<&RunningMock>,
+    on_step: &mut dyn FnMut(&Step),
 ) -> SweepResult {
     config.clients = clients;
     config.max_clients = max_clients;
@@ -626,6 +640,7 @@ pub fn sweep_as_configured(
     let result = sweep(&config, CancellationToken::new(), &mut |event| {
         if let SweepEvent::Step(step) = event {
             println!("{name}: step done: {}", step_line(step));
+            on_step(step);
         }
     })
     .unwrap_or_else(|err| panic!("{name}: the sweep failed: {err:#}"));

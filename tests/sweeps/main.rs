@@ -17,6 +17,7 @@ mod grpc;
 mod hangs;
 mod jvm_frameworks;
 mod libuv;
+mod machine_taken;
 mod namespaces;
 mod observer_netns;
 mod place;

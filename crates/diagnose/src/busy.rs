@@ -1,5 +1,6 @@
-//! A machine busy before the load: other processes held its CPU from the sweep's first steps
-//! ([`Fact::MachineBusyBeforeLoad`]).
+//! A machine busy with other work: other processes held its CPU from the sweep's first steps
+//! ([`Fact::MachineBusyBeforeLoad`]), or took it as throughput fell past the peak
+//! ([`Fact::MachineTakenAtFall`]).
 //!
 //! Why, from first principles. Below the knee the target serves every client at once and the
 //! load is light, so what keeps the machine busy there is other work: a build, another test,
@@ -29,11 +30,32 @@
 //! agreeing with the limit, connections or threads held at the limit, a stream cap
 //! ([`crate::thrash::a_pool_is_seen`]). A `cpu-bound` finding is no reading of a pool, so this
 //! rule leaves it to the others.
+//!
+//! **Others taking the machine as throughput fell** ([`Fact::MachineTakenAtFall`], session 29).
+//! A fall past the peak reads as contention: the target's requests getting in each other's way
+//! cost throughput. The same fall comes when other processes take the cores in the middle of a
+//! sweep (a build, a test, a backup starting on a shared runner): the target serves at the rate
+//! of the CPU it is given. The two differ in what a request costs: contention burns CPU on
+//! every request it slows (spinning, retries, wake-ups: the CPU per request rises with the
+//! clients, [`crate::thrash`]), while a target starved of cores does the same work per request
+//! on less CPU. The rule: a `contention` finding whose evidence is a fall past the peak
+//! (`Overload::Collapses`), with the target observed, whose CPU per successful request at the
+//! largest step is within a quarter of the peak's ([`crate::whole_cores::fall_follows_the_cpu`])
+//! and whose falling steps show other processes holding the machine at or past the saturated
+//! share (the median over the steps past the peak; [`saturated_machine_pct`], as below the knee)
+//! is `machine-saturated`, and names no limit. Direct evidence wins: a rise of the CPU per
+//! request ([`Fact::CpuPerRequestRises`]) is contention's own, and leaves the finding as it is.
+//! Left as it was, and not yet right: a fall past a pool seen at its limit (the mock's ceiling
+//! read as the limit), which the collapse rule already reads as contention; the plateau, the
+//! fits and the words of that finding all come from the fall, and a pool restored beside them
+//! would contradict them. Not read: a target not observed, whose CPU cannot be told from the
+//! others'.
 use crate::evidence::Evidence;
 use crate::finding::Finding;
+use crate::points::Point;
 use crate::saturation::{others_pct, saturated_machine_pct, STARVED_CORES};
 use crate::thrash::a_pool_is_seen;
-use chokepoint_result::{median, Fact, Kind, Step};
+use chokepoint_result::{median, Fact, Kind, Overload, Step};
 
 /// `finding` as `machine-saturated` when others held the machine from its first steps (see the
 /// module), else as it was.
@@ -96,6 +118,87 @@ fn busy_before_load(finding: &Finding, evidence: &Evidence<'_>) -> Option<Fact> 
         clients,
         machine_cpu_pct: median(below.iter().filter_map(|s| s.machine_contended_cpu_pct()))?,
         others_pct,
+        suggested: finding.kind,
+        suggested_limit: finding.limit,
+    })
+}
+
+/// `finding` as `machine-saturated` when its fall came with others taking the machine (see the
+/// module), else as it was.
+pub(crate) fn reconsider_fall(
+    mut finding: Finding,
+    evidence: &Evidence<'_>,
+    pts: &[Point<'_>],
+) -> Finding {
+    let contends_by_its_fall = finding.kind == Kind::Contention
+        && matches!(finding.overload, Some(Overload::Collapses { .. }));
+    let rose = finding
+        .facts
+        .iter()
+        .any(|fact| matches!(fact, Fact::CpuPerRequestRises { .. }));
+    if !contends_by_its_fall || rose || a_pool_is_seen(&finding) {
+        return finding;
+    }
+    let Some(fact) = taken_at_fall(&finding, evidence, pts) else {
+        return finding;
+    };
+    finding.kind = Kind::MachineSaturated;
+    finding.limit = None;
+    finding.facts.insert(0, fact);
+    finding
+}
+
+/// The others' hold on the machine at the steps past the peak, when it left less than half a
+/// core and the target's CPU per request held.
+fn taken_at_fall(finding: &Finding, evidence: &Evidence<'_>, pts: &[Point<'_>]) -> Option<Fact> {
+    let cores = f64::from(evidence.context.cores?);
+    let peak = finding.peak.as_ref()?;
+    if !evidence.context.target_observed || cores <= 0.0 {
+        return None;
+    }
+    if !crate::whole_cores::fall_follows_the_cpu(pts) {
+        return None;
+    }
+    let others = |s: &Step| {
+        s.machine_contended_cpu_pct()
+            .map(|machine| others_pct(machine, s.target_cpu_pct, s.generator_cpu_pct))
+    };
+    let past: Vec<&Step> = evidence
+        .steps
+        .iter()
+        .filter(|s| s.clients > peak.clients && s.target_cpu_pct.is_some())
+        .filter(|s| others(s).is_some())
+        .collect();
+    let others_past = median(past.iter().filter_map(|s| others(s)))?;
+    if others_past < saturated_machine_pct(cores) {
+        return None;
+    }
+    let peak_others = median(
+        evidence
+            .steps
+            .iter()
+            .filter(|s| s.clients == peak.clients)
+            .filter_map(others),
+    )?;
+    let cpu_ms = |p: &Point<'_>| {
+        p.target_cpu
+            .filter(|_| p.ok_x > 0.0)
+            .map(|pct| pct / 100.0 * cores / p.ok_x * 1000.0)
+    };
+    let at_peak = pts
+        .iter()
+        .find(|p| p.clients == peak.clients)
+        .and_then(cpu_ms)?;
+    let at_last = pts.last().and_then(cpu_ms)?;
+    let mut clients: Vec<u32> = past.iter().map(|s| s.clients).collect();
+    clients.sort_unstable();
+    clients.dedup();
+    Some(Fact::MachineTakenAtFall {
+        clients,
+        others_pct: others_past,
+        peak_clients: peak.clients,
+        peak_others_pct: peak_others,
+        cpu_ms: (at_peak, at_last),
         suggested: finding.kind,
         suggested_limit: finding.limit,
     })

@@ -76,7 +76,11 @@
 //!    whose steps below the knee show other processes holding the machine with less than half
 //!    a core idle is `machine-saturated`, its limit unnamed ([`Fact::MachineBusyBeforeLoad`]):
 //!    a target starved of CPU by others looks like a pool from the client side. The same direct
-//!    evidence leaves it as it was.
+//!    evidence leaves it as it was. **Others taking the machine as it fell** (`busy`): a
+//!    `contention` read from a fall past the peak, the target observed, whose CPU per request
+//!    held while other processes held the machine at the falling steps, is `machine-saturated`
+//!    ([`Fact::MachineTakenAtFall`]): the target served less on less CPU. A rise of the CPU per
+//!    request, or a pool seen at its limit, leaves it as it was.
 //! 9. **Where the limit sits** (`place`): from the steps at or past the knee, the pool whose
 //!    held threads match the limit (the runtime's stacks first, then `/proc`), the connections
 //!    to the downstream for a connection limit, the CPU and its busiest pool
@@ -182,6 +186,9 @@ pub fn diagnose_with(steps: &[Step], context: &SweepContext, catalogue: &Catalog
     // 8c. A pool or stalls read from the client side while other processes held the machine
     // from the first steps: machine-saturated.
     let finding = busy::reconsider(finding, &evidence);
+    // 8d. A fall past the peak while other processes took the machine, each request costing
+    // the target what it did at the peak: machine-saturated, not contention.
+    let finding = busy::reconsider_fall(finding, &evidence, &pts);
     // 9. Where the limit sits, with the catalogue's setting.
     place::with_place(finding, &evidence)
 }

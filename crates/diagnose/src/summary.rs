@@ -227,6 +227,18 @@ pub(crate) fn summary(f: &Finding) -> String {
         }
         Kind::NoLimitFound => no_limit(f),
         Kind::MachineSaturated => find(f, |fact| match fact {
+            Fact::MachineTakenAtFall {
+                others_pct,
+                peak_clients,
+                suggested,
+                suggested_limit,
+                ..
+            } => Some(format!(
+                "Throughput peaked at {} and fell past it while other processes held {others_pct:.0}% of all cores: \
+                 the target served less on the CPU they left it, so this sweep cannot say whether it contends (alone, the fall reads as {}).",
+                clients(*peak_clients),
+                client_side_reading(*suggested, *suggested_limit)
+            )),
             Fact::MachineBusyBeforeLoad {
                 others_pct,
                 suggested,

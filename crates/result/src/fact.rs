@@ -550,6 +550,28 @@ pub enum Fact {
         /// Its size.
         suggested_limit: Option<f64>,
     },
+    /// Past the peak, throughput fell at steps where processes other than the target and the
+    /// generator held the machine (its cores all but half a core), while each request cost the
+    /// target the CPU it did at the peak: the target served less because it was given less CPU,
+    /// not because its requests got in each other's way. The fall is the machine's, so it names
+    /// no contention.
+    MachineTakenAtFall {
+        /// The steps past the peak read (throughput fell there).
+        clients: Vec<u32>,
+        /// Everything but the target and the generator, percent of all cores (median over those
+        /// steps).
+        others_pct: f64,
+        /// The peak's step.
+        peak_clients: u32,
+        /// Everything but the target and the generator at the peak, percent of all cores.
+        peak_others_pct: f64,
+        /// The target's CPU per successful request at the peak and at the largest step, ms.
+        cpu_ms: (f64, f64),
+        /// The kind the fall alone suggested (`contention`).
+        suggested: Kind,
+        /// Its size.
+        suggested_limit: Option<f64>,
+    },
     /// The target's threads (read from /proc) were on a CPU or waiting for one at the plateau,
     /// none of them waiting on the network: its own work, not a pool, stops it.
     ThreadsRunning {

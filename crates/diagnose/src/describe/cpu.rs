@@ -175,6 +175,24 @@ fn sentence(fact: &Fact, finding: &Finding) -> Option<String> {
             steps.iter().map(u32::to_string).collect::<Vec<_>>().join(", "),
             client_side_reading(*suggested, *suggested_limit)
         ),
+        Fact::MachineTakenAtFall {
+            clients: steps,
+            others_pct,
+            peak_clients,
+            peak_others_pct,
+            cpu_ms: (at_peak, at_last),
+            suggested,
+            suggested_limit,
+        } => format!(
+            "Past the peak ({}) throughput fell at {} clients while other processes than the target and the generator \
+             held {others_pct:.0}% of all cores ({peak_others_pct:.0}% at the peak), and each request still cost the target \
+             about the CPU it did at the peak ({at_peak:.2} ms, then {at_last:.2} ms): it served less because it was given less \
+             CPU, not because its requests got in each other's way. Alone, the fall would read as {}. \
+             For a clean answer sweep again on a quieter machine, or give the target and the generator cores of their own (taskset).",
+            clients(*peak_clients),
+            steps.iter().map(u32::to_string).collect::<Vec<_>>().join(", "),
+            client_side_reading(*suggested, *suggested_limit)
+        ),
         Fact::WholeCores { .. }
         | Fact::WholeThreadsRunning { .. }
         | Fact::InterpreterLock { .. } => whole_cores_sentence(fact)?,
@@ -414,6 +432,9 @@ fn short(fact: &Fact, _: &Finding) -> Option<String> {
         Fact::MachineBusyBeforeLoad { others_pct, .. } => format!(
             "Other processes held {others_pct:.0}% of all cores before the load was heavy."
         ),
+        Fact::MachineTakenAtFall { others_pct, .. } => format!(
+            "Other processes held {others_pct:.0}% of all cores as throughput fell."
+        ),
         Fact::ThreadsRunning {
             running, threads, ..
         } => format!("{running:.1} of the target's {threads:.0} threads running at once, none waiting on the network."),
@@ -466,6 +487,8 @@ fn rank(kind: Kind, fact: &Fact) -> Option<u8> {
         (Kind::GeneratorBound, Fact::GeneratorBound { .. }) => Some(0),
         (Kind::MachineSaturated, Fact::MachineSaturated { .. }) => Some(0),
         (Kind::MachineSaturated, Fact::MachineBusyBeforeLoad { .. }) => Some(0),
+        (Kind::MachineSaturated, Fact::MachineTakenAtFall { .. }) => Some(0),
+        (_, Fact::MachineTakenAtFall { .. }) => Some(3),
         (Kind::CpuBound, Fact::CpuQuota { .. }) => Some(0),
         (Kind::CpuBound, Fact::ThreadsRunning { .. }) => Some(1),
         (_, Fact::ThreadsRunningBesideIdleCores { .. }) => Some(3),

@@ -158,6 +158,7 @@ fn teller(fact: &Fact) -> &'static Teller {
         | Fact::TargetNotObserved
         | Fact::MachineSaturated { .. }
         | Fact::MachineBusyBeforeLoad { .. }
+        | Fact::MachineTakenAtFall { .. }
         | Fact::ThreadsRunning { .. }
         | Fact::ThreadsRunningBesideIdleCores { .. }
         | Fact::WholeCores { .. }

@@ -330,6 +330,15 @@ fn samples() -> Vec<Fact> {
             suggested: Kind::BlockingPool,
             suggested_limit: Some(7.3),
         },
+        Fact::MachineTakenAtFall {
+            clients: vec![64, 128],
+            others_pct: 85.0,
+            peak_clients: 32,
+            peak_others_pct: 3.0,
+            cpu_ms: (1.9, 2.0),
+            suggested: Kind::Contention,
+            suggested_limit: Some(32.0),
+        },
         Fact::ThreadsRunning {
             clients: steps(),
             running: 2.0,

@@ -175,3 +175,106 @@ fn without_the_target_observed_others_cannot_be_told_from_it() {
     let d = diagnosed(&sweep(2, 1.8, false), &unobserved);
     assert!(busy_fact(&d).is_none(), "{:?}", d.facts);
 }
+
+/// A pool of 10 slots per core, each held for one `DELAY_MS` call and 2 ms of the target's
+/// CPU: 200 req/s per core at 40% of the machine, a plateau that is no CPU's (no mock counts
+/// the calls: a pool the mock sees at its limit is left as the collapse rule reads it). From four times
+/// the pool on, others take all but `starved` cores (a build starting mid-sweep), and the
+/// target serves at 2 ms a request on what it is left, or, when `thrashes`, the others stay
+/// away and the target's own requests burn the machine (its CPU per request rising tenfold).
+fn pool_then_machine_taken(cores: u32, thrashes: bool) -> Vec<Step> {
+    const TARGET_MS: f64 = 2.0;
+    let pool = 10 * cores;
+    let ceiling = f64::from(pool) * 1000.0 / DELAY_MS;
+    let starved = 0.3;
+    let mut noise = Noise::new(u64::from(cores) * 13 + 2 * u64::from(thrashes));
+    [1, pool / 4, pool / 2, pool, 2 * pool, 4 * pool, 8 * pool]
+        .into_iter()
+        .map(|c| {
+            let taken = c >= 4 * pool;
+            let per_client = 1000.0 / (DELAY_MS + TARGET_MS);
+            let mut x = (f64::from(c) * per_client).min(ceiling);
+            let (target_cores, others) = match (taken, thrashes) {
+                (true, false) => {
+                    x = starved * 1000.0 / TARGET_MS;
+                    (starved, f64::from(cores) - starved - 0.05)
+                }
+                (true, true) => {
+                    x = 0.4 * ceiling;
+                    (0.95 * f64::from(cores), 0.02)
+                }
+                (false, _) => (x * TARGET_MS / 1000.0, 0.02),
+            };
+            let x = noise.jitter(x, 0.01);
+            let s = step(c, x, f64::from(c) / x * 1000.0);
+            machine(s, cores, Some(target_cores), others)
+        })
+        .collect()
+}
+
+fn taken_fact(finding: &chokepoint_diagnose::Finding) -> Option<(Vec<u32>, f64, Kind)> {
+    finding.facts.iter().find_map(|f| match f {
+        Fact::MachineTakenAtFall {
+            clients,
+            others_pct,
+            suggested,
+            ..
+        } => Some((clients.clone(), *others_pct, *suggested)),
+        _ => None,
+    })
+}
+
+#[test]
+fn a_fall_while_others_took_the_machine_is_not_contention_on_any_machine() {
+    for cores in [2, 16, 64] {
+        let pool = 10 * cores;
+        // Without a mock: nothing saw the pool, and the fall cannot be the target's: no limit.
+        let no_mock = SweepContext {
+            cores: Some(cores),
+            target_observed: true,
+            ..Default::default()
+        };
+        let d = diagnosed(&pool_then_machine_taken(cores, false), &no_mock);
+        let (clients, others_pct, suggested) =
+            taken_fact(&d).unwrap_or_else(|| panic!("{cores} cores: {d:?}"));
+        assert_eq!(d.kind, Kind::MachineSaturated, "{cores} cores");
+        assert_eq!(d.limit, None, "{cores} cores");
+        assert_eq!(clients, [4 * pool, 8 * pool], "{cores} cores");
+        assert!(others_pct >= 75.0, "{cores} cores: {others_pct}");
+        assert_eq!(suggested, Kind::Contention, "{cores} cores");
+        let text = chokepoint_diagnose::describe(&d);
+        assert!(
+            text.summary
+                .contains("fell past it while other processes held"),
+            "{}",
+            text.summary
+        );
+    }
+}
+
+#[test]
+fn a_fall_whose_requests_cost_more_or_whose_target_was_not_seen_stays_contention() {
+    for cores in [2, 16, 64] {
+        let context = SweepContext {
+            cores: Some(cores),
+            target_observed: true,
+            ..Default::default()
+        };
+        // The target's own requests burn the machine as it falls: contention, as before.
+        let d = diagnosed(&pool_then_machine_taken(cores, true), &context);
+        assert_eq!(d.kind, Kind::Contention, "{cores} cores thrashing: {d:?}");
+        assert!(taken_fact(&d).is_none(), "{cores} cores");
+        // Others took the machine, but the target was not observed: its CPU cannot be told
+        // from theirs, and the rule reads nothing.
+        let mut unseen = pool_then_machine_taken(cores, false);
+        for s in &mut unseen {
+            s.target_cpu_pct = None;
+        }
+        let blind = SweepContext {
+            target_observed: false,
+            ..context.clone()
+        };
+        let d = diagnosed(&unseen, &blind);
+        assert!(taken_fact(&d).is_none(), "{cores} cores unobserved: {d:?}");
+    }
+}
