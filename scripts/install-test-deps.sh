@@ -68,6 +68,11 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 # WireMock's standalone jar (Maven Central), for the mock's differential and Java client tests
 # (crates/mock/tests/wiremock.rs), which fail without it.
+# Maven's own JVM, started once per artifact below (about 28 times on a fresh machine, beside the
+# build of the tests): compiled by C1 only and with the serial collector, one cached
+# `dependency:copy` took 1.7 s of CPU instead of 3.4 s (session 29). The tests' JVMs are not
+# touched.
+export MAVEN_OPTS="${MAVEN_OPTS:-} -XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 wiremock_version=3.9.1
 wiremock_cache="${XDG_CACHE_HOME:-$HOME/.cache}/chokepoint-bench"
 if [ ! -f "$wiremock_cache/wiremock-standalone-$wiremock_version.jar" ]; then

@@ -27,7 +27,7 @@
 //! environment, or left unresolved when they name what only a library's `reference.conf`
 //! holds), and jars are read by the `zip` crate. A file that is gone, unreadable or malformed
 //! gives nothing.
-use crate::stated::JVM_OPTIONS;
+use crate::stated::{environment_of, jvm_env_options};
 use chokepoint_result::{Stated, StatedIn};
 use hocon::{HoconValue, ParseOptions};
 use procfs::process::Process;
@@ -64,12 +64,7 @@ pub fn dispatcher_sizes(pids: &[i32]) -> Vec<Stated> {
         if !is_java(&args) {
             continue;
         }
-        let environment: HashMap<String, String> = process
-            .environ()
-            .unwrap_or_default()
-            .into_iter()
-            .filter_map(|(n, v)| Some((n.into_string().ok()?, v.into_string().ok()?)))
-            .collect();
+        let environment = environment_of(&process);
         let cwd = process.cwd().unwrap_or_default();
         for stated in stated_by(&args, &environment, &cwd) {
             if !found.iter().any(|s| s.name == stated.name) {
@@ -139,19 +134,12 @@ fn is_sizing_key(key: &str) -> bool {
 }
 
 /// The JVM's `-Dname=value` options with where each was read, the last of a repeated one
-/// winning, in HotSpot's order ([`JVM_OPTIONS`]).
+/// winning, in HotSpot's order (`stated::JVM_OPTIONS`).
 fn system_properties(
     args: &[String],
     environment: &HashMap<String, String>,
 ) -> HashMap<String, (String, StatedIn)> {
-    let from_env = |after: bool| -> Vec<String> {
-        JVM_OPTIONS
-            .iter()
-            .filter(|(_, last)| *last == after)
-            .filter_map(|(name, _)| environment.get(*name))
-            .flat_map(|value| value.split_whitespace().map(String::from))
-            .collect()
-    };
+    let from_env = |after: bool| jvm_env_options(environment, after);
     // Only the JVM's own options: those after the main class or `-jar JAR` are the program's.
     let jvm_args = &args[1.min(args.len())..jvm_options_end(args)];
     let mut properties = HashMap::new();

@@ -49,15 +49,10 @@ pub fn stated_values(pids: &[i32], flags: &[String], variables: &[String]) -> Ve
         };
         let args = process.cmdline().unwrap_or_default();
         let environment = environment_of(&process);
-        let options = |after: bool| -> Vec<String> {
-            JVM_OPTIONS
-                .iter()
-                .filter(|(_, last)| *last == after)
-                .filter_map(|(name, _)| environment.get(*name))
-                .flat_map(|value| value.split_whitespace().map(String::from))
-                .collect()
-        };
-        let (before, last) = (options(false), options(true));
+        let (before, last) = (
+            jvm_env_options(&environment, false),
+            jvm_env_options(&environment, true),
+        );
         for flag in flags {
             let stated = match (flag_value(&last, flag), flag_value(&args, flag)) {
                 (Some(value), _) => Some((value, StatedIn::Environment)),
@@ -80,8 +75,19 @@ pub fn stated_values(pids: &[i32], flags: &[String], variables: &[String]) -> Ve
     found
 }
 
+/// The options a JVM reads from `environment` as its command line's, those that go `after`
+/// it or those before ([`JVM_OPTIONS`]), in order.
+pub(crate) fn jvm_env_options(environment: &HashMap<String, String>, after: bool) -> Vec<String> {
+    JVM_OPTIONS
+        .iter()
+        .filter(|(_, last)| *last == after)
+        .filter_map(|(name, _)| environment.get(*name))
+        .flat_map(|value| value.split_whitespace().map(String::from))
+        .collect()
+}
+
 /// The environment a process started with, its variables that are UTF-8.
-fn environment_of(process: &Process) -> HashMap<String, String> {
+pub(crate) fn environment_of(process: &Process) -> HashMap<String, String> {
     process
         .environ()
         .unwrap_or_default()
