@@ -57,6 +57,18 @@ use crate::saturation::{others_pct, saturated_machine_pct, STARVED_CORES};
 use crate::thrash::a_pool_is_seen;
 use chokepoint_result::{median, Fact, Kind, Overload, Step};
 
+/// What processes other than the target and the generator held of the machine at `step`,
+/// percent of all cores; `None` without the machine's share. The generator's figure is a share
+/// of the cores it may use: all of them here, as the saturation stage reads it.
+fn others_at(step: &Step) -> Option<f64> {
+    let machine = step.machine_contended_cpu_pct()?;
+    Some(others_pct(
+        machine,
+        step.target_cpu_pct,
+        step.generator_cpu_pct,
+    ))
+}
+
 /// `finding` as `machine-saturated` when others held the machine from its first steps (see the
 /// module), else as it was.
 pub(crate) fn reconsider(mut finding: Finding, evidence: &Evidence<'_>) -> Finding {
@@ -87,16 +99,7 @@ fn busy_before_load(finding: &Finding, evidence: &Evidence<'_>) -> Option<Fact> 
         .filter(|s| s.clients > 0 && s.clients < knee)
         .filter(|s| s.machine_contended_cpu_pct().is_some() && s.target_cpu_pct.is_some())
         .collect();
-    // The generator's figure is a share of the cores it may use: all of them here, as the
-    // saturation stage reads it.
-    let others = |s: &&Step| {
-        others_pct(
-            s.machine_contended_cpu_pct().unwrap_or(0.0),
-            s.target_cpu_pct,
-            s.generator_cpu_pct,
-        )
-    };
-    let others_pct = median(below.iter().map(others))?;
+    let others_pct = median(below.iter().filter_map(|s| others_at(s)))?;
     if others_pct < saturated_machine_pct(cores) {
         return None;
     }
@@ -159,17 +162,13 @@ fn taken_at_fall(finding: &Finding, evidence: &Evidence<'_>, pts: &[Point<'_>]) 
     if !crate::whole_cores::fall_follows_the_cpu(pts) {
         return None;
     }
-    let others = |s: &Step| {
-        s.machine_contended_cpu_pct()
-            .map(|machine| others_pct(machine, s.target_cpu_pct, s.generator_cpu_pct))
-    };
     let past: Vec<&Step> = evidence
         .steps
         .iter()
         .filter(|s| s.clients > peak.clients && s.target_cpu_pct.is_some())
-        .filter(|s| others(s).is_some())
+        .filter(|s| others_at(s).is_some())
         .collect();
-    let others_past = median(past.iter().filter_map(|s| others(s)))?;
+    let others_past = median(past.iter().filter_map(|s| others_at(s)))?;
     if others_past < saturated_machine_pct(cores) {
         return None;
     }
@@ -178,18 +177,11 @@ fn taken_at_fall(finding: &Finding, evidence: &Evidence<'_>, pts: &[Point<'_>]) 
             .steps
             .iter()
             .filter(|s| s.clients == peak.clients)
-            .filter_map(others),
+            .filter_map(others_at),
     )?;
-    let cpu_ms = |p: &Point<'_>| {
-        p.target_cpu
-            .filter(|_| p.ok_x > 0.0)
-            .map(|pct| pct / 100.0 * cores / p.ok_x * 1000.0)
-    };
-    let at_peak = pts
-        .iter()
-        .find(|p| p.clients == peak.clients)
-        .and_then(cpu_ms)?;
-    let at_last = pts.last().and_then(cpu_ms)?;
+    // Percent of all cores per request a second, as milliseconds of one core a request.
+    let (at_peak, at_last) = crate::whole_cores::cpu_per_request_at_fall(pts)?;
+    let ms = |pct_per_rps: f64| pct_per_rps / 100.0 * cores * 1000.0;
     let mut clients: Vec<u32> = past.iter().map(|s| s.clients).collect();
     clients.sort_unstable();
     clients.dedup();
@@ -198,7 +190,7 @@ fn taken_at_fall(finding: &Finding, evidence: &Evidence<'_>, pts: &[Point<'_>]) 
         others_pct: others_past,
         peak_clients: peak.clients,
         peak_others_pct: peak_others,
-        cpu_ms: (at_peak, at_last),
+        cpu_ms: (ms(at_peak), ms(at_last)),
         suggested: finding.kind,
         suggested_limit: finding.limit,
     })

@@ -181,24 +181,24 @@ fn threads_running(p: &Point<'_>) -> Option<f64> {
 /// fall to be the CPU the target got falling with it.
 const SAME_WORK: f64 = 0.25;
 
+/// The target's CPU per successful request at the peak (the most successful throughput, the
+/// fewest clients among equals) and at the largest step, in percent of all cores per request a
+/// second; `None` when either is unknown.
+pub(crate) fn cpu_per_request_at_fall(pts: &[Point<'_>]) -> Option<(f64, f64)> {
+    let peak = pts
+        .iter()
+        .reduce(|best, p| if p.ok_x > best.ok_x { p } else { best })?;
+    let last = pts.last()?;
+    let per_request = |p: &Point<'_>| p.target_cpu.filter(|_| p.ok_x > 0.0).map(|t| t / p.ok_x);
+    Some((per_request(peak)?, per_request(last)?))
+}
+
 /// Whether a fall of throughput past the peak came with the target's CPU falling alike: the CPU
 /// per successful request at the largest step within [`SAME_WORK`] of the peak's. `false` when
 /// either CPU is unknown.
 pub(crate) fn fall_follows_the_cpu(pts: &[Point<'_>]) -> bool {
-    let Some(peak) = pts
-        .iter()
-        .reduce(|best, p| if p.ok_x > best.ok_x { p } else { best })
-    else {
-        return false;
-    };
-    let Some(last) = pts.last() else {
-        return false;
-    };
-    let per_request = |p: &Point<'_>| p.target_cpu.filter(|_| p.ok_x > 0.0).map(|t| t / p.ok_x);
-    match (per_request(peak), per_request(last)) {
-        (Some(at_peak), Some(at_last)) if at_peak > 0.0 => {
-            (at_last / at_peak - 1.0).abs() <= SAME_WORK
-        }
+    match cpu_per_request_at_fall(pts) {
+        Some((at_peak, at_last)) if at_peak > 0.0 => (at_last / at_peak - 1.0).abs() <= SAME_WORK,
         _ => false,
     }
 }

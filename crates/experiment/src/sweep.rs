@@ -204,7 +204,13 @@ impl SweepConfig {
         let pids = self.target_pids();
         let (flags, variables) = self.catalogue.stated_names();
         let mut stated = chokepoint_observe::stated::stated_values(&pids, &flags, &variables);
-        stated.extend(chokepoint_observe::actor_config::dispatcher_sizes(&pids));
+        // A `-D` the catalogue reads (Pekko's built-in blocking-I/O dispatcher's size) is also a
+        // dispatcher's sizing key: kept once.
+        for size in chokepoint_observe::actor_config::dispatcher_sizes(&pids) {
+            if !stated.iter().any(|s| s.name == size.name) {
+                stated.push(size);
+            }
+        }
         stated
     }
 

@@ -102,6 +102,8 @@ pub fn stated_by(
             })
         })
         .collect();
+    // In one order whatever the map's: a result written twice reads the same.
+    found.sort_by(|a, b| a.name.cmp(&b.name));
     for (file, text) in application_configuration(args, environment, &properties, cwd) {
         let Some(root) = parse(&text, &file, environment) else {
             continue;

@@ -122,18 +122,25 @@ fn a_cap_whose_samples_overcount_now_and_then_is_sized_by_the_median_served() {
     }
 }
 
+/// py-warmup's shape: an accept loop keeping ~60 connections in service behind a listen
+/// backlog that overflows, the others half-open, `waiting` unaccepted at 128 and 244 clients;
+/// and its finding, read from the clients answered.
+fn behind_a_small_backlog(waiting: [f64; 2]) -> (Vec<Step>, Finding) {
+    let steps = vec![
+        accepting(32, 32, 0.0, 0),
+        half_open(80, 55, 0.0, 25.0, 0),
+        half_open(128, 60, waiting[0], 68.0, 12),
+        half_open(244, 77, waiting[1], 167.0, 0),
+    ];
+    (steps, unanswered(59.5, 68, &[80, 128, 244]))
+}
+
 #[test]
 fn an_accept_loop_that_falls_behind_a_small_backlog_is_the_place_with_its_drops() {
     // py-warmup's shape: a listen backlog of 5 overflowing behind an accept loop that keeps
     // ~60 connections in service; the others half-open (their handshake's last step dropped),
     // the queue itself seen empty; which clients got in varies.
-    let steps = vec![
-        accepting(32, 32, 0.0, 0),
-        half_open(80, 55, 0.0, 25.0, 0),
-        half_open(128, 60, 0.0, 68.0, 12),
-        half_open(244, 77, 0.2, 167.0, 0),
-    ];
-    let found = unanswered(59.5, 68, &[80, 128, 244]);
+    let (steps, found) = behind_a_small_backlog([0.0, 0.2]);
     let facts = facts(&steps, &found);
     let place = accept_place(&facts).unwrap_or_else(|| panic!("{facts:?}"));
     assert_eq!((place.size, place.held), (Some(60.0), Some(77.0)));
@@ -154,13 +161,7 @@ fn the_listen_queue_the_sweep_read_is_told_with_its_size_and_whose_size_it_is() 
     // py-warmup's shape again, with the listener's accept queue read as the sweep ended: the
     // backlog of 5 CPython's socketserver asks for, under a somaxconn of 4096; and a server
     // that asked for more than the kernel's cap of 128 grants.
-    let steps = vec![
-        accepting(32, 32, 0.0, 0),
-        half_open(80, 55, 0.0, 25.0, 0),
-        half_open(128, 60, 3.0, 68.0, 12),
-        half_open(244, 77, 5.0, 167.0, 0),
-    ];
-    let found = unanswered(59.5, 68, &[80, 128, 244]);
+    let (steps, found) = behind_a_small_backlog([3.0, 5.0]);
     // (the queue read, the words, the words for the half-open clients after them)
     let table = [
         (
@@ -182,15 +183,9 @@ fn the_listen_queue_the_sweep_read_is_told_with_its_size_and_whose_size_it_is() 
             somaxconn,
         });
         let known = Known {
-            dispatchers: &[],
-            catalogue: Catalogue::built_in(),
-            libraries: &[],
             cores: Some(TWO_CPUS),
-            h2_peers: &[],
-            stated: &[],
-            upstream_caps: &[],
-            front_caps: &[],
             listen_queue,
+            ..known()
         };
         let facts = super::super::facts(&steps, &found, &known);
         let place = accept_place(&facts).unwrap_or_else(|| panic!("{facts:?}"));

@@ -20,6 +20,22 @@ const TWO_CPUS: UsableCores = UsableCores {
     quota: None,
 };
 
+/// What names a place in these tests unless a test says more: the built-in catalogue, nothing
+/// else known, the cores not counted.
+fn known() -> Known<'static> {
+    Known {
+        dispatchers: &[],
+        catalogue: Catalogue::built_in(),
+        libraries: &[],
+        cores: None,
+        h2_peers: &[],
+        stated: &[],
+        upstream_caps: &[],
+        front_caps: &[],
+        listen_queue: None,
+    }
+}
+
 /// The place facts with the built-in catalogue.
 fn facts(steps: &[Step], finding: &Finding) -> Vec<Fact> {
     facts_with(steps, finding, &[])
@@ -28,15 +44,9 @@ fn facts(steps: &[Step], finding: &Finding) -> Vec<Fact> {
 /// The place facts with the built-in catalogue, the target having had `libraries` open.
 fn facts_with(steps: &[Step], finding: &Finding, libraries: &[String]) -> Vec<Fact> {
     let known = Known {
-        dispatchers: &[],
-        catalogue: Catalogue::built_in(),
         libraries,
         cores: Some(TWO_CPUS),
-        h2_peers: &[],
-        stated: &[],
-        upstream_caps: &[],
-        front_caps: &[],
-        listen_queue: None,
+        ..known()
     };
     super::facts(steps, finding, &known)
 }
@@ -58,15 +68,8 @@ fn pgxpools_queue_names_pool_max_conns_with_its_default_on_the_targets_cpus() {
             .to_vec();
         let found = finding(Kind::BlockingPool, f64::from(cap), cap);
         let known = Known {
-            dispatchers: &[],
-            catalogue: Catalogue::built_in(),
-            libraries: &[],
             cores: Some(UsableCores { cpus, quota: None }),
-            h2_peers: &[],
-            stated: &[],
-            upstream_caps: &[],
-            front_caps: &[],
-            listen_queue: None,
+            ..known()
         };
         let place = match super::facts(&steps, &found, &known).as_slice() {
             [Fact::Place { place }] => place.as_ref().clone(),
@@ -1104,15 +1107,10 @@ fn connection_facts(steps: &[Step], finding: &Finding, libraries: &[&str]) -> Ve
     let catalogue = connection_catalogue();
     let libraries: Vec<String> = libraries.iter().map(|l| l.to_string()).collect();
     let known = Known {
-        dispatchers: &[],
         catalogue: &catalogue,
         libraries: &libraries,
         cores: Some(TWO_CPUS),
-        h2_peers: &[],
-        stated: &[],
-        upstream_caps: &[],
-        front_caps: &[],
-        listen_queue: None,
+        ..known()
     };
     super::facts(steps, finding, &known)
 }

@@ -15,15 +15,9 @@ fn facts_with(
     front: &[FrontCap],
 ) -> Vec<Fact> {
     let known = Known {
-        dispatchers: &[],
-        catalogue: Catalogue::built_in(),
-        libraries: &[],
-        cores: None,
-        h2_peers: &[],
-        stated: &[],
         upstream_caps: upstream,
         front_caps: front,
-        listen_queue: None,
+        ..known()
     };
     super::super::facts(steps, finding, &known)
 }

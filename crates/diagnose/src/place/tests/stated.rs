@@ -8,17 +8,7 @@ use chokepoint_result::{Stated, StatedIn};
 
 /// The place facts with the built-in catalogue, the target's processes having stated `stated`.
 fn facts_stated(steps: &[Step], finding: &Finding, stated: &[Stated]) -> Vec<Fact> {
-    let known = Known {
-        dispatchers: &[],
-        catalogue: Catalogue::built_in(),
-        libraries: &[],
-        cores: None,
-        h2_peers: &[],
-        stated,
-        upstream_caps: &[],
-        front_caps: &[],
-        listen_queue: None,
-    };
+    let known = Known { stated, ..known() };
     super::super::facts(steps, finding, &known)
 }
 
@@ -245,14 +235,8 @@ fn a_dispatcher_held_at_the_size_its_configuration_gives_is_named_with_it_and_no
         let dispatchers = crate::actor_dispatcher::settings(&steps, &stated);
         let known = Known {
             dispatchers: &dispatchers,
-            catalogue: Catalogue::built_in(),
-            libraries: &[],
-            cores: None,
-            h2_peers: &[],
             stated: &stated,
-            upstream_caps: &[],
-            front_caps: &[],
-            listen_queue: None,
+            ..known()
         };
         let facts = super::super::facts(&steps, &found, &known);
         let said = crate::describe::place::sentence(&facts[0], &found).unwrap();
